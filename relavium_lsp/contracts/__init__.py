@@ -1,0 +1,1 @@
+"""Pydantic contracts: the single source of truth for every shape relavium-lsp exchanges."""

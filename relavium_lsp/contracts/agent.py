@@ -1,0 +1,51 @@
+"""The ``*.agent.yaml`` contract (SPEC §8) and the built-in default agent."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from relavium_lsp.contracts.base import AuthoredModel
+
+KEBAB_ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+class FallbackEntry(AuthoredModel):
+    """One step of an agent's fallback chain."""
+
+    model: str = Field(min_length=1)
+    provider: str | None = None
+    max_attempts: int = Field(default=1, ge=1, le=10)
+
+
+class AgentDefinition(AuthoredModel):
+    """An agent as authored in ``.relavium/agents/<id>.agent.yaml``."""
+
+    id: str = Field(pattern=KEBAB_ID_PATTERN, max_length=64)
+    name: str = Field(min_length=1, max_length=200)
+    description: str = ""
+    model: str | None = None
+    provider: str | None = None
+    system_prompt: str = ""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    tools: list[str] = Field(default_factory=list)
+    fallback_chain: list[FallbackEntry] = Field(default_factory=list)
+
+
+OFFLINE_PROVIDER_ID = "offline"
+OFFLINE_MODEL_ID = "relavium-offline-demo"
+
+DEFAULT_AGENT = AgentDefinition(
+    id="relavium-default",
+    name="Relavium",
+    description="A general coding assistant for the open workspace.",
+    model=None,
+    provider=None,
+    system_prompt=(
+        "You are Relavium, a careful coding assistant working inside the user's editor.\n"
+        "Workspace: {{ctx.workingDir}}. Active file: {{ctx.activeFile}}. "
+        "Selection: {{ctx.selection}}. Git ref: {{ctx.gitRef}}.\n"
+        "Use tools to read files before you change them. Keep answers short and concrete."
+    ),
+    tools=["read_file", "write_file", "list_directory", "search_files", "git_status"],
+)

@@ -1,0 +1,94 @@
+"""Configuration contracts (SPEC §8): project ``[chat]``, providers, global preferences.
+
+Files are parsed by :mod:`relavium_lsp.config`; these models are what they must contain.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, HttpUrl
+
+from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.session import FsScopeTier
+
+ApprovalMode = Literal["ask", "auto_edits", "never_ask"]
+OnExceed = Literal["fail", "pause_for_approval", "warn"]
+ProviderKind = Literal["openai", "anthropic", "cassette"]
+
+DEFAULT_MAX_TURNS = 50
+DEFAULT_MAX_TOOL_TURNS = 25
+
+
+class ChatConfig(AuthoredModel):
+    """The ``[chat]`` block. Every field is optional so layers can be merged per field."""
+
+    default_model: str | None = None
+    fs_scope: FsScopeTier | None = None
+    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    max_tool_turns: int | None = Field(default=None, ge=1, le=1_000)
+    max_messages: int | None = Field(default=None, ge=4)
+    auto_compact: bool | None = None
+    compact_threshold: float | None = Field(default=None, gt=0, le=1)
+    max_cost_microcents: int | None = Field(default=None, ge=0)
+    on_exceed: OnExceed | None = None
+    allowed_commands: list[str] | None = None
+    allowed_command_globs: list[str] | None = None
+    allowed_domains: list[str] | None = None
+    allowed_paths: list[str] | None = None
+    approval: ApprovalMode | None = None
+    approval_timeout_s: float | None = Field(default=None, gt=0, le=86_400)
+    disk_write_fallback: bool | None = None
+
+
+class ProviderConfig(AuthoredModel):
+    """One ``[providers.<id>]`` entry."""
+
+    kind: ProviderKind | None = None
+    base_url: HttpUrl | None = None
+    allow_local_endpoint: bool = False
+    timeout_s: float = Field(default=120.0, gt=0, le=3_600)
+    context_window: int | None = Field(default=None, ge=1_024)
+    cassette: str | None = None
+
+
+class Preferences(AuthoredModel):
+    """The global ``[preferences]`` block."""
+
+    default_model: str | None = None
+
+
+class GlobalConfigFile(AuthoredModel):
+    """``~/.relavium/config.toml``."""
+
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    preferences: Preferences = Field(default_factory=Preferences)
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+
+
+class ProjectConfigFile(AuthoredModel):
+    """``<workspace>/.relavium/project.toml``."""
+
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+
+
+class EffectiveChatPolicy(AuthoredModel):
+    """The merged ``[chat]`` values with every default filled in: what the engine obeys."""
+
+    default_model: str | None = None
+    fs_scope: FsScopeTier = "sandboxed"
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_tool_turns: int = DEFAULT_MAX_TOOL_TURNS
+    max_messages: int | None = None
+    auto_compact: bool = True
+    compact_threshold: float = 0.8
+    max_cost_microcents: int | None = None
+    on_exceed: OnExceed = "fail"
+    allowed_commands: list[str] = Field(default_factory=list)
+    allowed_command_globs: list[str] = Field(default_factory=list)
+    allowed_domains: list[str] = Field(default_factory=list)
+    allowed_paths: list[str] = Field(default_factory=list)
+    approval: ApprovalMode = "ask"
+    approval_timeout_s: float = 300.0
+    disk_write_fallback: bool = False

@@ -1,0 +1,267 @@
+"""The ``session:*`` / ``agent:*`` / ``cost:*`` event contract (SPEC §3).
+
+The engine builds a payload (one of the classes below, discriminated on ``type``); the event
+bus stamps it with ``sessionId``, ``sequenceNumber`` and ``timestamp`` into a
+:class:`StampedEvent`, whose wire form is the flat envelope clients receive.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.session import SessionContext
+
+ErrorCode = Literal[
+    "provider_rate_limit",
+    "provider_unavailable",
+    "provider_auth",
+    "validation",
+    "content_filter",
+    "tool_denied",
+    "tool_failed",
+    "tool_unavailable",
+    "turn_limit",
+    "budget_exceeded",
+    "cancelled",
+    "internal",
+]
+StopReason = Literal["stop", "length", "tool_use", "content_filter", "error", "aborted"]
+ApprovalAction = Literal["fs_write", "process", "egress"]
+CompactionReason = Literal["threshold", "max_messages", "manual"]
+
+# Declared so clients can reserve handling for them; nothing emits them in this version.
+RESERVED_EVENT_TYPES = (
+    "agent:directive_injected",
+    "agent:context_compacted",
+    "agent:context_cleared",
+)
+
+
+class TurnError(WireModel):
+    """A typed, user-safe, secret-free error."""
+
+    code: ErrorCode
+    message: str
+    retryable: bool = False
+
+
+class TokenUsage(WireModel):
+    """Tokens spent by a turn (all provider calls, fallbacks and compaction included)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def plus(self, other: TokenUsage) -> TokenUsage:
+        """Return the sum of two usages."""
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class ApprovalPreview(WireModel):
+    """What the user sees before approving: a path, a command line or a host — no contents."""
+
+    path: str | None = None
+    command: str | None = None
+    host: str | None = None
+
+
+class SessionStarted(WireModel):
+    """A session opened (or was resumed)."""
+
+    type: Literal["session:started"] = "session:started"
+    agent_ref: str
+    model: str | None
+    context: SessionContext
+    resumed: bool = False
+
+
+class TurnStarted(WireModel):
+    """A user message was accepted and a turn began."""
+
+    type: Literal["session:turn_started"] = "session:turn_started"
+    user_message_sequence: int
+
+
+class AgentToken(WireModel):
+    """Streamed assistant text (deltas may be coalesced; order is preserved)."""
+
+    type: Literal["agent:token"] = "agent:token"
+    token: str
+    model: str
+
+
+class AgentReasoning(WireModel):
+    """Streamed reasoning text (never a signature)."""
+
+    type: Literal["agent:reasoning"] = "agent:reasoning"
+    text: str
+    model: str
+
+
+class AgentToolCall(WireModel):
+    """The model called a tool; ``tool_input`` is sanitized."""
+
+    type: Literal["agent:tool_call"] = "agent:tool_call"
+    tool_id: str
+    call_id: str
+    tool_input: dict[str, Any]
+    model: str
+
+
+class AgentApprovalRequested(WireModel):
+    """A side-effecting action waits for the user."""
+
+    type: Literal["agent:approval_requested"] = "agent:approval_requested"
+    tool_id: str
+    call_id: str
+    action: ApprovalAction
+    preview: ApprovalPreview
+
+
+class AgentToolResult(WireModel):
+    """A tool finished."""
+
+    type: Literal["agent:tool_result"] = "agent:tool_result"
+    tool_id: str
+    call_id: str
+    success: bool
+    output_summary: str
+    duration_ms: int
+    error_code: ErrorCode | None = None
+
+
+class CostUpdated(WireModel):
+    """Spend after one provider call."""
+
+    type: Literal["cost:updated"] = "cost:updated"
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_microcents: int
+    cumulative_cost_microcents: int
+    priced: bool
+
+
+class TurnCompleted(WireModel):
+    """A turn settled; exactly one per turn."""
+
+    type: Literal["session:turn_completed"] = "session:turn_completed"
+    stop_reason: StopReason
+    tokens_used: TokenUsage
+    error: TurnError | None = None
+
+
+class SessionCompacting(WireModel):
+    """Summarising older history began."""
+
+    type: Literal["session:compacting"] = "session:compacting"
+    reason: CompactionReason
+
+
+class SessionCompacted(WireModel):
+    """Older history was summarised behind a boundary marker."""
+
+    type: Literal["session:compacted"] = "session:compacted"
+    reason: CompactionReason
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    boundary_sequence: int
+
+
+class SessionTrimmed(WireModel):
+    """Older history was dropped from the model's view behind a marker (nothing deleted)."""
+
+    type: Literal["session:trimmed"] = "session:trimmed"
+    reason: CompactionReason
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    boundary_sequence: int
+
+
+class BudgetWarning(WireModel):
+    """The pre-egress cost cap was reached (``warn``) or needs approval (``pause``)."""
+
+    type: Literal["session:budget_warning"] = "session:budget_warning"
+    on_exceed: Literal["warn", "pause_for_approval"]
+    limit_microcents: int
+    spent_microcents: int
+
+
+class SessionExported(WireModel):
+    """An export was produced."""
+
+    type: Literal["session:exported"] = "session:exported"
+    workflow_path: str
+    format: Literal["workflow", "jsonl"] = "workflow"
+
+
+class SessionCancelled(WireModel):
+    """The session ended (the only terminal event)."""
+
+    type: Literal["session:cancelled"] = "session:cancelled"
+
+
+EventPayload = Annotated[
+    SessionStarted
+    | TurnStarted
+    | AgentToken
+    | AgentReasoning
+    | AgentToolCall
+    | AgentApprovalRequested
+    | AgentToolResult
+    | CostUpdated
+    | TurnCompleted
+    | SessionCompacting
+    | SessionCompacted
+    | SessionTrimmed
+    | BudgetWarning
+    | SessionExported
+    | SessionCancelled,
+    Field(discriminator="type"),
+]
+EVENT_PAYLOAD_ADAPTER: TypeAdapter[EventPayload] = TypeAdapter(EventPayload)
+_ENVELOPE_KEYS = ("sessionId", "sequenceNumber", "timestamp")
+
+
+class StampedEvent(WireModel):
+    """An event as delivered and stored: payload plus the bus's stamp."""
+
+    session_id: str
+    sequence_number: int = Field(ge=1)
+    timestamp: str
+    payload: EventPayload
+
+    @property
+    def type(self) -> str:
+        """The payload's event type."""
+        return self.payload.type
+
+    def to_wire(self) -> dict[str, Any]:
+        """The flat envelope: ``{type, sessionId, sequenceNumber, timestamp, ...payload}``."""
+        envelope = self.payload.to_wire()
+        envelope.update(
+            sessionId=self.session_id,
+            sequenceNumber=self.sequence_number,
+            timestamp=self.timestamp,
+        )
+        return envelope
+
+    @classmethod
+    def from_wire(cls, envelope: dict[str, Any]) -> StampedEvent:
+        """Parse a flat envelope back into a stamped event (validating the payload)."""
+        payload = {key: value for key, value in envelope.items() if key not in _ENVELOPE_KEYS}
+        return cls(
+            session_id=envelope["sessionId"],
+            sequence_number=envelope["sequenceNumber"],
+            timestamp=envelope["timestamp"],
+            payload=EVENT_PAYLOAD_ADAPTER.validate_python(payload),
+        )

@@ -1,0 +1,263 @@
+"""Params and results of the custom JSON-RPC methods (SPEC §4 wire shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.events import (
+    ApprovalAction,
+    ApprovalPreview,
+    StopReason,
+    TokenUsage,
+    TurnError,
+)
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    PartialSessionContext,
+    SessionContext,
+    SessionMessage,
+    SessionStatus,
+    SessionSummary,
+)
+
+SessionId = str
+MAX_MESSAGE_CHARS = 200_000
+MAX_PAGE = 500
+
+
+class _SessionRef(WireModel):
+    session_id: SessionId = Field(min_length=1, max_length=64)
+
+
+class StartSessionParams(WireModel):
+    """``relavium/startSession``."""
+
+    agent_ref: str | None = Field(default=None, min_length=1, max_length=200)
+    context: PartialSessionContext | None = None
+    title: str | None = Field(default=None, max_length=500)
+    source: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class StartSessionResult(WireModel):
+    """Result of ``relavium/startSession``."""
+
+    session_id: SessionId
+    agent_ref: str
+    model: str | None
+    context: SessionContext
+    status: SessionStatus
+
+
+class SendMessageParams(_SessionRef):
+    """``relavium/sendMessage``."""
+
+    text: str = Field(max_length=MAX_MESSAGE_CHARS)
+    attachments: list[ContentPart] | None = Field(default=None, max_length=20)
+
+
+class SendMessageResult(WireModel):
+    """Result of ``relavium/sendMessage`` (the settled turn)."""
+
+    stop_reason: StopReason
+    tokens_used: TokenUsage
+    error: TurnError | None = None
+    text: str
+    last_sequence: int
+
+
+class AbortTurnParams(_SessionRef):
+    """``relavium/abortTurn``."""
+
+
+class AbortTurnResult(WireModel):
+    """Result of ``relavium/abortTurn``."""
+
+    aborted: bool
+
+
+class SessionRefParams(_SessionRef):
+    """Params of methods that only name a session (cancel, resume, delete)."""
+
+
+class ResumeSessionResult(WireModel):
+    """Result of ``relavium/resumeSession``."""
+
+    session: AgentSessionRecord
+    messages: list[SessionMessage]
+    last_event_sequence: int
+
+
+class ListSessionsParams(WireModel):
+    """``relavium/listSessions``."""
+
+    workspace: str | None = Field(default=None, max_length=4096)
+    query: str | None = Field(default=None, max_length=500)
+    status: SessionStatus | None = None
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
+    cursor: str | None = Field(default=None, max_length=200)
+
+
+class ListSessionsResult(WireModel):
+    """Result of ``relavium/listSessions``."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None = None
+
+
+class GetTranscriptParams(_SessionRef):
+    """``relavium/getTranscript``."""
+
+    before_sequence: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=100, ge=1, le=MAX_PAGE)
+
+
+class GetTranscriptResult(WireModel):
+    """Result of ``relavium/getTranscript`` (oldest first)."""
+
+    messages: list[SessionMessage]
+    has_more: bool
+
+
+class SessionEventsParams(_SessionRef):
+    """``relavium/sessionEvents``."""
+
+    after_sequence: int = Field(ge=0)
+    limit: int = Field(default=1000, ge=1, le=10_000)
+
+
+class SessionEventsResult(WireModel):
+    """Result of ``relavium/sessionEvents``: wire envelopes in sequence order."""
+
+    events: list[dict[str, Any]]
+
+
+class RenameSessionParams(_SessionRef):
+    """``relavium/renameSession``."""
+
+    title: str = Field(min_length=1, max_length=500)
+
+
+class CompactSessionParams(_SessionRef):
+    """``relavium/compactSession``."""
+
+    mode: Literal["summarize", "trim"] = "summarize"
+
+
+class ExportSessionParams(_SessionRef):
+    """``relavium/exportSession``."""
+
+    format: Literal["workflow", "jsonl"] = "workflow"
+    open: bool = True
+
+
+class ExportSessionResult(WireModel):
+    """Result of ``relavium/exportSession``."""
+
+    format: Literal["workflow", "jsonl"]
+    content: str
+    suggested_path: str
+    opened: bool = False
+
+
+class ForkSessionParams(_SessionRef):
+    """``relavium/forkSession``."""
+
+    at_sequence: int = Field(ge=1)
+
+
+class ForkSessionResult(WireModel):
+    """Result of ``relavium/forkSession``."""
+
+    session_id: SessionId
+
+
+class AgentInfo(WireModel):
+    """One entry of ``relavium/listAgents``."""
+
+    id: str
+    name: str
+    description: str
+    model: str | None
+    provider: str | None
+
+
+class ListAgentsResult(WireModel):
+    """Result of ``relavium/listAgents``."""
+
+    agents: list[AgentInfo]
+
+
+class LspPosition(WireModel):
+    """An LSP position (0-based line and character)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class LspRange(WireModel):
+    """An LSP range."""
+
+    start: LspPosition
+    end: LspPosition
+
+
+class EditorStateParams(WireModel):
+    """``relavium/editorState`` notification."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+    selection: LspRange | None = None
+
+
+class RequestApprovalParams(WireModel):
+    """``relavium/requestApproval`` (server → client)."""
+
+    session_id: SessionId
+    call_id: str
+    tool_id: str
+    action: ApprovalAction
+    preview: ApprovalPreview
+
+
+ApprovalDecision = Literal["approve", "reject", "approve_always"]
+
+
+class RequestApprovalResult(WireModel):
+    """The client's answer to ``relavium/requestApproval``."""
+
+    decision: ApprovalDecision
+
+
+class OpenUntitledParams(WireModel):
+    """``relavium/openUntitled`` (server → client)."""
+
+    language: str
+    content: str
+    title: str | None = None
+
+
+class OpenUntitledResult(WireModel):
+    """The client's answer to ``relavium/openUntitled``."""
+
+    opened: bool
+
+
+class RelaviumClientCapabilities(WireModel):
+    """``capabilities.experimental.relavium`` declared by a client."""
+
+    approvals: bool = False
+    open_untitled: bool = False
+    editor_state: bool = False
+
+
+class InitializationOptions(WireModel):
+    """``initializationOptions`` of ``initialize``."""
+
+    client_name: str | None = Field(default=None, max_length=100)
+    history_path: str | None = Field(default=None, max_length=4096)
+    default_agent: str | None = Field(default=None, max_length=200)
+    approval: Literal["ask", "auto_edits", "never_ask"] | None = None
+    allow_disk_writes: bool = False

@@ -1,0 +1,116 @@
+"""Every error relavium-lsp raises on purpose.
+
+::
+
+    RelaviumError
+    ├── ConfigError              a config or agent file is invalid (file, line, field)
+    ├── StoreError               the history database cannot be used
+    │   └── DatabaseKeyError     wrong or missing key; the file was not touched
+    ├── SessionError             a request does not fit the session's state
+    │   ├── SessionNotFound
+    │   ├── SessionBusy          a turn is already running
+    │   └── SessionEnded
+    ├── ToolError                a tool call failed (carries an ErrorCode)
+    │   └── ToolDenied           refused by policy; never retried
+    ├── ProviderSetupError       a provider cannot be built (unknown id, local URL refused, …)
+    └── ExportError              an import/export file is invalid (line number when known)
+
+Messages are user-safe: they never contain a key, a token or a secret value. The LSP layer
+maps these to JSON-RPC errors at its edge (``data.code`` is :attr:`RelaviumError.code`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from relavium_lsp.contracts.events import ErrorCode
+
+SessionErrorCode = Literal["session_not_found", "session_busy", "session_ended"]
+DomainErrorCode = ErrorCode | SessionErrorCode
+
+
+class RelaviumError(Exception):
+    """Root of every deliberate error; ``code`` is the stable machine-readable kind."""
+
+    code: DomainErrorCode = "internal"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(RelaviumError):
+    """A configuration or agent file is invalid."""
+
+    code: DomainErrorCode = "validation"
+
+    def __init__(
+        self, message: str, *, file: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        location = file if line is None else f"{file}:{line}"
+        where = f" (field {field!r})" if field else ""
+        super().__init__(f"{location}: {message}{where}")
+        self.file = file
+        self.line = line
+        self.field = field
+
+
+class StoreError(RelaviumError):
+    """The history database cannot be used."""
+
+
+class DatabaseKeyError(StoreError):
+    """The database could not be decrypted with the available key."""
+
+
+class SessionError(RelaviumError):
+    """A request does not fit the session's current state."""
+
+
+class SessionNotFound(SessionError):
+    """No (undeleted) session has that id."""
+
+    code: DomainErrorCode = "session_not_found"
+
+
+class SessionBusy(SessionError):
+    """The session already runs a turn."""
+
+    code: DomainErrorCode = "session_busy"
+
+
+class SessionEnded(SessionError):
+    """The session was cancelled; resume it first."""
+
+    code: DomainErrorCode = "session_ended"
+
+
+class ToolError(RelaviumError):
+    """A tool call failed."""
+
+    def __init__(self, message: str, *, code: ErrorCode = "tool_failed") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ToolDenied(ToolError):
+    """A tool call was refused by policy (scope jail, allowlists, approval)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="tool_denied")
+
+
+class ProviderSetupError(RelaviumError):
+    """A provider could not be built from configuration."""
+
+    code: DomainErrorCode = "validation"
+
+
+class ExportError(RelaviumError):
+    """An export or import document is invalid."""
+
+    code: DomainErrorCode = "validation"
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.line = line

@@ -1,0 +1,1 @@
+"""The LLM seam, provider adapters, cassettes, fallback and pricing."""

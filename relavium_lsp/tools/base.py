@@ -1,0 +1,76 @@
+"""The contract between the engine and the tool registry.
+
+The engine hands every tool call the model makes to :meth:`ToolDispatcher.dispatch` with a
+:class:`ToolCallContext`; dispatch validates, applies policy and approvals, runs the tool,
+emits ``agent:tool_call`` / ``agent:approval_requested`` / ``agent:tool_result`` through
+``emit`` and returns a bounded :class:`ToolOutcome`. It never raises for a tool failure —
+only ``asyncio.CancelledError`` escapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from relavium_lsp.contracts.config import EffectiveChatPolicy
+from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.events import ErrorCode, EventPayload
+from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.llm.seam import ToolSpec
+from relavium_lsp.tools.host import EditorHost
+
+SideEffect = Literal["read", "fs_write", "process", "egress"]
+EventSink = Callable[[EventPayload], None]
+
+
+class ArtifactStore(Protocol):
+    """Where full tool outputs are kept when the model only sees a bounded preview."""
+
+    async def save_artifact(self, session_id: str, call_id: str, text: str) -> str:
+        """Store ``text`` and return its artifact id."""
+        ...
+
+    async def load_artifact(self, session_id: str, artifact_id: str) -> str | None:
+        """Return a stored artifact of this session, or ``None``."""
+        ...
+
+
+@dataclass
+class ToolCallContext:
+    """Everything a tool call may use; built by the engine once per turn."""
+
+    session_id: str
+    context: SessionContext
+    policy: EffectiveChatPolicy
+    host: EditorHost
+    emit: EventSink
+    artifacts: ArtifactStore
+    model: str
+    allowed_tools: frozenset[str]
+    temp_dir: Path
+    # (tool id, scope key) pairs the user answered "always allow for this session" for.
+    always_allowed: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What goes back to the model for one call (``result`` is already bounded)."""
+
+    result: str
+    is_error: bool = False
+    error_code: ErrorCode | None = None
+    duration_ms: int = 0
+
+
+class ToolDispatcher(Protocol):
+    """The engine's view of the tool registry."""
+
+    def specs(self, names: Iterable[str]) -> list[ToolSpec]:
+        """LLM-visible specs for the named tools (unknown names are skipped)."""
+        ...
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+        """Run one call under policy; never raises except for cancellation."""
+        ...

@@ -1,0 +1,97 @@
+"""The editor as the engine sees it.
+
+The engine never touches pygls. Reads, writes and approvals go through an :class:`EditorHost`:
+the LSP layer implements it with open buffers, ``workspace/applyEdit`` and approval requests;
+:class:`FilesystemHost` implements it with plain files for the CLI and tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
+from relavium_lsp.contracts.wire import ApprovalDecision
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """Whether the editor applied a write; ``reason`` says why not."""
+
+    applied: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A side-effecting action waiting for the user."""
+
+    session_id: str
+    call_id: str
+    tool_id: str
+    action: ApprovalAction
+    preview: ApprovalPreview
+
+
+class EditorHost(Protocol):
+    """What the engine needs from an editor."""
+
+    async def read_open_buffer(self, path: Path) -> str | None:
+        """The text of the open (possibly unsaved) buffer for ``path``; ``None`` if not open."""
+        ...
+
+    async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
+        """Create or replace ``path`` with ``text`` as one undoable edit; the user may refuse."""
+        ...
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask the user; a host that cannot ask must answer ``reject``."""
+        ...
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+
+
+async def reject_all(request: ApprovalRequest) -> ApprovalDecision:
+    """An approver for hosts with nobody to ask."""
+    return "reject"
+
+
+class FilesystemHost:
+    """An editor host backed by the plain filesystem (CLI, tests, ACP without ``fs/*``)."""
+
+    def __init__(self, approver: Approver = reject_all) -> None:
+        self._approver = approver
+
+    async def read_open_buffer(self, path: Path) -> str | None:
+        """No editor, so no open buffers."""
+        return None
+
+    async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
+        """Write atomically (temp file + rename) so a crash never leaves half a file."""
+        await asyncio.to_thread(atomic_write_text, path, text)
+        return WriteOutcome(applied=True)
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Delegate to the configured approver."""
+        return await self._approver(request)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` via a sibling temp file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        if path.exists():
+            os.chmod(temp_name, path.stat().st_mode & 0o777)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
