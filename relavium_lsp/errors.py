@@ -6,6 +6,7 @@
     ├── ConfigError              a config or agent file is invalid (file, line, field)
     ├── StoreError               the history database cannot be used
     │   └── DatabaseKeyError     wrong or missing key; the file was not touched
+    ├── InvalidInput             a request's content is unusable (empty message, bad media)
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
@@ -53,6 +54,12 @@ class ConfigError(RelaviumError):
         self.file = file
         self.line = line
         self.field = field
+
+
+class InvalidInput(RelaviumError):
+    """A request passed schema validation but its content cannot be used."""
+
+    code: DomainErrorCode = "validation"
 
 
 class StoreError(RelaviumError):

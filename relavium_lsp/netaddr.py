@@ -11,6 +11,11 @@ import ipaddress
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# Special-purpose ranges some Python versions classify as global.
+_SPECIAL_PURPOSE = (
+    ipaddress.ip_network("192.0.0.0/24"),  # IETF protocol assignments
+    ipaddress.ip_network("fec0::/10"),  # deprecated IPv6 site-local, still routed internally
+)
 _METADATA = frozenset(
     {
         ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
@@ -44,6 +49,8 @@ def blocked_reason(address: IPAddress) -> str | None:
         return "a carrier-grade NAT address"
     if address.is_private:
         return "a private address"
+    if any(address in network for network in _SPECIAL_PURPOSE):
+        return "a special-purpose address"
     if address.is_reserved or not address.is_global:
         return "a reserved address"
     return None

@@ -52,6 +52,10 @@ class ToolCallContext:
     temp_dir: Path
     # (tool id, scope key) pairs the user answered "always allow for this session" for.
     always_allowed: set[tuple[str, str]] = field(default_factory=set)
+    # Shown in the editor's undo label for agent edits ("Relavium: <title or id>").
+    session_title: str | None = None
+    # Extra locations no tool may touch in any tier (e.g. a custom history database folder).
+    protected_paths: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""server/features."""
+"""Server features: one module per concern, each exposing ``setup(server)``."""

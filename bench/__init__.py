@@ -1,0 +1,1 @@
+"""Benchmarks: runnable modules (``python -m bench.<name>``) that print numbers and ratios."""

@@ -1,0 +1,34 @@
+"""``relavium-lsp serve``: run the language server over stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+
+from relavium_lsp.logs import configure_logging
+from relavium_lsp.paths import ensure_private_dir, relavium_home
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` subcommand."""
+    parser = subparsers.add_parser("serve", help="run the language server (stdio by default)")
+    parser.add_argument(
+        "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)"
+    )
+    parser.add_argument("--log-level", help="file log level (default INFO)")
+    parser.set_defaults(handler=run)
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Start serving until the client exits."""
+    from relavium_lsp.server.app import create_server
+
+    configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
+    server = create_server()
+    if arguments.tcp:
+        host, _, port = str(arguments.tcp).rpartition(":")
+        if not host or not port.isdigit():
+            raise SystemExit("--tcp expects HOST:PORT, e.g. 127.0.0.1:2087")
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,100 @@
+"""Everything a session needs to know from configuration files, loaded in one call.
+
+Sources, in increasing precedence: built-in defaults, the global ``<home>/config.toml``, the
+workspace's ``.relavium/project.toml``; agents come from ``.relavium/agents/*.agent.yaml``
+plus the built-in default agent. A workspace without ``.relavium/`` is perfectly valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from relavium_lsp.config.agents import agent_files, load_agents
+from relavium_lsp.config.locate import KeyPath
+from relavium_lsp.config.merge import merge_policy, merge_providers, resolve_default_model
+from relavium_lsp.config.toml_files import load_toml_model
+from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
+from relavium_lsp.contracts.config import (
+    EffectiveChatPolicy,
+    GlobalConfigFile,
+    ProjectConfigFile,
+    ProviderConfig,
+)
+from relavium_lsp.errors import ConfigError
+from relavium_lsp.paths import global_config_path, relavium_home
+
+PROJECT_DIR_NAME = ".relavium"
+PROJECT_CONFIG_NAME = "project.toml"
+AGENTS_DIR_NAME = "agents"
+
+
+@dataclass(frozen=True)
+class WorkspaceConfig:
+    """The merged configuration of one workspace (or of none: global + defaults)."""
+
+    agents: dict[str, AgentDefinition]
+    policy: EffectiveChatPolicy
+    providers: dict[str, ProviderConfig]
+    default_model: str | None
+    sources: tuple[Path, ...] = field(default=())
+
+
+def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
+    """Load and merge configuration for ``workspace``; any invalid file is a ``ConfigError``."""
+    sources: list[Path] = []
+    global_path = global_config_path(home if home is not None else relavium_home())
+    global_file = GlobalConfigFile()
+    global_lines: dict[KeyPath, int] = {}
+    if global_path.exists():
+        global_file, global_lines = load_toml_model(global_path, GlobalConfigFile)
+        sources.append(global_path)
+
+    project_file = ProjectConfigFile()
+    project_lines: dict[KeyPath, int] = {}
+    project_path: Path | None = None
+    files: list[Path] = []
+    if workspace is not None:
+        project_dir = workspace / PROJECT_DIR_NAME
+        if project_dir.exists() and not project_dir.is_dir():
+            raise ConfigError("is not a directory", file=str(project_dir))
+        project_path = project_dir / PROJECT_CONFIG_NAME
+        if project_path.exists():
+            project_file, project_lines = load_toml_model(project_path, ProjectConfigFile)
+            sources.append(project_path)
+        files = agent_files(project_dir / AGENTS_DIR_NAME)
+        sources.extend(files)
+
+    default_model = resolve_default_model(global_file, project_file)
+    providers = merge_providers(global_file.providers, project_file.providers)
+    for provider_id, provider in providers.items():
+        if provider.kind is None:
+            in_project = provider_id in project_file.providers and project_path is not None
+            where, lines = (
+                (project_path, project_lines) if in_project else (global_path, global_lines)
+            )
+            raise _missing_kind(provider_id, where or global_path, lines)
+
+    agents: dict[str, AgentDefinition] = {}
+    loaded = load_agents(files)
+    if DEFAULT_AGENT.id not in loaded:
+        agents[DEFAULT_AGENT.id] = DEFAULT_AGENT
+    agents.update({agent_id: agent for agent_id, (agent, _) in sorted(loaded.items())})
+
+    return WorkspaceConfig(
+        agents=agents,
+        policy=merge_policy(global_file.chat, project_file.chat, default_model=default_model),
+        providers=providers,
+        default_model=default_model,
+        sources=tuple(sources),
+    )
+
+
+def _missing_kind(provider_id: str, file: Path, lines: dict[KeyPath, int]) -> ConfigError:
+    line = lines.get(("providers", provider_id))
+    return ConfigError(
+        'a provider needs kind = "openai", "anthropic" or "cassette"',
+        file=str(file),
+        line=line,
+        field=f"providers.{provider_id}.kind",
+    )

@@ -1,0 +1,138 @@
+"""The session event bus: one place that stamps, persists and delivers events.
+
+Every event is appended to the durable ``session_events`` log *before* any subscriber sees
+it, and sequence numbers are allocated inside that database transaction — so they are
+gapless per session even when several server processes share one database, and a client
+that missed something can always fetch it back with :meth:`EventBus.events_after`.
+
+Persistence is write-behind with adaptive batching: :meth:`EventBus.emit` never blocks; a
+per-session pump writes whatever has queued up in one transaction, then delivers it. While a
+write is in flight new events accumulate, so under a fast token stream batches grow instead
+of the stream slowing down. Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of
+the same model in a batch are merged into one event — coalesced, never reordered or dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.store.async_store import AsyncSessionStore
+
+Listener = Callable[[StampedEvent], None]
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Channel:
+    pending: list[EventPayload] = field(default_factory=list)
+    pump: asyncio.Task[None] | None = None
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
+    """Merge runs of same-model token (or reasoning) deltas, keeping every other event."""
+    merged: list[EventPayload] = []
+    for payload in payloads:
+        previous = merged[-1] if merged else None
+        if (
+            isinstance(payload, AgentToken)
+            and isinstance(previous, AgentToken)
+            and previous.model == payload.model
+        ):
+            merged[-1] = AgentToken(token=previous.token + payload.token, model=payload.model)
+        elif (
+            isinstance(payload, AgentReasoning)
+            and isinstance(previous, AgentReasoning)
+            and previous.model == payload.model
+        ):
+            merged[-1] = AgentReasoning(text=previous.text + payload.text, model=payload.model)
+        else:
+            merged.append(payload)
+    return merged
+
+
+class EventBus:
+    """Stamps, persists and delivers session events in order."""
+
+    def __init__(self, store: AsyncSessionStore) -> None:
+        self._store = store
+        self._channels: dict[str, _Channel] = {}
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every stamped event, in order; returns an unsubscribe."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, session_id: str, payload: EventPayload) -> None:
+        """Queue an event for persistence and delivery (never blocks)."""
+        channel = self._channels.get(session_id)
+        if channel is None:
+            channel = self._channels[session_id] = _Channel()
+        channel.pending.append(payload)
+        channel.idle.clear()
+        if channel.pump is None:
+            channel.pump = asyncio.create_task(self._pump(session_id, channel))
+
+    async def drain(self, session_id: str) -> None:
+        """Wait until every event emitted so far for the session is persisted and delivered."""
+        channel = self._channels.get(session_id)
+        if channel is not None and (channel.pending or channel.pump is not None):
+            await channel.idle.wait()
+
+    async def drain_all(self) -> None:
+        """Wait until every session's queue is empty (used on shutdown)."""
+        for session_id in list(self._channels):
+            await self.drain(session_id)
+
+    async def events_after(
+        self, session_id: str, after_sequence: int, limit: int = 1000
+    ) -> list[StampedEvent]:
+        """Exactly the events a subscriber that saw ``after_sequence`` has missed."""
+        await self.drain(session_id)
+        return await self._store.run(lambda s: s.events_after(session_id, after_sequence, limit))
+
+    async def last_sequence(self, session_id: str) -> int:
+        """The sequence number of the newest persisted event (0 when none)."""
+        await self.drain(session_id)
+        return await self._store.run(lambda s: s.last_event_sequence(session_id))
+
+    async def _pump(self, session_id: str, channel: _Channel) -> None:
+        try:
+            while channel.pending:
+                batch = coalesce(channel.pending)
+                channel.pending = []
+                stamped = await self._persist(session_id, batch)
+                for event in stamped:
+                    self._deliver(event)
+        finally:
+            # Also reached when the loop shuts down mid-write: the next emit starts a new pump.
+            channel.pump = None
+            channel.idle.set()
+
+    async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:
+        try:
+            return await self._store.run(lambda s: s.append_events(session_id, batch))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Losing a batch is better than wedging every later event behind it; the message
+            # transcript (written separately) stays the source of truth.
+            _log.exception("could not persist %d event(s) for session %s", len(batch), session_id)
+            return []
+
+    def _deliver(self, event: StampedEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                _log.exception("event listener failed on %s", event.type)

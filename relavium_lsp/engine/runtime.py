@@ -1,0 +1,83 @@
+"""Assembling a ready-to-use engine (store, bus, tools, providers) and tearing it down.
+
+The LSP server, the ACP agent, the CLI and the demo all start from :func:`open_runtime`, so
+there is exactly one way the pieces are put together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from relavium_lsp.config import WorkspaceConfig
+from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.manager import SessionManager
+from relavium_lsp.engine.session import EngineServices
+from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.paths import history_db_path, relavium_home
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.media import MediaStore
+from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.registry import default_registry
+
+
+@dataclass
+class EngineRuntime:
+    """A session manager plus the resources it was built on (closed together)."""
+
+    manager: SessionManager
+    store: AsyncSessionStore
+    http: httpx.AsyncClient
+    temp_dir: Path
+    history_path: Path
+
+    async def close(self) -> None:
+        """Abort running turns, flush events, then release every resource."""
+        try:
+            await self.manager.close()
+        finally:
+            await self.http.aclose()
+            await self.store.close()
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+async def open_runtime(
+    host: EditorHost,
+    *,
+    history_path: str | Path | None = None,
+    tools: ToolDispatcher | None = None,
+) -> EngineRuntime:
+    """Open the encrypted store (creating it and its key on first use) and build the engine."""
+    path = Path(history_path) if history_path is not None else history_db_path()
+    # The keychain may block on an unlock prompt: keep it off the event loop.
+    key = await asyncio.to_thread(resolve_db_key, relavium_home())
+    store = await AsyncSessionStore.open(path, key)
+    http = httpx.AsyncClient(follow_redirects=False)
+    temp_dir = Path(tempfile.mkdtemp(prefix="relavium-"))
+
+    def chain_for(agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
+        return resolve_chain(agent, config.providers, config.default_model, client=http)
+
+    services = EngineServices(
+        store=store,
+        bus=EventBus(store),
+        media=MediaStore(path.parent / "media"),
+        tools=tools or default_registry(),
+        host=host,
+        temp_dir=temp_dir,
+        protected_paths=(path.parent,),
+    )
+    manager = SessionManager(services, resolve_chain=chain_for)
+    return EngineRuntime(
+        manager=manager, store=store, http=http, temp_dir=temp_dir, history_path=path
+    )

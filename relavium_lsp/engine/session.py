@@ -1,0 +1,285 @@
+"""A live session: the lifecycle of SPEC §2 around the turn core.
+
+One :class:`AgentSession` exists per session a process is serving. It owns the running turn
+as an ``asyncio`` task so that ``abort`` (or a cancelled request) can stop it from outside,
+and it is the one place that decides what a settled turn does to the transcript:
+
+- completed → kept; ``turn_completed`` with the model's stop reason;
+- failed or aborted → everything from the turn's user message on is rolled out of the
+  visible transcript (rows stay, flagged), ``turn_completed`` carries the typed error or
+  ``aborted``; spend is kept either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.config import EffectiveChatPolicy
+from relavium_lsp.contracts.content import (
+    ContentPart,
+    DurableContentPart,
+    TextPart,
+    de_inline,
+)
+from relavium_lsp.contracts.events import (
+    CompactionReason,
+    EventPayload,
+    SessionCancelled,
+    SessionCompacted,
+    SessionTrimmed,
+    TokenUsage,
+    TurnCompleted,
+    TurnError,
+    TurnStarted,
+)
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionStatus
+from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.compaction import CompactionMode, Compactor
+from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.engine.planning import TurnPlanner
+from relavium_lsp.engine.turn import TurnResult, TurnRunner
+from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
+from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.media import MediaStore
+from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.host import EditorHost
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EngineServices:
+    """The shared machinery every session uses (owned by the SessionManager)."""
+
+    store: AsyncSessionStore
+    bus: EventBus
+    media: MediaStore
+    tools: ToolDispatcher
+    host: EditorHost
+    temp_dir: Path
+    # Folders no tool may touch (the history database's, when it is not the default).
+    protected_paths: tuple[Path, ...] = ()
+
+
+class AgentSession:
+    """One session being served by this process."""
+
+    def __init__(
+        self,
+        record: AgentSessionRecord,
+        *,
+        agent: AgentDefinition,
+        policy: EffectiveChatPolicy,
+        chain: Sequence[ChainEntry],
+        services: EngineServices,
+    ) -> None:
+        self.record = record
+        self.agent = agent
+        self.policy = policy
+        self.chain = list(chain)
+        self._services = services
+        self._turn: asyncio.Task[TurnResult] | None = None
+        self._always_allowed: set[tuple[str, str]] = set()
+        self.last_input_tokens: int | None = None
+        self.governor = CostGovernor(
+            session_id=record.id,
+            store=services.store,
+            bus=services.bus,
+            host=services.host,
+            policy=policy,
+            totals=record.totals,
+            set_status=self.set_status,
+        )
+        self._planner = TurnPlanner(self, services, self._always_allowed)
+        self._compactor = Compactor(
+            session_id=record.id,
+            store=services.store,
+            bus=services.bus,
+            media=services.media,
+            governor=self.governor,
+        )
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self.record.id
+
+    @property
+    def model(self) -> str:
+        """The model the session asks first (its fallback chain may answer with another)."""
+        return self.chain[0].model
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._turn is not None and not self._turn.done()
+
+    def context_window(self) -> int:
+        """The first model's context window in tokens."""
+        return self._planner.context_window()
+
+    def emit(self, payload: EventPayload) -> None:
+        """Emit an event for this session."""
+        self._services.bus.emit(self.id, payload)
+
+    async def set_status(self, status: SessionStatus) -> None:
+        """Persist a status change."""
+        if self.record.status != status:
+            self.record = self.record.model_copy(update={"status": status})
+            await self._services.store.run(lambda s: s.set_status(self.id, status))
+
+    async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles."""
+        if self.record.status == "ended":
+            raise SessionEnded(f"session {self.id} was cancelled; resume it to continue")
+        if self.busy:
+            raise SessionBusy(f"session {self.id} is already running a turn")
+        if not text.strip() and not attachments:
+            raise InvalidInput("the message is empty")
+        parts: list[ContentPart] = [TextPart(text=text), *attachments]
+        try:
+            durable = de_inline(parts, self._services.media)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from exc
+        task = asyncio.create_task(self._run_turn(durable))
+        self._turn = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                # Our caller went away (e.g. $/cancelRequest): the turn stops with it.
+                await self.abort()
+                raise
+            # Aborted before the turn could start: settle it here instead.
+            return await self._settle(TurnResult(stop_reason="aborted", tokens_used=TokenUsage()))
+
+    async def abort(self) -> bool:
+        """Stop the running turn (if any) and wait until it has settled."""
+        task = self._turn
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await asyncio.wait({task})
+        return True
+
+    async def cancel(self) -> None:
+        """End the session (terminal event); it can still be resumed later by id."""
+        await self.abort()
+        await self.set_status("ended")
+        self.emit(SessionCancelled())
+        await self._services.bus.drain(self.id)
+
+    async def compact(
+        self, *, mode: CompactionMode, reason: CompactionReason = "manual"
+    ) -> SessionCompacted | SessionTrimmed:
+        """Compact the visible history now."""
+        if self.busy:
+            raise SessionBusy(f"session {self.id} is running a turn; compact it afterwards")
+        event = await self._compactor.compact(
+            reason=reason,
+            mode=mode,
+            chain=self.chain,
+            context_window=self.context_window(),
+            keep_messages=self.policy.max_messages // 2 if self.policy.max_messages else None,
+        )
+        self.last_input_tokens = None
+        await self._services.bus.drain(self.id)
+        return event
+
+    async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
+        if self.record.turn_count >= self.policy.max_turns:
+            return await self._settle(
+                TurnResult(
+                    stop_reason="error",
+                    tokens_used=TokenUsage(),
+                    error=TurnError(
+                        code="turn_limit",
+                        message=(
+                            f"This session reached its limit of {self.policy.max_turns} turns; "
+                            "start a new session to continue."
+                        ),
+                    ),
+                )
+            )
+        await self._auto_compact()
+        store = self._services.store
+        await self.set_status("streaming")
+        user = await store.run(lambda s: s.append_message(self.id, "user", user_parts))
+        turn_count = await store.run(lambda s: s.increment_turn_count(self.id))
+        self.record = self.record.model_copy(update={"turn_count": turn_count})
+        self.emit(TurnStarted(user_message_sequence=user.sequence_number))
+        runner = TurnRunner(
+            await self._planner.plan(),
+            store=store,
+            bus=self._services.bus,
+            media=self._services.media,
+            tools=self._services.tools,
+            governor=self.governor,
+        )
+        try:
+            result = await runner.run()
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            result = TurnResult(stop_reason="aborted", tokens_used=runner.usage)
+        except Exception:
+            _log.exception("turn failed in session %s", self.id)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=runner.usage,
+                error=TurnError(
+                    code="internal", message="An internal error ended the turn (see the log)."
+                ),
+            )
+        if result.stop_reason in ("error", "aborted"):
+            await store.run(lambda s: s.roll_back_from(self.id, user.sequence_number))
+            last = await store.run(lambda s: s.last_message(self.id))
+            result.last_sequence = last.sequence_number if last else 0
+        self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+        return await self._settle(result)
+
+    async def _settle(self, result: TurnResult) -> TurnResult:
+        self.record = self.record.model_copy(update={"totals": self.governor.totals})
+        await self.set_status("idle")
+        self.emit(
+            TurnCompleted(
+                stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
+            )
+        )
+        await self._services.bus.drain(self.id)
+        return result
+
+    async def _auto_compact(self) -> None:
+        window = self.context_window()
+        policy = self.policy
+        messages, tokens = await self._services.store.run(
+            lambda s: s.count_tokens_since_boundary(self.id)
+        )
+        used = self.last_input_tokens if self.last_input_tokens is not None else tokens
+        keep = policy.max_messages // 2 if policy.max_messages else None
+        if policy.max_messages is not None and messages > policy.max_messages:
+            mode: CompactionMode = "summarize" if policy.auto_compact else "trim"
+            await self._compactor.compact(
+                reason="max_messages",
+                mode=mode,
+                chain=self.chain,
+                context_window=window,
+                keep_messages=keep,
+            )
+            self.last_input_tokens = None
+        elif policy.auto_compact and used > policy.compact_threshold * window:
+            await self._compactor.compact(
+                reason="threshold",
+                mode="summarize",
+                chain=self.chain,
+                context_window=window,
+                keep_messages=keep,
+            )
+            self.last_input_tokens = None

@@ -1,0 +1,56 @@
+"""The language server: a thin adapter from LSP to the session engine.
+
+Handlers live in ``features/`` (one module per feature, each with ``setup(server)``); this
+module only builds the server object and wires the features together.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cattrs import Converter
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter
+
+from relavium_lsp import __version__
+from relavium_lsp.server.state import ServerState
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.handlers import RawHandler
+
+
+def _keep_params_as_dicts(obj: dict[str, Any], cls: type[Any]) -> Any:
+    return cls(**obj)
+
+
+def relavium_converter() -> Converter:
+    """The pygls converter, except that custom methods keep their params as plain dicts.
+
+    (The default turns them into namedtuples; we validate dicts with pydantic instead.)
+    """
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter.register_structure_hook(JsonRPCRequestMessage, _keep_params_as_dicts)
+    converter.register_structure_hook(JsonRPCNotification, _keep_params_as_dicts)
+    return converter
+
+
+class RelaviumServer(LanguageServer):
+    """The relavium-lsp server; all session state lives in :attr:`state`."""
+
+    def __init__(self, state: ServerState | None = None) -> None:
+        super().__init__(
+            "relavium-lsp", __version__, converter_factory=relavium_converter, max_workers=4
+        )
+        self.state = state or ServerState()
+        # Custom request handlers by method, reused by workspace/executeCommand.
+        self.request_handlers: dict[str, RawHandler] = {}
+
+
+def create_server(state: ServerState | None = None) -> RelaviumServer:
+    """Build a server with every feature registered."""
+    from relavium_lsp.server.features import commands, context, lifecycle, sessions
+
+    server = RelaviumServer(state)
+    for feature in (lifecycle, context, sessions, commands):
+        feature.setup(server)
+    return server

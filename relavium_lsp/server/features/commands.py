@@ -1,0 +1,34 @@
+"""The session requests as ``workspace/executeCommand`` commands.
+
+For clients that only have a command palette: ``relavium.startSession`` takes the same params
+object as ``relavium/startSession`` as its single argument (or none), and so on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from relavium_lsp.server.methods import command_name
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.handlers import RawHandler
+
+
+def setup(server: RelaviumServer) -> None:
+    """Register one command per custom request (call last: every request must exist)."""
+    for method, handler in list(server.request_handlers.items()):
+        _register(server, method, handler)
+
+
+def _register(server: RelaviumServer, method: str, handler: RawHandler) -> None:
+    async def run_command(ls: RelaviumServer, *arguments: Any) -> Any:
+        if len(arguments) > 1:
+            raise JsonRpcInvalidParams(
+                f"{command_name(method)} takes at most one argument (the params object)"
+            )
+        return await handler(ls, arguments[0] if arguments else None)
+
+    server.command(command_name(method))(run_command)

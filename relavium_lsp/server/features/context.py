@@ -1,0 +1,145 @@
+"""Where the user is: workspace folders, open documents, the focused editor and selection.
+
+``workingDir`` is the workspace folder holding the active file (else the first folder);
+``activeFile`` comes from the latest ``relavium/editorState`` (else the most recently opened
+or changed document); ``selection`` from that editor state; ``gitRef`` from the repository
+(branch, else short commit). Every field can be overridden by ``startSession``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.uris import to_fs_path
+
+from relavium_lsp.contracts.session import Selection, SessionContext
+from relavium_lsp.contracts.wire import EditorStateParams, LspRange
+from relavium_lsp.server.methods import EDITOR_STATE
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+
+_log = logging.getLogger(__name__)
+GIT_TIMEOUT_S = 5.0
+_GIT_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def setup(server: RelaviumServer) -> None:
+    """Track documents and editor focus."""
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def on_open(ls: RelaviumServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.state.focus.last_touched_uri = params.text_document.uri
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(ls: RelaviumServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.state.focus.last_touched_uri = params.text_document.uri
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def on_close(ls: RelaviumServer, params: types.DidCloseTextDocumentParams) -> None:
+        focus = ls.state.focus
+        if focus.last_touched_uri == params.text_document.uri:
+            focus.last_touched_uri = None
+
+    @server.feature(EDITOR_STATE)
+    def on_editor_state(ls: RelaviumServer, params: Any) -> None:
+        try:
+            state = EditorStateParams.model_validate(params)
+        except ValidationError:
+            _log.warning("ignoring an invalid %s notification", EDITOR_STATE)
+            return
+        ls.state.focus.uri = state.uri
+        ls.state.focus.selection = state.selection
+
+
+def workspace_roots(ls: RelaviumServer) -> list[Path]:
+    """The open workspace folders, in the client's order."""
+    roots: list[Path] = []
+    for folder in ls.workspace.folders.values():
+        path = to_fs_path(folder.uri)
+        if path:
+            roots.append(Path(path))
+    if not roots and ls.workspace.root_path:
+        roots.append(Path(ls.workspace.root_path))
+    return roots
+
+
+async def detect_context(ls: RelaviumServer) -> SessionContext:
+    """The context a new session gets before the client's overrides."""
+    focus = ls.state.focus
+    active_uri = focus.uri or focus.last_touched_uri
+    active = _file_path(active_uri)
+    roots = workspace_roots(ls)
+    working_dir = _root_for(active, roots) or (active.parent if active else Path.cwd())
+    selection = None
+    if active is not None and focus.selection is not None and active_uri == focus.uri:
+        selection = _selection(_display_path(active, working_dir), focus.selection)
+    return SessionContext(
+        working_dir=str(working_dir),
+        active_file=_display_path(active, working_dir) if active else None,
+        selection=selection,
+        git_ref=await detect_git_ref(working_dir),
+    )
+
+
+async def detect_git_ref(directory: Path) -> str | None:
+    """The checked-out branch, else the short commit; ``None`` outside a repository."""
+    branch = await _git(directory, "symbolic-ref", "--short", "-q", "HEAD")
+    return branch or await _git(directory, "rev-parse", "--short", "HEAD")
+
+
+async def _git(directory: Path, *arguments: str) -> str | None:
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "git",
+            "-C",
+            str(directory),
+            *arguments,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL,
+            env={**_GIT_ENV, "HOME": str(directory)},
+        )
+    except OSError:
+        return None
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None
+    text = output.decode("utf-8", "replace").strip()
+    return text if process.returncode == 0 and text else None
+
+
+def _file_path(uri: str | None) -> Path | None:
+    if not uri or not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def _root_for(path: Path | None, roots: list[Path]) -> Path | None:
+    if path is not None:
+        containing = [root for root in roots if path.is_relative_to(root)]
+        if containing:
+            return max(containing, key=lambda root: len(root.parts))
+    return roots[0] if roots else None
+
+
+def _display_path(path: Path, working_dir: Path) -> str:
+    return str(path.relative_to(working_dir)) if path.is_relative_to(working_dir) else str(path)
+
+
+def _selection(file: str, lsp_range: LspRange) -> Selection | None:
+    start, end = lsp_range.start, lsp_range.end
+    if (start.line, start.character) == (end.line, end.character):
+        return None
+    last = end.line if end.character > 0 or end.line == start.line else end.line - 1
+    return Selection(file=file, start_line=start.line + 1, end_line=max(last, start.line) + 1)

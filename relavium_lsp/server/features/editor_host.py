@@ -1,0 +1,176 @@
+"""The editor, seen by the engine through LSP.
+
+- reads see the open buffer (unsaved text) when the file is open in the editor;
+- writes become one ``workspace/applyEdit`` each (create the file if missing, otherwise
+  replace its full range) so the user can undo them; a refused edit is reported back, never
+  replaced by a silent disk write (disk writes happen only for clients that cannot apply
+  edits and only when the user opted in);
+- approvals use ``relavium/requestApproval`` when the client declared it, otherwise the
+  standard ``window/showMessageRequest`` with three buttons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.uris import from_fs_path
+
+from relavium_lsp.contracts.wire import (
+    ApprovalDecision,
+    RequestApprovalParams,
+    RequestApprovalResult,
+)
+from relavium_lsp.server.methods import REQUEST_APPROVAL
+from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome, atomic_write_text
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+
+_log = logging.getLogger(__name__)
+
+APPROVE = "Approve"
+REJECT = "Reject"
+ALWAYS = "Always allow for this session"
+_BUTTON_DECISIONS: dict[str, ApprovalDecision] = {
+    APPROVE: "approve",
+    REJECT: "reject",
+    ALWAYS: "approve_always",
+}
+
+
+class LspEditorHost:
+    """An :class:`~relavium_lsp.tools.host.EditorHost` backed by the LSP client."""
+
+    def __init__(self, server: RelaviumServer) -> None:
+        self._server = server
+
+    async def read_open_buffer(self, path: Path) -> str | None:
+        """The open document's current text, or ``None`` when the file is not open."""
+        uri = from_fs_path(str(path))
+        if uri is None:
+            return None
+        document = self._server.workspace.text_documents.get(uri)
+        return None if document is None else document.source
+
+    async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
+        """Apply the write as a workspace edit (or a disk write where explicitly allowed)."""
+        capabilities = self._server.client_capabilities.workspace
+        can_apply = bool(capabilities and capabilities.apply_edit)
+        if not can_apply:
+            if self._server.state.options.allow_disk_writes:
+                await asyncio.to_thread(atomic_write_text, path, text)
+                return WriteOutcome(applied=True)
+            return WriteOutcome(
+                applied=False,
+                reason="the editor cannot apply workspace edits and disk writes are not enabled",
+            )
+        edit = await self._workspace_edit(path, text)
+        if edit is None:
+            return WriteOutcome(
+                applied=False, reason="the editor cannot create files through workspace edits"
+            )
+        result = await self._server.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=label)
+        )
+        if result.applied:
+            return WriteOutcome(applied=True)
+        return WriteOutcome(
+            applied=False, reason=result.failure_reason or "the editor refused the edit"
+        )
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask the user; anything but a clear answer counts as a rejection."""
+        try:
+            if self._server.state.client.approvals:
+                return await self._ask_with_custom_request(request)
+            return await self._ask_with_message_request(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            _log.warning("approval request %s failed; treating it as rejected", request.call_id)
+            return "reject"
+
+    async def _ask_with_custom_request(self, request: ApprovalRequest) -> ApprovalDecision:
+        params = RequestApprovalParams(
+            session_id=request.session_id,
+            call_id=request.call_id,
+            tool_id=request.tool_id,
+            action=request.action,
+            preview=request.preview,
+        )
+        raw: Any = await self._server.protocol.send_request_async(
+            REQUEST_APPROVAL, params.to_wire()
+        )
+        try:
+            return RequestApprovalResult.model_validate(raw).decision
+        except ValidationError:
+            _log.warning("client answered %s with an invalid result", REQUEST_APPROVAL)
+            return "reject"
+
+    async def _ask_with_message_request(self, request: ApprovalRequest) -> ApprovalDecision:
+        preview = request.preview
+        target = preview.path or preview.command or preview.host or request.tool_id
+        answer = await self._server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=f"Relavium wants to run {request.tool_id} ({request.action}): {target}",
+                actions=[types.MessageActionItem(title=title) for title in _BUTTON_DECISIONS],
+            )
+        )
+        if answer is None:
+            return "reject"
+        return _BUTTON_DECISIONS.get(answer.title, "reject")
+
+    async def _workspace_edit(self, path: Path, text: str) -> types.WorkspaceEdit | None:
+        uri = from_fs_path(str(path)) or path.as_uri()
+        document = self._server.workspace.text_documents.get(uri)
+        if document is not None:
+            old_text: str | None = document.source
+            version: int | None = document.version
+        else:
+            old_text = await asyncio.to_thread(_read_if_exists, path)
+            version = None
+        replace = types.TextEdit(range=_full_range(old_text or ""), new_text=text)
+        text_edit = types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=[replace],
+        )
+        if old_text is not None:
+            return types.WorkspaceEdit(document_changes=[text_edit])
+        if not self._supports_file_creation():
+            return None
+        create = types.CreateFile(
+            uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+        )
+        return types.WorkspaceEdit(document_changes=[create, text_edit])
+
+    def _supports_file_creation(self) -> bool:
+        workspace = self._server.client_capabilities.workspace
+        workspace_edit = workspace.workspace_edit if workspace else None
+        if workspace_edit is None or not workspace_edit.document_changes:
+            return False
+        operations = workspace_edit.resource_operations or []
+        return types.ResourceOperationKind.Create in operations
+
+
+def _read_if_exists(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _full_range(text: str) -> types.Range:
+    """The range covering all of ``text`` (LSP positions, UTF-16 code units)."""
+    lines = text.split("\n")
+    last = lines[-1]
+    width = len(last.encode("utf-16-le")) // 2
+    return types.Range(
+        start=types.Position(line=0, character=0),
+        end=types.Position(line=len(lines) - 1, character=width),
+    )

@@ -1,0 +1,86 @@
+"""Initialize / initialized / shutdown, and opening the engine behind the server.
+
+The engine (encrypted store, keychain, providers) opens in the background right after
+``initialized`` so that ``initialize`` answers fast; the first request that needs it waits
+for it. A failure to open (say, a wrong database key) is shown to the user once and returned
+as a clear error by every request — the server itself stays up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pydantic import ValidationError
+
+from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
+from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
+from relavium_lsp.errors import RelaviumError, StoreError
+from relavium_lsp.server.errors import describe_validation_error
+from relavium_lsp.server.features.editor_host import LspEditorHost
+from relavium_lsp.server.methods import SESSION_EVENT
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+
+_log = logging.getLogger(__name__)
+
+
+def setup(server: RelaviumServer) -> None:
+    """Register the lifecycle handlers."""
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: RelaviumServer, params: types.InitializeParams) -> None:
+        state = ls.state
+        state.client_info_name = params.client_info.name if params.client_info else None
+        try:
+            state.options = InitializationOptions.model_validate(
+                params.initialization_options or {}
+            )
+        except ValidationError as exc:
+            warn(ls, describe_validation_error("initializationOptions", exc) + "; using defaults")
+        experimental = params.capabilities.experimental
+        declared = experimental.get("relavium") if isinstance(experimental, dict) else None
+        try:
+            state.client = RelaviumClientCapabilities.model_validate(declared or {})
+        except ValidationError as exc:
+            warn(ls, describe_validation_error("experimental.relavium", exc) + "; ignoring it")
+
+    @server.feature(types.INITIALIZED)
+    async def on_initialized(ls: RelaviumServer, params: types.InitializedParams) -> None:
+        try:
+            await runtime(ls)
+        except RelaviumError as exc:
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=exc.message)
+            )
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: RelaviumServer, params: Any) -> None:
+        state = ls.state
+        async with state.runtime_lock:
+            if state.runtime is not None:
+                await state.runtime.close()
+                state.runtime = None
+
+
+async def runtime(ls: RelaviumServer) -> EngineRuntime:
+    """The engine, opened on first use; raises a clear :class:`StoreError` if it cannot be."""
+    state = ls.state
+    async with state.runtime_lock:
+        if state.runtime is None:
+            if ls.protocol._shutdown:
+                raise StoreError("the server is shutting down")
+            opened = await open_runtime(LspEditorHost(ls), history_path=state.options.history_path)
+            opened.manager.services.bus.subscribe(
+                lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire())
+            )
+            state.runtime = opened
+        return state.runtime
+
+
+def warn(ls: RelaviumServer, message: str) -> None:
+    """Tell the user about a recoverable problem (and log it)."""
+    _log.warning("%s", message)
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))

@@ -1,0 +1,228 @@
+"""The session requests of SPEC §4: start, send, abort, cancel, resume, list and more."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from relavium_lsp.contracts.wire import (
+    AbortTurnParams,
+    AbortTurnResult,
+    AgentInfo,
+    CompactSessionParams,
+    EmptyParams,
+    GetTranscriptParams,
+    GetTranscriptResult,
+    ListAgentsResult,
+    ListSessionsParams,
+    ListSessionsResult,
+    RenameSessionParams,
+    ResumeSessionResult,
+    SendMessageParams,
+    SendMessageResult,
+    SessionEventsParams,
+    SessionEventsResult,
+    SessionRefParams,
+    StartSessionParams,
+    StartSessionResult,
+)
+from relavium_lsp.errors import InvalidInput
+from relavium_lsp.server import methods
+from relavium_lsp.server.features.context import detect_context
+from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.handlers import Result, register_request
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+
+_log = logging.getLogger(__name__)
+PROGRESS_CREATE_TIMEOUT_S = 2.0
+_KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
+
+
+def setup(server: RelaviumServer) -> None:
+    """Register every session request."""
+    register_request(server, methods.START_SESSION, StartSessionParams, start_session)
+    register_request(server, methods.SEND_MESSAGE, SendMessageParams, send_message)
+    register_request(server, methods.ABORT_TURN, AbortTurnParams, abort_turn)
+    register_request(server, methods.CANCEL_SESSION, SessionRefParams, cancel_session)
+    register_request(server, methods.RESUME_SESSION, SessionRefParams, resume_session)
+    register_request(server, methods.LIST_SESSIONS, ListSessionsParams, list_sessions)
+    register_request(server, methods.GET_TRANSCRIPT, GetTranscriptParams, get_transcript)
+    register_request(server, methods.SESSION_EVENTS, SessionEventsParams, session_events)
+    register_request(server, methods.RENAME_SESSION, RenameSessionParams, rename_session)
+    register_request(server, methods.DELETE_SESSION, SessionRefParams, delete_session)
+    register_request(server, methods.COMPACT_SESSION, CompactSessionParams, compact_session)
+    register_request(server, methods.LIST_AGENTS, EmptyParams, list_agents)
+
+
+async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Result:
+    """Open a session in the detected (and overridden) context."""
+    rt = await runtime(ls)
+    detected = await detect_context(ls)
+    context = params.context.apply_to(detected) if params.context else detected
+    if not Path(context.working_dir).is_dir():
+        raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
+    session = await rt.manager.start(
+        context=context,
+        agent_ref=params.agent_ref or ls.state.options.default_agent,
+        title=params.title,
+        source=params.source or client_source(ls),
+    )
+    return StartSessionResult(
+        session_id=session.id,
+        agent_ref=session.agent.id,
+        model=session.model,
+        context=session.record.context,
+        status=session.record.status,
+    )
+
+
+async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
+    """Run one turn; the answer streams as notifications, the settled turn is the result."""
+    rt = await runtime(ls)
+    session = await rt.manager.session(params.session_id)
+    async with turn_progress(ls, session.record.title or "Relavium"):
+        result = await session.send_message(params.text, params.attachments or [])
+    return SendMessageResult(
+        stop_reason=result.stop_reason,
+        tokens_used=result.tokens_used,
+        error=result.error,
+        text=result.text,
+        last_sequence=result.last_sequence,
+    )
+
+
+async def abort_turn(ls: RelaviumServer, params: AbortTurnParams) -> Result:
+    """Abort the running turn, if any."""
+    rt = await runtime(ls)
+    return AbortTurnResult(aborted=await rt.manager.abort(params.session_id))
+
+
+async def cancel_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
+    """End the session."""
+    await (await runtime(ls)).manager.cancel(params.session_id)
+    return {}
+
+
+async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
+    """Reload a session with the history tail that fits its model's context."""
+    resumed = await (await runtime(ls)).manager.resume(params.session_id)
+    return ResumeSessionResult(
+        session=resumed.session,
+        messages=resumed.messages,
+        last_event_sequence=resumed.last_event_sequence,
+    )
+
+
+async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Result:
+    """Sessions newest first, filtered and paged."""
+    page = await (await runtime(ls)).manager.list_sessions(
+        workspace=params.workspace,
+        status=params.status,
+        query=params.query,
+        limit=params.limit,
+        cursor=params.cursor,
+    )
+    return ListSessionsResult(sessions=page.sessions, next_cursor=page.next_cursor)
+
+
+async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Result:
+    """A page of the transcript, oldest first."""
+    messages, has_more = await (await runtime(ls)).manager.transcript(
+        params.session_id, before_sequence=params.before_sequence, limit=params.limit
+    )
+    return GetTranscriptResult(messages=messages, has_more=has_more)
+
+
+async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Result:
+    """The durable event backlog after a sequence number."""
+    events = await (await runtime(ls)).manager.events_after(
+        params.session_id, params.after_sequence, params.limit
+    )
+    return SessionEventsResult(events=[event.to_wire() for event in events])
+
+
+async def rename_session(ls: RelaviumServer, params: RenameSessionParams) -> Result:
+    """Set the title."""
+    await (await runtime(ls)).manager.rename(params.session_id, params.title)
+    return {}
+
+
+async def delete_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
+    """Soft-delete."""
+    await (await runtime(ls)).manager.delete(params.session_id)
+    return {}
+
+
+async def compact_session(ls: RelaviumServer, params: CompactSessionParams) -> Result:
+    """Compact now; the result is the terminal compaction event's payload."""
+    event = await (await runtime(ls)).manager.compact(params.session_id, mode=params.mode)
+    return event.to_wire()
+
+
+async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
+    """The agents available in the active workspace (always including the default)."""
+    rt = await runtime(ls)
+    context = await detect_context(ls)
+    config = rt.manager.workspace_config(context.working_dir)
+    return ListAgentsResult(
+        agents=[
+            AgentInfo(
+                id=agent.id,
+                name=agent.name,
+                description=agent.description,
+                model=agent.model,
+                provider=agent.provider,
+            )
+            for agent in config.agents.values()
+        ]
+    )
+
+
+def client_source(ls: RelaviumServer) -> str:
+    """Who opened the session: from initializationOptions.clientName, else clientInfo."""
+    name = ls.state.options.client_name or ls.state.client_info_name or "lsp"
+    lowered = name.lower()
+    for marker, source in _KNOWN_SOURCES.items():
+        if marker in lowered:
+            return source
+    return "".join(ch for ch in lowered if ch.isalnum() or ch in "-_")[:32] or "lsp"
+
+
+@contextlib.asynccontextmanager
+async def turn_progress(ls: RelaviumServer, title: str) -> AsyncIterator[None]:
+    """``$/progress`` work-done progress around a turn, when the client supports it."""
+    window = ls.client_capabilities.window
+    if window is None or not window.work_done_progress:
+        yield
+        return
+    token = f"relavium-turn-{uuid.uuid4().hex}"
+    started = await _create_progress(ls, token)
+    if started:
+        ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, message="thinking…", cancellable=False)
+        )
+    try:
+        yield
+    finally:
+        if started:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+async def _create_progress(ls: RelaviumServer, token: str) -> bool:
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        _log.info("the client did not accept a progress token; continuing without progress")
+        return False
+    return True

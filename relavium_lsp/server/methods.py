@@ -1,0 +1,31 @@
+"""Every custom JSON-RPC method and command name, in one place."""
+
+from __future__ import annotations
+
+START_SESSION = "relavium/startSession"
+SEND_MESSAGE = "relavium/sendMessage"
+ABORT_TURN = "relavium/abortTurn"
+CANCEL_SESSION = "relavium/cancelSession"
+RESUME_SESSION = "relavium/resumeSession"
+LIST_SESSIONS = "relavium/listSessions"
+GET_TRANSCRIPT = "relavium/getTranscript"
+SESSION_EVENTS = "relavium/sessionEvents"
+RENAME_SESSION = "relavium/renameSession"
+DELETE_SESSION = "relavium/deleteSession"
+COMPACT_SESSION = "relavium/compactSession"
+EXPORT_SESSION = "relavium/exportSession"
+FORK_SESSION = "relavium/forkSession"
+LIST_AGENTS = "relavium/listAgents"
+
+EDITOR_STATE = "relavium/editorState"  # client → server notification
+SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
+REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
+OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
+
+# workspace/executeCommand names: "relavium.startSession" for "relavium/startSession", …
+COMMAND_PREFIX = "relavium."
+
+
+def command_name(method: str) -> str:
+    """The executeCommand name of a custom request method."""
+    return COMMAND_PREFIX + method.removeprefix("relavium/")

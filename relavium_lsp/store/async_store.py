@@ -1,0 +1,122 @@
+"""The session store for the event loop: every call runs on one dedicated worker thread.
+
+SQLCipher calls block (disk, the write lock of another process), so they never run on the
+event loop. The :class:`SessionStore` is opened *in* the worker thread and only ever used
+there, which is why the connection may be opened with ``check_same_thread=False``.
+
+Cancellation: once a callable is submitted it runs to completion on the worker thread. If
+the awaiting coroutine is cancelled meanwhile, the result is dropped, never half-applied —
+each repository method is one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+from relavium_lsp.errors import StoreError
+from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.sessions import SessionStore
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class AsyncSessionStore:
+    """An async facade over one :class:`SessionStore`; also the tools' ``ArtifactStore``."""
+
+    def __init__(
+        self, executor: concurrent.futures.ThreadPoolExecutor, store: SessionStore
+    ) -> None:
+        """Wrap a store already opened on ``executor``'s only thread (use :meth:`open`)."""
+        self._executor = executor
+        self._store = store
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
+        """Start the worker thread and open (and migrate) the database on it."""
+        executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="relavium-store"
+        )
+        try:
+            store = await _await_on(executor, lambda: SessionStore.open(path, key))
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(executor, store)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    async def run(self, fn: Callable[[SessionStore], T]) -> T:
+        """Run ``fn(store)`` on the worker thread and return its result."""
+        if self._closed:
+            raise StoreError("the session store is closed")
+        store = self._store
+        return await _await_on(self._executor, lambda: fn(store))
+
+    async def close(self) -> None:
+        """Finish queued calls, close the connection and stop the thread (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await _await_on(self._executor, self._store.close)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    async def __aenter__(self) -> AsyncSessionStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def save_artifact(self, session_id: str, call_id: str, text: str) -> str:
+        """Store a tool's full output and return its artifact id."""
+        return await self.run(lambda store: store.save_artifact(session_id, call_id, text))
+
+    async def load_artifact(self, session_id: str, artifact_id: str) -> str | None:
+        """Return a stored artifact of this session, or ``None``."""
+        return await self.run(lambda store: store.load_artifact(session_id, artifact_id))
+
+
+async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]) -> T:
+    """Submit ``call`` and await it without ever cancelling the submitted work."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[T] = loop.create_future()
+    work = executor.submit(call)
+
+    def deliver(done: concurrent.futures.Future[T]) -> None:
+        error = done.exception()
+        if waiter.done():
+            if error is not None:
+                logger.warning("an abandoned store call failed: %s", type(error).__name__)
+            return
+        if error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(done.result())
+
+    def hand_over(done: concurrent.futures.Future[T]) -> None:
+        try:
+            loop.call_soon_threadsafe(deliver, done)
+        except RuntimeError:
+            # The loop is gone (shutdown); nobody is waiting for this result any more.
+            logger.debug("store call finished after its event loop closed")
+
+    work.add_done_callback(hand_over)
+    return await waiter

@@ -1,0 +1,207 @@
+"""Schema migrations: an ordered list of functions, each recorded in ``schema_migrations``.
+
+:func:`migrate` applies the missing ones inside one ``BEGIN IMMEDIATE`` transaction, so two
+processes opening a fresh database at once cannot both migrate, and a failure leaves the
+schema as it was. A database whose recorded version is newer than this code knows is refused
+rather than written to.
+
+Never edit a released migration; append a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from relavium_lsp.errors import StoreError
+from relavium_lsp.store.db import Connection
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: ``apply`` runs inside the migration transaction."""
+
+    version: int
+    name: str
+    apply: Callable[[Connection], None]
+
+
+def _initial_schema(connection: Connection) -> None:
+    for statement in _INITIAL_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_messages.message_rowid is an explicit INTEGER PRIMARY KEY because the FTS table
+# uses it as its content rowid, and implicit rowids may be renumbered by VACUUM. The FTS
+# index is an external-content index over the *visible* messages (a view), so it stores no
+# second copy of the text, and FTS5's 'integrity-check' / 'rebuild' agree with what the
+# repository keeps indexed (rolled-back rows are not searchable).
+# visible_ordinal / cumulative_tokens are running totals over *visible* messages, so
+# "how much since the last compaction marker" is a subtraction, not a scan of history.
+_INITIAL_STATEMENTS = (
+    """
+    CREATE TABLE agent_sessions (
+        id TEXT PRIMARY KEY,
+        agent_slug TEXT NOT NULL,
+        agent_snapshot TEXT NOT NULL,
+        title TEXT,
+        model_id TEXT,
+        context TEXT NOT NULL,
+        working_dir TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('idle', 'streaming', 'awaiting_approval', 'ended')),
+        source TEXT NOT NULL,
+        total_input_tokens INTEGER NOT NULL DEFAULT 0,
+        total_output_tokens INTEGER NOT NULL DEFAULT 0,
+        total_cost_microcents INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        turn_count INTEGER NOT NULL DEFAULT 0,
+        last_message_preview TEXT,
+        exported_workflow_path TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        deleted_at TEXT
+    )
+    """,
+    """
+    CREATE INDEX agent_sessions_recent
+        ON agent_sessions (updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_workspace_recent
+        ON agent_sessions (working_dir, updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_status_recent
+        ON agent_sessions (status, updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE TABLE session_messages (
+        message_rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        sequence_number INTEGER NOT NULL CHECK (sequence_number >= 1),
+        role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        content TEXT NOT NULL,
+        model_id TEXT,
+        compaction TEXT,
+        interruption TEXT,
+        plain_text TEXT NOT NULL,
+        token_estimate INTEGER NOT NULL,
+        visible_ordinal INTEGER NOT NULL,
+        cumulative_tokens INTEGER NOT NULL,
+        rolled_back INTEGER NOT NULL DEFAULT 0 CHECK (rolled_back IN (0, 1)),
+        timestamp TEXT NOT NULL,
+        UNIQUE (session_id, sequence_number)
+    )
+    """,
+    """
+    CREATE INDEX session_messages_compaction
+        ON session_messages (session_id, sequence_number)
+        WHERE compaction IS NOT NULL AND rolled_back = 0
+    """,
+    """
+    CREATE VIEW session_messages_visible AS
+        SELECT message_rowid, plain_text, session_id FROM session_messages WHERE rolled_back = 0
+    """,
+    """
+    CREATE VIRTUAL TABLE session_messages_fts USING fts5 (
+        plain_text,
+        session_id UNINDEXED,
+        content = 'session_messages_visible',
+        content_rowid = 'message_rowid',
+        tokenize = 'unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE TABLE session_costs (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_microcents INTEGER NOT NULL DEFAULT 0,
+        call_count INTEGER NOT NULL DEFAULT 0,
+        unpriced_calls INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, model)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_events (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        sequence_number INTEGER NOT NULL CHECK (sequence_number >= 1),
+        type TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (session_id, sequence_number)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_artifacts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        call_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_artifacts_session ON session_artifacts (session_id, call_id)",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _initial_schema),)
+
+
+def latest_version(migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """The schema version this code writes."""
+    return max(migration.version for migration in migrations)
+
+
+def current_version(connection: Connection) -> int:
+    """The highest applied migration (0 for a fresh database)."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if exists is None:
+        return 0
+    row = connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0])
+
+
+def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Apply every missing migration in one transaction; returns the resulting version."""
+    _check_ordered(migrations)
+    known = latest_version(migrations)
+    if current_version(connection) == known:
+        # The common case: nothing to do, so do not take the write lock.
+        return known
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        version = current_version(connection)
+        if version > known:
+            raise StoreError(
+                f"the history database has schema version {version}, newer than this "
+                f"relavium-lsp understands ({known}); upgrade relavium-lsp to open it"
+            )
+        for migration in migrations:
+            if migration.version <= version:
+                continue
+            migration.apply(connection)
+            connection.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, datetime.now(UTC).isoformat()),
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return max(version, known)
+
+
+def _check_ordered(migrations: tuple[Migration, ...]) -> None:
+    versions = [migration.version for migration in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise StoreError("migrations must be numbered 1, 2, 3, … without gaps")

@@ -1,0 +1,365 @@
+"""The session repository: one synchronous connection, one method per question the engine asks.
+
+It is deliberately synchronous and not thread-safe; :class:`~relavium_lsp.store.async_store.
+AsyncSessionStore` confines it to one worker thread for the event loop. Several *processes*
+may each hold their own store on the same file: every write that allocates a sequence number
+runs inside ``BEGIN IMMEDIATE``.
+
+Conventions: methods that change something raise :class:`~relavium_lsp.errors.SessionNotFound`
+for an unknown (or soft-deleted) session; getters return ``None`` or empty results.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    CompactionMarker,
+    InterruptionMarker,
+    MessageRole,
+    SessionMessage,
+    SessionStatus,
+    SessionTotals,
+)
+from relavium_lsp.errors import SessionNotFound, StoreError
+from relavium_lsp.store import listing, messages
+from relavium_lsp.store.db import Connection, Synchronous, open_database, write_transaction
+from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.migrations import migrate
+from relavium_lsp.store.models import (
+    SESSION_COLUMNS,
+    SessionCost,
+    SessionPage,
+    dump_json,
+    session_from_row,
+    session_to_row,
+    utc_timestamp,
+)
+
+__all__ = ["SessionCost", "SessionPage", "SessionStore"]
+
+
+class SessionStore:
+    """Sessions, messages, costs, events and artifacts in one history database."""
+
+    def __init__(self, connection: Connection) -> None:
+        """Wrap an open, migrated connection (see :meth:`open`)."""
+        self._connection = connection
+
+    @classmethod
+    def open(
+        cls, path: Path, key: DbKey, *, synchronous: Synchronous | None = None
+    ) -> SessionStore:
+        """Open (creating and migrating as needed) the encrypted database at ``path``."""
+        connection = open_database(path, key, synchronous=synchronous)
+        try:
+            migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection)
+
+    @property
+    def connection(self) -> Connection:
+        """The underlying connection (for diagnostics; the store owns it)."""
+        return self._connection
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self._connection.close()
+
+    def check_integrity(self) -> list[str]:
+        """Problems found by SQLite and by FTS5's own check: ``["ok"]`` for a healthy file."""
+        problems = [str(row[0]) for row in self._connection.execute("PRAGMA integrity_check")]
+        try:
+            # rank = 1 also compares the index with its content (the visible messages).
+            self._connection.execute(
+                "INSERT INTO session_messages_fts (session_messages_fts, rank)"
+                " VALUES ('integrity-check', 1)"
+            )
+        except Exception as error:  # sqlcipher3 and sqlite3 each raise their own DatabaseError
+            problems = [p for p in problems if p != "ok"] + [f"full-text index: {error}"]
+        return problems
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, record: AgentSessionRecord) -> None:
+        """Persist a new session row; an existing id is a :class:`StoreError`."""
+        placeholders = ", ".join("?" * 19)
+        with write_transaction(self._connection):
+            exists = self._connection.execute(
+                "SELECT 1 FROM agent_sessions WHERE id = ?", (record.id,)
+            ).fetchone()
+            if exists is not None:
+                raise StoreError(f"a session with id {record.id!r} already exists")
+            self._connection.execute(
+                f"INSERT INTO agent_sessions ({SESSION_COLUMNS}, working_dir)"  # noqa: S608
+                f" VALUES ({placeholders})",
+                session_to_row(record),
+            )
+
+    def get_session(
+        self, session_id: str, *, include_deleted: bool = False
+    ) -> AgentSessionRecord | None:
+        """The session row, or ``None`` (also for a soft-deleted one unless asked)."""
+        row = self._connection.execute(
+            f"SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE id = ?",  # noqa: S608
+            (session_id,),
+        ).fetchone()
+        if row is None or (row[17] is not None and not include_deleted):
+            return None
+        return session_from_row(row)
+
+    def list_sessions(
+        self,
+        *,
+        workspace: str | None = None,
+        status: SessionStatus | None = None,
+        query: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """Undeleted sessions, newest ``updated_at`` first, filters combined, keyset-paged."""
+        return listing.list_sessions(
+            self._connection,
+            workspace=workspace,
+            status=status,
+            query=query,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def set_status(self, session_id: str, status: SessionStatus) -> None:
+        """Change the session's status."""
+        self._update_session(session_id, "status = ?", (status,))
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        """Set the session's title."""
+        self._update_session(session_id, "title = ?", (title,))
+
+    def soft_delete_session(self, session_id: str) -> None:
+        """Hide the session from lists and getters; nothing is erased."""
+        self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
+
+    def set_exported_path(self, session_id: str, path: str) -> None:
+        """Record where the session was last exported (it stays resumable)."""
+        self._update_session(session_id, "exported_workflow_path = ?", (path,))
+
+    def increment_turn_count(self, session_id: str) -> int:
+        """Count one more turn; returns the new count."""
+        row = self._connection.execute(
+            "UPDATE agent_sessions SET turn_count = turn_count + 1, updated_at = ?"
+            " WHERE id = ? AND deleted_at IS NULL RETURNING turn_count",
+            (utc_timestamp(), session_id),
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        return int(row[0])
+
+    def _update_session(self, session_id: str, assignment: str, values: tuple[object, ...]) -> None:
+        cursor = self._connection.execute(
+            f"UPDATE agent_sessions SET {assignment}, updated_at = ?"  # noqa: S608
+            " WHERE id = ? AND deleted_at IS NULL",
+            (*values, utc_timestamp(), session_id),
+        )
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        session_id: str,
+        role: MessageRole,
+        content: Sequence[DurableContentPart],
+        *,
+        model_id: str | None = None,
+        compaction: CompactionMarker | None = None,
+        interruption: InterruptionMarker | None = None,
+    ) -> SessionMessage:
+        """Append one durable message with the next sequence number (one transaction)."""
+        return messages.append_message(
+            self._connection,
+            session_id,
+            role,
+            content,
+            model_id=model_id,
+            compaction=compaction,
+            interruption=interruption,
+        )
+
+    def roll_back_from(self, session_id: str, from_sequence: int) -> int:
+        """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""
+        return messages.roll_back_from(self._connection, session_id, from_sequence)
+
+    def load_tail_within_budget(self, session_id: str, token_budget: int) -> list[SessionMessage]:
+        """The newest visible messages that fit ``token_budget``, oldest first."""
+        return messages.load_tail_within_budget(self._connection, session_id, token_budget)
+
+    def get_transcript(
+        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+    ) -> tuple[list[SessionMessage], bool]:
+        """A page of visible messages before ``before_sequence`` (oldest first) and has_more."""
+        return messages.get_transcript(
+            self._connection, session_id, before_sequence=before_sequence, limit=limit
+        )
+
+    def iter_messages(self, session_id: str) -> Iterator[SessionMessage]:
+        """All visible messages in order (consume it on the store's thread)."""
+        return messages.iter_messages(self._connection, session_id)
+
+    def last_message(self, session_id: str) -> SessionMessage | None:
+        """The newest visible message."""
+        return messages.last_message(self._connection, session_id)
+
+    def count_tokens_since_boundary(self, session_id: str) -> tuple[int, int]:
+        """(messages, estimated tokens) after the newest compaction marker."""
+        return messages.count_tokens_since_boundary(self._connection, session_id)
+
+    # -- costs ------------------------------------------------------------------------------
+
+    def record_cost(
+        self,
+        session_id: str,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cost_microcents: int,
+        priced: bool,
+    ) -> SessionTotals:
+        """Add one provider call's spend to ``session_costs`` and the session totals atomically."""
+        if min(input_tokens, output_tokens, cost_microcents) < 0:
+            raise ValueError("token counts and costs cannot be negative")
+        unpriced = 0 if priced else 1
+        with write_transaction(self._connection):
+            messages.require_session(self._connection, session_id)
+            self._connection.execute(
+                "INSERT INTO session_costs (session_id, model, input_tokens, output_tokens,"
+                " cost_microcents, call_count, unpriced_calls) VALUES (?, ?, ?, ?, ?, 1, ?)"
+                " ON CONFLICT (session_id, model) DO UPDATE SET"
+                " input_tokens = input_tokens + excluded.input_tokens,"
+                " output_tokens = output_tokens + excluded.output_tokens,"
+                " cost_microcents = cost_microcents + excluded.cost_microcents,"
+                " call_count = call_count + 1,"
+                " unpriced_calls = unpriced_calls + excluded.unpriced_calls",
+                (session_id, model, input_tokens, output_tokens, cost_microcents, unpriced),
+            )
+            row = self._connection.execute(
+                "UPDATE agent_sessions SET total_input_tokens = total_input_tokens + ?,"
+                " total_output_tokens = total_output_tokens + ?,"
+                " total_cost_microcents = total_cost_microcents + ? WHERE id = ?"
+                " RETURNING total_input_tokens, total_output_tokens, total_cost_microcents",
+                (input_tokens, output_tokens, cost_microcents, session_id),
+            ).fetchone()
+        return SessionTotals(input_tokens=row[0], output_tokens=row[1], cost_microcents=row[2])
+
+    def get_costs(self, session_id: str) -> list[SessionCost]:
+        """Per-model spend of a session, ordered by model."""
+        rows = self._connection.execute(
+            "SELECT model, input_tokens, output_tokens, cost_microcents, call_count,"
+            " unpriced_calls FROM session_costs WHERE session_id = ? ORDER BY model",
+            (session_id,),
+        ).fetchall()
+        return [
+            SessionCost(
+                model=row[0],
+                input_tokens=row[1],
+                output_tokens=row[2],
+                cost_microcents=row[3],
+                call_count=row[4],
+                unpriced_calls=row[5],
+            )
+            for row in rows
+        ]
+
+    # -- events -----------------------------------------------------------------------------
+
+    def append_events(
+        self, session_id: str, payloads: Sequence[EventPayload]
+    ) -> list[StampedEvent]:
+        """Stamp a batch with the next sequence numbers and one timestamp, in one commit."""
+        if not payloads:
+            return []
+        now = utc_timestamp()
+        with write_transaction(self._connection):
+            messages.require_session(self._connection, session_id)
+            last = self.last_event_sequence(session_id)
+            stamped = [
+                StampedEvent(
+                    session_id=session_id,
+                    sequence_number=last + offset,
+                    timestamp=now,
+                    payload=payload,
+                )
+                for offset, payload in enumerate(payloads, start=1)
+            ]
+            self._connection.executemany(
+                "INSERT INTO session_events (session_id, sequence_number, type, timestamp,"
+                " payload) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        session_id,
+                        event.sequence_number,
+                        event.payload.type,
+                        now,
+                        dump_json(event.payload.model_dump(mode="json", by_alias=True)),
+                    )
+                    for event in stamped
+                ],
+            )
+        return stamped
+
+    def events_after(
+        self, session_id: str, after_sequence: int, limit: int = 1000
+    ) -> list[StampedEvent]:
+        """Events with ``sequence_number > after_sequence`` in order (at most ``limit``)."""
+        rows = self._connection.execute(
+            "SELECT sequence_number, timestamp, payload FROM session_events"
+            " WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number LIMIT ?",
+            (session_id, after_sequence, max(1, limit)),
+        ).fetchall()
+        return [
+            StampedEvent(
+                session_id=session_id,
+                sequence_number=row[0],
+                timestamp=row[1],
+                payload=EVENT_PAYLOAD_ADAPTER.validate_python(json.loads(row[2])),
+            )
+            for row in rows
+        ]
+
+    def last_event_sequence(self, session_id: str) -> int:
+        """The newest event's sequence number (0 when there is none)."""
+        row = self._connection.execute(
+            "SELECT COALESCE(MAX(sequence_number), 0) FROM session_events WHERE session_id = ?",
+            (session_id,),
+        ).fetchone()
+        return int(row[0])
+
+    # -- artifacts --------------------------------------------------------------------------
+
+    def save_artifact(self, session_id: str, call_id: str, text: str) -> str:
+        """Keep a tool's full output; returns the artifact id."""
+        artifact_id = str(uuid.uuid4())
+        with write_transaction(self._connection):
+            messages.require_session(self._connection, session_id)
+            self._connection.execute(
+                "INSERT INTO session_artifacts (id, session_id, call_id, text, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (artifact_id, session_id, call_id, text, utc_timestamp()),
+            )
+        return artifact_id
+
+    def load_artifact(self, session_id: str, artifact_id: str) -> str | None:
+        """A stored artifact of this session (another session's id yields ``None``)."""
+        row = self._connection.execute(
+            "SELECT text FROM session_artifacts WHERE id = ? AND session_id = ?",
+            (artifact_id, session_id),
+        ).fetchone()
+        return None if row is None else str(row[0])

@@ -1,0 +1,134 @@
+"""What a tool is, as the registry sees it.
+
+A :class:`ToolDefinition` pairs the model-visible surface (name, description, a pydantic
+arguments model whose JSON Schema the model sees) with what only configuration decides: the
+side-effect class that drives the approval gate, the replay class used by export/replay, and
+the limits in :class:`ToolLimits`. The model can never set a limit: every arguments model
+forbids unknown fields, so ``{"timeout": 9999}`` is a validation error, not an override.
+
+Running a call has two steps. ``prepare`` applies policy (scope jail, allowlists, the egress
+guard) without side effects and returns a :class:`PreparedCall`; the gate then asks for
+approval if ``PreparedCall.approval`` says so; only then does ``PreparedCall.run`` act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode
+from relavium_lsp.tools.base import SideEffect, ToolCallContext
+
+ReplayClass = Literal["pure", "read-only", "side-effecting"]
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: camelCase keys as the model sends them, nothing extra."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Config-only bounds for the built-in tools (never model-settable)."""
+
+    read_max_bytes: int = 10 * 1024 * 1024
+    write_max_bytes: int = 5 * 1024 * 1024
+    list_max_entries: int = 2_000
+    list_max_depth: int = 6
+    search_max_matches: int = 500
+    search_max_files: int = 20_000
+    search_max_file_bytes: int = 2 * 1024 * 1024
+    search_timeout_s: float = 15.0
+    command_timeout_s: float = 120.0
+    command_max_output_bytes: int = 1024 * 1024
+    git_timeout_s: float = 30.0
+    http_timeout_s: float = 30.0
+    http_max_response_bytes: int = 2 * 1024 * 1024
+    http_max_redirects: int = 5
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """What a tool produced; ``failed`` marks a result the model should read as an error."""
+
+    text: str
+    failed: bool = False
+    error_code: ErrorCode | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalNeed:
+    """What the approval gate needs to decide about one side-effecting call.
+
+    ``scope_key`` is what "always allow for this session" remembers together with the tool
+    id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace.
+    """
+
+    action: ApprovalAction
+    preview: ApprovalPreview
+    scope_key: str
+    inside_workspace: bool = False
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A call that passed policy: what to ask (if anything) and what to run afterwards."""
+
+    run: Callable[[], Awaitable[ToolRun]]
+    approval: ApprovalNeed | None = None
+
+
+@dataclass(frozen=True)
+class ToolDefinition(Generic[ArgsT]):
+    """One tool: its model-visible surface, its policy classes and its implementation.
+
+    ``summarized_fields`` are argument fields shown in events only as length + head (file
+    contents, request bodies); ``redacted_fields`` never appear in events at all.
+    ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
+    ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
+    """
+
+    name: str
+    description: str
+    args_model: type[ArgsT]
+    side_effect: SideEffect
+    replay: ReplayClass
+    prepare: Callable[[ArgsT, ToolCallContext], Awaitable[PreparedCall]]
+    summarized_fields: frozenset[str] = frozenset()
+    redacted_fields: frozenset[str] = frozenset()
+    always_ask: bool = False
+    bounded_by_artifact: bool = True
+
+    def parameters_schema(self) -> dict[str, Any]:
+        """The JSON Schema the model sees (camelCase keys, no extra properties)."""
+        schema: dict[str, Any] = _without_titles(self.args_model.model_json_schema(by_alias=True))
+        # The class docstring is for developers; the tool description speaks to the model.
+        schema.pop("description", None)
+        return schema
+
+
+def _without_titles(node: Any) -> Any:
+    """Drop pydantic's generated ``title`` keys: noise for the model, not constraints."""
+    if isinstance(node, dict):
+        return {
+            key: _without_titles(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(node, list):
+        return [_without_titles(item) for item in node]
+    return node

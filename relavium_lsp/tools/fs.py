@@ -1,0 +1,262 @@
+"""File tools: ``read_file``, ``write_file``, ``list_directory``.
+
+Every path goes through :func:`~relavium_lsp.tools.jail.resolve_in_scope`; disk reads use
+:func:`~relavium_lsp.tools.jail.open_in_scope` (``O_NOFOLLOW`` + descriptor re-check) and
+directory walks never follow a symlink (each level is opened relative to its parent's
+descriptor). Reads prefer the editor's open buffer. Writes go through the editor host — a
+refused edit is a failed result and nothing is written to disk behind the editor's back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from relavium_lsp.contracts.events import ApprovalPreview
+from relavium_lsp.errors import ToolDenied, ToolError
+from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.definition import (
+    ApprovalNeed,
+    PreparedCall,
+    ToolArgs,
+    ToolDefinition,
+    ToolLimits,
+    ToolRun,
+)
+from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
+
+SKIPPED_DIRECTORIES = frozenset({".git"})
+_BINARY_PROBE = 8192
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class ReadFileArgs(ToolArgs):
+    """Arguments of ``read_file``."""
+
+    path: str = Field(min_length=1, max_length=4096, description="Path relative to the workspace.")
+    start_line: int | None = Field(default=None, ge=1, description="First line (1-based).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line, inclusive.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReadFileArgs:
+        if self.start_line and self.end_line and self.end_line < self.start_line:
+            raise ValueError("endLine must not be before startLine")
+        return self
+
+
+class WriteFileArgs(ToolArgs):
+    """Arguments of ``write_file``."""
+
+    path: str = Field(min_length=1, max_length=4096, description="Path relative to the workspace.")
+    content: str = Field(description="The complete new text of the file.")
+
+
+class ListDirectoryArgs(ToolArgs):
+    """Arguments of ``list_directory``."""
+
+    path: str = Field(default=".", min_length=1, max_length=4096)
+    depth: int = Field(default=1, ge=1, le=10, description="How many levels to descend.")
+
+
+def decode_text(data: bytes, label: str) -> str:
+    """Decode file bytes as UTF-8 text, refusing binary content clearly."""
+    if b"\0" in data[:_BINARY_PROBE]:
+        raise ToolError(f"{label!r} is a binary file ({len(data):,} bytes); it cannot be read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ToolError(f"{label!r} is not UTF-8 text ({len(data):,} bytes)") from None
+
+
+def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) -> str:
+    descriptor = open_in_scope(resolved, roots)
+    with os.fdopen(descriptor, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise ToolError(
+                f"{label!r} is {size:,} bytes, over the {max_bytes:,}-byte read limit; "
+                "use search_files to find the part you need"
+            )
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ToolError(f"{label!r} grew past the {max_bytes:,}-byte read limit while reading")
+    return decode_text(data, label)
+
+
+def _line_range(text: str, args: ReadFileArgs, label: str) -> str:
+    if args.start_line is None and args.end_line is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = (args.start_line or 1) - 1
+    end = args.end_line or len(lines)
+    if start >= len(lines):
+        raise ToolError(f"{label!r} has only {len(lines)} lines")
+    return "".join(lines[start:end])
+
+
+def _walk(descriptor: int, prefix: str, depth: int, budget: list[int], out: list[str]) -> None:
+    """List one directory level from its descriptor; never follows symlinks."""
+    with os.scandir(descriptor) as iterator:
+        entries = sorted(iterator, key=lambda entry: entry.name)
+    for entry in entries:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        name = prefix + entry.name
+        if entry.is_symlink():
+            out.append(f"{name} -> (symlink, not followed)")
+        elif entry.is_dir(follow_symlinks=False):
+            if entry.name in SKIPPED_DIRECTORIES:
+                out.append(f"{name}/ (skipped)")
+                continue
+            out.append(f"{name}/")
+            if depth > 1:
+                try:
+                    child = os.open(entry.name, _DIRECTORY_FLAGS, dir_fd=descriptor)
+                except OSError:
+                    out.append(f"{name}/ (unreadable)")
+                    continue
+                try:
+                    _walk(child, name + "/", depth - 1, budget, out)
+                finally:
+                    os.close(child)
+        elif entry.is_file(follow_symlinks=False):
+            size = entry.stat(follow_symlinks=False).st_size
+            out.append(f"{name} ({size:,} bytes)")
+        else:
+            out.append(f"{name} (special file)")
+
+
+def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> str:
+    descriptor = open_in_scope(resolved, roots, directory=True)
+    try:
+        budget = [max_entries]
+        out: list[str] = []
+        _walk(descriptor, "", depth, budget, out)
+    finally:
+        os.close(descriptor)
+    header = f"{roots.display(resolved)}/"
+    if budget[0] <= 0:
+        out.append(f"[... listing stopped after {max_entries:,} entries ...]")
+    return "\n".join([header, *out]) if out else f"{header}\n(empty directory)"
+
+
+def _edit_label(ctx: ToolCallContext) -> str:
+    return f"Relavium: {ctx.session_title or ctx.session_id}"
+
+
+def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
+    """``read_file``, ``write_file`` and ``list_directory`` with the given limits."""
+
+    async def prepare_read(args: ReadFileArgs, ctx: ToolCallContext) -> PreparedCall:
+        roots = ScopeRoots.for_call(ctx)
+        resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
+        if resolved.is_dir():
+            raise ToolError(f"{args.path!r} is a directory; use list_directory")
+
+        async def run() -> ToolRun:
+            label = roots.display(resolved)
+            text = await ctx.host.read_open_buffer(resolved)
+            if text is None:
+                text = await asyncio.to_thread(
+                    _read_disk, resolved, roots, limits.read_max_bytes, label
+                )
+            elif len(text) > limits.read_max_bytes:
+                raise ToolError(f"{label!r} is over the {limits.read_max_bytes:,}-byte limit")
+            return ToolRun(_line_range(text, args, label))
+
+        return PreparedCall(run=run)
+
+    async def prepare_write(args: WriteFileArgs, ctx: ToolCallContext) -> PreparedCall:
+        roots = ScopeRoots.for_call(ctx)
+        resolved = resolve_in_scope(args.path, roots, must_exist=False, for_write=True)
+        size = len(args.content.encode("utf-8"))
+        if size > limits.write_max_bytes:
+            raise ToolError(f"the content is {size:,} bytes, over the write limit")
+        label = roots.display(resolved)
+
+        async def run() -> ToolRun:
+            # Re-validate after the approval wait: the path must still resolve the same way.
+            again = resolve_in_scope(
+                args.path, ScopeRoots.for_call(ctx), must_exist=False, for_write=True
+            )
+            if again != resolved:
+                raise ToolDenied(f"{args.path!r} changed while waiting for approval")
+            existed = resolved.exists()
+            outcome = await ctx.host.write_file(resolved, args.content, label=_edit_label(ctx))
+            if not outcome.applied:
+                why = f": {outcome.reason}" if outcome.reason else ""
+                return ToolRun(
+                    f"The editor refused the edit to {label}{why}. The file was not changed.",
+                    failed=True,
+                    error_code="tool_failed",
+                )
+            lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
+            verb = "Replaced" if existed else "Created"
+            return ToolRun(f"{verb} {label} ({lines:,} lines, {size:,} bytes).")
+
+        return PreparedCall(
+            run=run,
+            approval=ApprovalNeed(
+                action="fs_write",
+                preview=ApprovalPreview(path=label),
+                scope_key=str(resolved.parent),
+                inside_workspace=roots.inside_workspace(resolved),
+            ),
+        )
+
+    async def prepare_list(args: ListDirectoryArgs, ctx: ToolCallContext) -> PreparedCall:
+        roots = ScopeRoots.for_call(ctx)
+        resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
+        if not stat.S_ISDIR(os.stat(resolved).st_mode):
+            raise ToolError(f"{args.path!r} is not a directory; use read_file")
+        depth = min(args.depth, limits.list_max_depth)
+
+        async def run() -> ToolRun:
+            text = await asyncio.to_thread(_list, resolved, roots, depth, limits.list_max_entries)
+            return ToolRun(text)
+
+        return PreparedCall(run=run)
+
+    definitions: list[ToolDefinition[Any]] = [
+        ToolDefinition(
+            name="read_file",
+            description=(
+                "Read a UTF-8 text file in scope (the editor's unsaved text when the file is "
+                "open). Optionally only lines startLine..endLine (1-based, inclusive)."
+            ),
+            args_model=ReadFileArgs,
+            side_effect="read",
+            replay="read-only",
+            prepare=prepare_read,
+        ),
+        ToolDefinition(
+            name="write_file",
+            description=(
+                "Create or replace a text file in scope with the given complete content. "
+                "Applied as one undoable editor edit; the user may refuse it."
+            ),
+            args_model=WriteFileArgs,
+            side_effect="fs_write",
+            replay="side-effecting",
+            prepare=prepare_write,
+            summarized_fields=frozenset({"content"}),
+        ),
+        ToolDefinition(
+            name="list_directory",
+            description=(
+                "List a directory in scope (default: the workspace root), descending `depth` "
+                "levels. Symlinks are shown, not followed; .git is skipped."
+            ),
+            args_model=ListDirectoryArgs,
+            side_effect="read",
+            replay="read-only",
+            prepare=prepare_list,
+        ),
+    ]
+    return definitions
