@@ -29,6 +29,10 @@ MAX_MESSAGE_CHARS = 200_000
 MAX_PAGE = 500
 
 
+class EmptyParams(WireModel):
+    """Params of methods that take none (``null`` and ``{}`` are both accepted)."""
+
+
 class _SessionRef(WireModel):
     session_id: SessionId = Field(min_length=1, max_length=64)
 

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import logging
-
 from collections.abc import Callable
 from typing import cast
 
