@@ -10,7 +10,7 @@ from typing import cast
 from relavium_lsp import __version__
 
 # Subcommand modules under relavium_lsp.commands, in the order --help lists them.
-COMMAND_MODULES: tuple[str, ...] = ("serve", "keys")
+COMMAND_MODULES: tuple[str, ...] = ("serve", "keys", "sessions")
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -27,6 +27,7 @@ from relavium_lsp.paths import global_config_path, relavium_home
 PROJECT_DIR_NAME = ".relavium"
 PROJECT_CONFIG_NAME = "project.toml"
 AGENTS_DIR_NAME = "agents"
+ENDPOINT_FIELDS = frozenset({"kind", "base_url", "allow_local_endpoint", "cassette"})
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class WorkspaceConfig:
     providers: dict[str, ProviderConfig]
     default_model: str | None
     sources: tuple[Path, ...] = field(default=())
+    # Providers whose endpoint a project file chose: they never receive a stored API key,
+    # so a cloned repository cannot point the user's key at a server of its choosing.
+    keyless_providers: frozenset[str] = field(default=frozenset())
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
@@ -87,6 +91,11 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
         providers=providers,
         default_model=default_model,
         sources=tuple(sources),
+        keyless_providers=frozenset(
+            provider_id
+            for provider_id, provider in project_file.providers.items()
+            if provider.model_fields_set & ENDPOINT_FIELDS
+        ),
     )
 
 

@@ -75,9 +75,14 @@ class SessionManager:
 
     # -- opening sessions ------------------------------------------------------------------
 
-    def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
+    async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
         """The merged configuration for a workspace (re-read each time: files change)."""
-        return self._load_config(Path(working_dir) if working_dir else None)
+        directory = Path(working_dir) if working_dir else None
+        return await asyncio.to_thread(self._load_config, directory)
+
+    async def _chain(self, agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
+        # Building providers may resolve a custom endpoint's host name: keep DNS off the loop.
+        return await asyncio.to_thread(self._resolve_chain, agent, config)
 
     async def start(
         self,
@@ -88,9 +93,9 @@ class SessionManager:
         source: str = "cli",
     ) -> AgentSession:
         """Open a new session for an agent and persist its row."""
-        config = self.workspace_config(context.working_dir)
+        config = await self.workspace_config(context.working_dir)
         agent = pick_agent(config, agent_ref)
-        chain = self._resolve_chain(agent, config)
+        chain = await self._chain(agent, config)
         if context.fs_scope_tier == "sandboxed" and config.policy.fs_scope != "sandboxed":
             context = context.model_copy(update={"fs_scope_tier": config.policy.fs_scope})
         now = utc_now()
@@ -127,8 +132,8 @@ class SessionManager:
             if record is None:
                 raise SessionNotFound(f"no session with id {session_id!r}")
             agent = AgentDefinition.model_validate(record.agent_snapshot)
-            config = self.workspace_config(record.context.working_dir)
-            session = self._make_live(record, agent, config, self._resolve_chain(agent, config))
+            config = await self.workspace_config(record.context.working_dir)
+            session = self._make_live(record, agent, config, await self._chain(agent, config))
             await self._recover_interrupted_turn(session)
             return session
 

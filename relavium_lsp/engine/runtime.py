@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.manager import SessionManager
 from relavium_lsp.engine.session import EngineServices
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
@@ -51,6 +52,17 @@ class EngineRuntime:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
+def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:
+    """API-key lookup that withholds keys from endpoints a project file chose."""
+
+    def key_for(provider_id: str) -> str | None:
+        if provider_id in config.keyless_providers:
+            return None
+        return lookup_api_key(provider_id)
+
+    return key_for
+
+
 async def open_runtime(
     host: EditorHost,
     *,
@@ -66,7 +78,13 @@ async def open_runtime(
     temp_dir = Path(tempfile.mkdtemp(prefix="relavium-"))
 
     def chain_for(agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
-        return resolve_chain(agent, config.providers, config.default_model, client=http)
+        return resolve_chain(
+            agent,
+            config.providers,
+            config.default_model,
+            client=http,
+            key_lookup=key_lookup_for(config),
+        )
 
     services = EngineServices(
         store=store,

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
 
 from relavium_lsp import __version__
 from relavium_lsp.server.state import ServerState
@@ -24,13 +29,15 @@ def _keep_params_as_dicts(obj: dict[str, Any], cls: type[Any]) -> Any:
 
 
 def relavium_converter() -> Converter:
-    """The pygls converter, except that custom methods keep their params as plain dicts.
+    """The pygls converter, except that custom messages keep plain dicts.
 
-    (The default turns them into namedtuples; we validate dicts with pydantic instead.)
+    Custom requests, notifications and the client's answers to our custom requests would
+    otherwise become namedtuples; we validate dicts with pydantic instead. Standard LSP
+    messages are unaffected: they have registered lsprotocol types.
     """
     converter: Converter = default_converter()  # type: ignore[no-untyped-call]
-    converter.register_structure_hook(JsonRPCRequestMessage, _keep_params_as_dicts)
-    converter.register_structure_hook(JsonRPCNotification, _keep_params_as_dicts)
+    for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message_type, _keep_params_as_dicts)
     return converter
 
 
@@ -48,9 +55,9 @@ class RelaviumServer(LanguageServer):
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:
     """Build a server with every feature registered."""
-    from relavium_lsp.server.features import commands, context, lifecycle, sessions
+    from relavium_lsp.server.features import commands, context, export, lifecycle, sessions
 
     server = RelaviumServer(state)
-    for feature in (lifecycle, context, sessions, commands):
+    for feature in (lifecycle, context, sessions, export, commands):
         feature.setup(server)
     return server

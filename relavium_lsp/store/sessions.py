@@ -28,7 +28,7 @@ from relavium_lsp.contracts.session import (
     SessionTotals,
 )
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages
+from relavium_lsp.store import listing, messages, transfer
 from relavium_lsp.store.db import Connection, Synchronous, open_database, write_transaction
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
@@ -170,6 +170,22 @@ class SessionStore:
         )
         if cursor.rowcount == 0:
             raise SessionNotFound(f"no session with id {session_id!r}")
+
+    def import_session(
+        self, record: AgentSessionRecord, imported: Sequence[SessionMessage]
+    ) -> None:
+        """Create a session with its messages as given, in one transaction (all or nothing)."""
+        transfer.import_session(self._connection, record, imported)
+
+    def fork_session(self, source_id: str, at_sequence: int, new_record: AgentSessionRecord) -> int:
+        """Copy the visible messages ``<= at_sequence`` into a new session; returns the count."""
+        return transfer.fork_session(self._connection, source_id, at_sequence, new_record)
+
+    def export_snapshot(
+        self, session_id: str
+    ) -> tuple[AgentSessionRecord, list[SessionMessage]] | None:
+        """A session's row and visible messages read in one consistent snapshot."""
+        return transfer.export_snapshot(self._connection, session_id)
 
     # -- messages ---------------------------------------------------------------------------
 

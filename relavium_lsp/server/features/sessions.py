@@ -172,7 +172,7 @@ async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
     """The agents available in the active workspace (always including the default)."""
     rt = await runtime(ls)
     context = await detect_context(ls)
-    config = rt.manager.workspace_config(context.working_dir)
+    config = await rt.manager.workspace_config(context.working_dir)
     return ListAgentsResult(
         agents=[
             AgentInfo(

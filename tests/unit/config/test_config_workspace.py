@@ -273,3 +273,20 @@ def test_a_project_may_tighten_and_the_user_may_loosen(tmp_path: Path) -> None:
     assert policy.fs_scope == "project"  # the user allowed the project tier
     assert policy.allowed_paths == ["../shared"]
     assert policy.max_cost_microcents == 500  # a project can only lower the cap
+
+
+def test_a_project_chosen_endpoint_is_marked_keyless(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    _global(
+        home,
+        '[providers.openai]\ntimeout_s = 30\n[providers.team]\nkind = "openai"\nbase_url = "https://llm.team.example/v1"\n',
+    )
+    _project(
+        workspace,
+        '[providers.openai]\nbase_url = "https://evil.example/v1"\n'
+        '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:8080/v1"\n'
+        "allow_local_endpoint = true\n"
+        "[providers.team]\ntimeout_s = 10\n",
+    )
+    config = load_workspace_config(workspace, home=home)
+    assert config.keyless_providers == {"openai", "local"}  # team only tuned a timeout

@@ -1,0 +1,282 @@
+"""``relavium-lsp sessions``: inspect, export, import, fork, delete and replay chat history.
+
+Reads the same encrypted history database as the language server (``--history PATH``
+overrides the default ``$RELAVIUM_HOME/history.db``), so a user can work with sessions
+without an editor. Human-readable output by default; ``--json`` where a script wants data.
+Every failure is one ``error: …`` line on standard error and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from relavium_lsp.contracts.content import (
+    DurableMediaPart,
+    DurableReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.wire import MAX_PAGE, ListSessionsResult
+from relavium_lsp.engine.manager import SessionManager
+from relavium_lsp.engine.runtime import open_runtime
+from relavium_lsp.errors import RelaviumError
+from relavium_lsp.export.replay import replay_session
+from relavium_lsp.export.service import (
+    ExportFormat,
+    announce_export,
+    fork_session,
+    import_session,
+    load_snapshot,
+    render_export,
+)
+from relavium_lsp.tools.host import FilesystemHost, atomic_write_text
+
+Action = Callable[[SessionManager, argparse.Namespace], Awaitable[int]]
+TOOL_RESULT_PREVIEW = 2_000
+_FORMATS: dict[str, ExportFormat] = {"yaml": "workflow", "workflow": "workflow", "jsonl": "jsonl"}
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sessions`` and its actions."""
+    parser = subparsers.add_parser(
+        "sessions",
+        help="list, show, export, import, fork, delete or replay chat sessions",
+        description="Work with the chat history in the encrypted history database.",
+    )
+    actions = parser.add_subparsers(dest="sessions_action", metavar="ACTION", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--history", metavar="PATH", help="history database to use")
+
+    def action(name: str, help_text: str, run: Action) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = actions.add_parser(name, parents=[common], help=help_text)
+        sub.set_defaults(handler=lambda arguments: _execute(run, arguments))
+        return sub
+
+    listing = action("list", "list sessions, newest first", _list)
+    listing.add_argument("--workspace", metavar="DIR", help="only sessions of this workspace")
+    listing.add_argument("--query", metavar="TEXT", help="full-text search in messages and titles")
+    listing.add_argument("--limit", type=_limit, default=50, help=f"at most N (1-{MAX_PAGE})")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    show = action("show", "print a session's transcript", _show)
+    show.add_argument("session_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    export = action("export", "export a session as a workflow scaffold or JSONL", _export)
+    export.add_argument("session_id", metavar="ID")
+    export.add_argument("--format", choices=("yaml", "jsonl"), default="yaml")
+    export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    importing = action("import", "create a new session from a JSONL transcript", _import)
+    importing.add_argument("file", metavar="FILE", help="a relavium-session/1.0 file, or -")
+    importing.add_argument("--json", action="store_true", help="print JSON")
+    fork = action("fork", "branch a session at one of its messages", _fork)
+    fork.add_argument("session_id", metavar="ID")
+    fork.add_argument("--at", dest="at_sequence", type=int, required=True, metavar="SEQ")
+    fork.add_argument("--json", action="store_true", help="print JSON")
+    delete = action("delete", "delete a session (hidden, not erased)", _delete)
+    delete.add_argument("session_id", metavar="ID")
+    replay = action("replay", "re-run a session against its own recordings", _replay)
+    replay.add_argument("session_id", metavar="ID")
+    replay.add_argument(
+        "--live-tools",
+        action="store_true",
+        help="re-run pure and read-only tools for real (side-effecting ones never run)",
+    )
+    replay.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_PAGE}")
+    return number
+
+
+def _execute(run: Action, arguments: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_with_manager(run, arguments))
+    except RelaviumError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+    except OSError as error:
+        target = f" ({error.filename})" if error.filename else ""
+        print(f"error: {error.strerror or type(error).__name__}{target}", file=sys.stderr)
+    except UnicodeDecodeError:
+        print("error: the file is not UTF-8 text", file=sys.stderr)
+    return 1
+
+
+async def _with_manager(run: Action, arguments: argparse.Namespace) -> int:
+    runtime = await open_runtime(FilesystemHost(), history_path=arguments.history)
+    try:
+        return await run(runtime.manager, arguments)
+    finally:
+        await runtime.close()
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+async def _list(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    workspace = os.path.abspath(arguments.workspace) if arguments.workspace else None
+    page = await manager.list_sessions(
+        workspace=workspace, query=arguments.query, limit=arguments.limit
+    )
+    if arguments.json:
+        _print_json(
+            ListSessionsResult(sessions=page.sessions, next_cursor=page.next_cursor).to_wire()
+        )
+        return 0
+    if not page.sessions:
+        print("No sessions.")
+        return 0
+    for summary in page.sessions:
+        updated = summary.updated_at[:19].replace("T", " ")
+        label = summary.title or summary.preview or "(empty)"
+        print(f"{summary.id}  {updated}  {summary.status:<17}  {summary.message_count:>5}  {label}")
+    if page.next_cursor:
+        print(f"(more sessions exist; raise --limit, up to {MAX_PAGE})")
+    return 0
+
+
+async def _show(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    record, messages = await load_snapshot(manager, arguments.session_id)
+    if arguments.json:
+        _print_json(
+            {"session": record.to_wire(), "messages": [message.to_wire() for message in messages]}
+        )
+        return 0
+    print(_header(record))
+    for message in messages:
+        print()
+        print(_describe(message))
+    return 0
+
+
+def _header(record: AgentSessionRecord) -> str:
+    lines = [
+        f"Session {record.id}" + (f"  {record.title!r}" if record.title else ""),
+        f"Agent: {record.agent_slug}   Model: {record.model_id or '-'}   "
+        f"Status: {record.status}   Source: {record.source}",
+        f"Workspace: {record.context.working_dir}",
+        f"Created: {record.created_at}   Updated: {record.updated_at}   "
+        f"Messages: {record.message_count}   Turns: {record.turn_count}",
+    ]
+    if record.exported_workflow_path:
+        lines.append(f"Exported to: {record.exported_workflow_path}")
+    return "\n".join(lines)
+
+
+def _describe(message: SessionMessage) -> str:
+    model = f" ({message.model_id})" if message.model_id else ""
+    marker = ""
+    if message.compaction is not None:
+        marker = f" [compaction through #{message.compaction.dropped_through_sequence}]"
+    elif message.interruption is not None:
+        marker = " [interrupted turn]"
+    lines = [f"#{message.sequence_number} {message.role}{model} · {message.timestamp}{marker}"]
+    for part in message.content:
+        if isinstance(part, TextPart):
+            body = part.text
+        elif isinstance(part, DurableReasoningPart):
+            body = "[reasoning redacted]" if part.redacted else f"[reasoning] {part.text}"
+        elif isinstance(part, ToolCallPart):
+            body = f"-> {part.name} {json.dumps(part.args, ensure_ascii=False)}  [{part.id}]"
+        elif isinstance(part, ToolResultPart):
+            result = part.result
+            if len(result) > TOOL_RESULT_PREVIEW:
+                result = f"{result[:TOOL_RESULT_PREVIEW]}… [{len(part.result):,} chars]"
+            failed = " (error)" if part.is_error else ""
+            body = f"<- {part.tool_call_id}{failed}: {result}"
+        elif isinstance(part, DurableMediaPart):
+            body = f"[media {part.name or part.mime_type}: {part.source.handle}]"
+        lines.extend("  " + line for line in body.splitlines() or [""])
+    return "\n".join(lines)
+
+
+async def _export(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    fmt = _FORMATS[arguments.format]
+    outcome = await render_export(manager, arguments.session_id, fmt)
+    if arguments.output:
+        target = Path(arguments.output).expanduser().absolute()
+        await asyncio.to_thread(atomic_write_text, target, outcome.content)
+        await announce_export(manager, outcome.session_id, fmt, str(target))
+        print(f"Exported session {outcome.session_id} to {target}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(outcome.content.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        await announce_export(manager, outcome.session_id, fmt)
+    return 0
+
+
+async def _import(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    if arguments.file == "-":
+        text = await asyncio.to_thread(sys.stdin.read)
+    else:
+        text = await asyncio.to_thread(Path(arguments.file).read_text, encoding="utf-8")
+    session_id = await import_session(manager, text)
+    if arguments.json:
+        _print_json({"sessionId": session_id})
+    else:
+        print(f"Imported as session {session_id}")
+    return 0
+
+
+async def _fork(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    session_id = await fork_session(manager, arguments.session_id, arguments.at_sequence)
+    if arguments.json:
+        _print_json({"sessionId": session_id})
+    else:
+        print(
+            f"Forked session {arguments.session_id} at message {arguments.at_sequence} "
+            f"as {session_id}"
+        )
+    return 0
+
+
+async def _delete(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    await manager.delete(arguments.session_id)
+    print(f"Deleted session {arguments.session_id}")
+    return 0
+
+
+async def _replay(manager: SessionManager, arguments: argparse.Namespace) -> int:
+    report = await replay_session(manager, arguments.session_id, live_tools=arguments.live_tools)
+    if arguments.json:
+        _print_json(
+            {
+                "matches": report.matches,
+                "turnsReplayed": report.turns_replayed,
+                "skippedTurnSequences": report.skipped_turn_sequences,
+                "skippedSystemMessages": report.skipped_system_messages,
+                "liveToolCalls": report.live_tool_calls,
+                "recordedToolCalls": report.recorded_tool_calls,
+                "differences": report.differences,
+            }
+        )
+    else:
+        verdict = "identical to the original" if report.matches else "DIFFERENT from the original"
+        print(
+            f"Replayed {report.turns_replayed} turn(s) of session {arguments.session_id}: "
+            f"transcript {verdict}."
+        )
+        print(
+            f"Tool calls: {report.recorded_tool_calls} from the recording, "
+            f"{report.live_tool_calls} re-run live."
+        )
+        if report.skipped_turn_sequences:
+            firsts = ", ".join(f"#{sequence}" for sequence in report.skipped_turn_sequences)
+            print(f"Skipped turns that cannot be replayed (unfinished), starting at {firsts}.")
+        for difference in report.differences:
+            print(f"  - {difference}")
+    return 0 if report.matches else 1

@@ -1,0 +1,128 @@
+"""Seam request → Anthropic Messages API JSON.
+
+The Messages API is stricter than Chat Completions, and this module is where the rules are
+kept (projection stays provider-neutral):
+
+- Roles alternate. Consecutive messages of one role — a ``tool`` message (sent as ``user``)
+  followed by the next user message, say — are **merged here**, with ``tool_result`` blocks
+  first as the API requires. A conversation that starts with the assistant gets a short
+  leading user message.
+- The system prompt is the top-level ``system`` field, never a message.
+- Thinking blocks go back only with their signature (the API rejects unsigned ones), which
+  exists in flight only; a redacted block's opaque ``data`` travels in the seam's
+  ``signature`` slot with ``redacted=True``. Empty text blocks are dropped (also rejected).
+- ``max_tokens`` is required: the request's value, else the model's output limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relavium_lsp.contracts.content import (
+    Base64Source,
+    ContentPart,
+    MediaPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    UrlSource,
+)
+from relavium_lsp.llm.catalog import max_output_tokens_for
+from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
+from relavium_lsp.llm.wire_common import unsupported_media_note
+
+ANTHROPIC_VERSION = "2023-06-01"
+CONTINUATION_PROMPT = "(continuing an earlier conversation)"
+
+
+def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
+    if choice == "auto":
+        return {"type": "auto"}
+    if choice == "none":
+        return {"type": "none"}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}
+
+
+def _media_block(part: MediaPart) -> dict[str, Any]:
+    source = part.source
+    kind = "image" if part.mime_type.startswith("image/") else None
+    if part.mime_type == "application/pdf":
+        kind = "document"
+    if kind is not None and isinstance(source, Base64Source):
+        return {
+            "type": kind,
+            "source": {"type": "base64", "media_type": part.mime_type, "data": source.data},
+        }
+    if kind is not None and isinstance(source, UrlSource):
+        return {"type": kind, "source": {"type": "url", "url": source.url}}
+    return {"type": "text", "text": unsupported_media_note(part, "images and PDF documents")}
+
+
+def _block(part: ContentPart, role: str) -> dict[str, Any] | None:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text} if part.text.strip() else None
+    if isinstance(part, ReasoningPart):
+        if role != "assistant" or not part.signature:
+            return None
+        if part.redacted:
+            return {"type": "redacted_thinking", "data": part.signature}
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    if isinstance(part, ToolCallPart):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args}
+    if isinstance(part, ToolResultPart):
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": part.tool_call_id,
+            "content": part.result or "(no output)",
+        }
+        if part.is_error:
+            block["is_error"] = True
+        return block
+    return _media_block(part)
+
+
+def wire_messages(messages: tuple[LlmMessage, ...]) -> list[dict[str, Any]]:
+    """Seam messages as alternating Messages API messages."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = [b for b in (_block(part, role) for part in message.content) if b is not None]
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    for entry in wire:
+        if entry["role"] == "user":
+            # tool_result blocks must open the user turn that answers the tool calls.
+            entry["content"].sort(key=lambda block: block["type"] != "tool_result")
+    if wire and wire[0]["role"] == "assistant":
+        wire.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUATION_PROMPT}]})
+    return wire
+
+
+def request_body(request: LlmRequest) -> dict[str, Any]:
+    """The JSON body of a streaming ``/v1/messages`` call."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens or max_output_tokens_for(request.model),
+        "messages": wire_messages(request.messages),
+        "stream": True,
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+            for spec in request.tools
+        ]
+        body["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.stop_sequences:
+        body["stop_sequences"] = list(request.stop_sequences)
+    return body

@@ -1,0 +1,65 @@
+"""The scripted demo conversation the bundled offline cassette was recorded from.
+
+The demo (``make demo``) builds its sample workspace from :data:`DEMO_FILES`, selects
+:data:`DEMO_SELECTION` and sends :data:`DEMO_PROMPTS` in order; the offline model then
+replays the recorded answers: an explanation of the selection, then ``read_file`` →
+``write_file`` → a closing summary. Anything else gets the offline model's explanation of how
+to configure a real provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEMO_SOURCE_PATH = "src/greeting.py"
+
+DEMO_SOURCE = """def greet(name):
+    return "Hello, " + name + "!"
+
+
+if __name__ == "__main__":
+    print(greet("world"))
+"""
+
+DEMO_SOURCE_AFTER = '''def greet(name: str) -> str:
+    """Return a friendly greeting for ``name``."""
+    return "Hello, " + name + "!"
+
+
+if __name__ == "__main__":
+    print(greet("world"))
+'''
+
+DEMO_FILES: dict[str, str] = {
+    DEMO_SOURCE_PATH: DEMO_SOURCE,
+    "README.md": "# greeting\n\nA tiny sample project for the Relavium demo.\n",
+}
+
+
+@dataclass(frozen=True)
+class DemoSelection:
+    """A 1-based inclusive line range in a workspace file."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+DEMO_SELECTION = DemoSelection(path=DEMO_SOURCE_PATH, start_line=1, end_line=2)
+
+ASK_ABOUT_SELECTION = "What does the selected function do?"
+ASK_FOR_CHANGE = f"Add type hints and a docstring to greet in {DEMO_SOURCE_PATH}."
+DEMO_PROMPTS: tuple[str, ...] = (ASK_ABOUT_SELECTION, ASK_FOR_CHANGE)
+
+SELECTION_ANSWER = (
+    '`greet(name)` builds a greeting: it joins `"Hello, "`, the given `name` and `"!"` '
+    'and returns the result, so `greet("world")` returns `"Hello, world!"`. It has no type '
+    "hints, so nothing says that `name` must be a string."
+)
+CHANGE_PREAMBLE = "I'll add the annotations and a one-line docstring."
+CHANGE_SUMMARY = (
+    f"Done: `greet` in `{DEMO_SOURCE_PATH}` now takes `name: str`, returns `str` and has a "
+    "docstring. The change arrived as an editor edit, so you can review or undo it."
+)
+READ_CALL_ID = "call_demo_read_file"
+WRITE_CALL_ID = "call_demo_write_file"

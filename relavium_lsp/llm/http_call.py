@@ -1,0 +1,315 @@
+"""One streaming HTTP call with every failure turned into a final :class:`ErrorChunk`.
+
+Both adapters share this: they build the request, then hand a ``parse`` function that turns
+a successful streaming response into chunks. Everything around it — HTTP status mapping,
+``retry-after``, timeouts, dropped connections, redaction of the key from provider text —
+lives here so the two adapters cannot disagree about it.
+
+Status mapping (SPEC §5): 401/403 → ``auth``; 400/404/409/413/422 → ``bad_request`` (or
+``content_filter`` when the provider says the content policy rejected the request); 408 →
+``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport faults: no byte
+for ``timeout_s`` → ``timeout``; refused, reset or truncated connections → ``transport``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from relavium_lsp.llm.redaction import user_safe_detail
+from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind, StopChunk, Usage
+
+logger = logging.getLogger(__name__)
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_MAX_RETRY_AFTER_S = 86_400.0
+_CONTENT_POLICY_MARKERS = (
+    "content_filter",
+    "content filter",
+    "content_policy",
+    "content policy",
+    "safety system",
+)
+
+
+@dataclass(frozen=True)
+class CallTarget:
+    """Where a call goes and how to describe it without leaking anything."""
+
+    provider_id: str
+    url: str
+    headers: Mapping[str, str]
+    timeout_s: float
+    secret: str | None
+    key_hint: str
+
+    @property
+    def host(self) -> str:
+        """The host alone: URLs may carry credentials, hosts do not."""
+        return httpx.URL(self.url).host or "the provider"
+
+
+def status_kind(status: int) -> LlmErrorKind:
+    """The error kind an HTTP status stands for."""
+    if status in (401, 403):
+        return "auth"
+    if status == 408:
+        return "timeout"
+    if status == 429:
+        return "rate_limit"
+    if status >= 500:
+        return "overloaded"
+    if status >= 400:
+        return "bad_request"
+    return "unknown"
+
+
+_ERROR_TYPE_KINDS: dict[str, LlmErrorKind] = {
+    "rate_limit_error": "rate_limit",
+    "rate_limit_exceeded": "rate_limit",
+    "insufficient_quota": "rate_limit",
+    "overloaded_error": "overloaded",
+    "api_error": "overloaded",
+    "server_error": "overloaded",
+    "service_unavailable": "overloaded",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "invalid_api_key": "auth",
+    "billing_error": "auth",
+    "invalid_request_error": "bad_request",
+    "not_found_error": "bad_request",
+    "request_too_large": "bad_request",
+    "timeout_error": "timeout",
+}
+
+
+def error_type_kind(error_type: str) -> LlmErrorKind:
+    """The kind for a provider's error ``type`` / ``code`` string (in-stream errors)."""
+    lowered = error_type.lower()
+    if any(marker in lowered for marker in _CONTENT_POLICY_MARKERS):
+        return "content_filter"
+    for word in lowered.split():
+        kind = _ERROR_TYPE_KINDS.get(word)
+        if kind is not None:
+            return kind
+        if len(word) == 3 and word.isdigit():
+            # vLLM and friends put the HTTP status they would have sent in ``code``.
+            return status_kind(int(word))
+    return "unknown"
+
+
+def in_stream_error(provider_id: str, payload: Any, secret: str | None, usage: Usage) -> ErrorChunk:
+    """An ``error`` object sent inside a 200 stream, as a final chunk."""
+    code, detail = _error_fields(json.dumps(payload).encode())
+    kind = error_type_kind(code)
+    safe = user_safe_detail(detail or code or "error", [secret])
+    return ErrorChunk(
+        error=LlmError(kind=kind, message=f"{provider_id}: the stream failed: {safe}"),
+        usage=usage,
+    )
+
+
+def _seconds(value: float) -> float | None:
+    if math.isnan(value):
+        return None
+    return min(max(0.0, value), _MAX_RETRY_AFTER_S)
+
+
+def parse_retry_after(headers: httpx.Headers, *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return _seconds(float(milliseconds) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return _seconds(float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return _seconds(moment.timestamp() - (time.time() if now is None else now))
+
+
+def _error_fields(body: bytes) -> tuple[str, str]:
+    """``(type-or-code, message)`` from an OpenAI- or Anthropic-shaped error body."""
+    try:
+        parsed: Any = json.loads(body)
+    except ValueError:
+        return "", body.decode("utf-8", "replace")
+    error = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+    if isinstance(error, dict):
+        code = " ".join(str(error.get(key) or "") for key in ("type", "code")).strip()
+        message = error.get("message")
+        return code, message if isinstance(message, str) else ""
+    if isinstance(error, str):
+        return "", error
+    return "", ""
+
+
+def error_from_status(
+    target: CallTarget, status: int, headers: httpx.Headers, body: bytes
+) -> LlmError:
+    """Build the user-safe error for a non-2xx response."""
+    kind = status_kind(status)
+    code, detail = _error_fields(body)
+    retry_after = parse_retry_after(headers)
+    if kind == "auth":
+        # Auth failures often echo the (masked) key; say what to do instead of quoting them.
+        if target.secret:
+            message = (
+                f"{target.provider_id}: authentication failed (HTTP {status}). Check the API "
+                f"key ({target.key_hint})."
+            )
+        else:
+            message = (
+                f"{target.provider_id}: no API key is configured (HTTP {status}). Add one with "
+                f"{target.key_hint}."
+            )
+        return LlmError(kind=kind, message=message, status=status)
+    lowered = f"{code} {detail}".lower()
+    if kind == "bad_request" and any(marker in lowered for marker in _CONTENT_POLICY_MARKERS):
+        kind = "content_filter"
+    safe = user_safe_detail(detail or code, [target.secret])
+    message = f"{target.provider_id}: HTTP {status} from {target.host}"
+    if safe:
+        message += f": {safe}"
+    return LlmError(kind=kind, message=message, status=status, retry_after_s=retry_after)
+
+
+def error_from_exception(target: CallTarget, exc: Exception) -> LlmError:
+    """Build the user-safe error for a transport-level failure."""
+    if isinstance(exc, httpx.TimeoutException):
+        phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+        return LlmError(
+            kind="timeout",
+            message=(
+                f"{target.provider_id}: no response after {target.timeout_s:g}s {phase} "
+                f"{target.host}"
+            ),
+        )
+    if isinstance(exc, httpx.ConnectError):
+        return LlmError(
+            kind="transport", message=f"{target.provider_id}: could not connect to {target.host}"
+        )
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return LlmError(
+            kind="bad_request", message=f"{target.provider_id}: the base URL is not usable"
+        )
+    if isinstance(exc, httpx.HTTPError | OSError):
+        return LlmError(
+            kind="transport",
+            message=(
+                f"{target.provider_id}: the connection to {target.host} broke mid-response "
+                f"({type(exc).__name__})"
+            ),
+        )
+    return LlmError(
+        kind="unknown",
+        message=f"{target.provider_id}: unexpected adapter failure ({type(exc).__name__})",
+    )
+
+
+async def _read_bounded(response: httpx.Response) -> bytes:
+    collected = bytearray()
+    async for piece in response.aiter_bytes():
+        collected += piece
+        if len(collected) >= _ERROR_BODY_LIMIT:
+            break
+    return bytes(collected[:_ERROR_BODY_LIMIT])
+
+
+class StreamDecoder(Protocol):
+    """Turns a successful response body into chunks, a network read at a time.
+
+    ``feed`` and ``finish`` end with a terminal chunk (stop or error) at most once; after
+    it they return nothing more. ``usage`` is what the response reported so far.
+    """
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens reported so far."""
+        ...
+
+    def feed(self, data: bytes) -> list[LlmChunk]:
+        """The chunks these bytes complete."""
+        ...
+
+    def finish(self) -> list[LlmChunk]:
+        """At end of body: the closing chunks (an error if the answer was incomplete)."""
+        ...
+
+
+DecoderFactory = Callable[[str], StreamDecoder]
+
+
+async def stream_call(
+    client: httpx.AsyncClient,
+    target: CallTarget,
+    build_body: Callable[[], dict[str, Any]],
+    make_decoder: DecoderFactory,
+) -> AsyncIterator[LlmChunk]:
+    """POST the body and yield the decoded chunks; never raise for a fault.
+
+    ``make_decoder`` receives the response's content type. Only ``asyncio.CancelledError``
+    (and closing the generator) escape; either leaves the ``async with`` block, which closes
+    the response and with it the connection. After the stop chunk the rest of the body is
+    still read (it is normally just the end of the chunked encoding) so the connection can
+    return to the pool; a fault while doing so is ignored.
+    """
+    failure: LlmError | None = None
+    decoder: StreamDecoder | None = None
+    finished = False
+    try:
+        body = build_body()
+        async with client.stream(
+            "POST",
+            target.url,
+            json=body,
+            headers=dict(target.headers),
+            timeout=httpx.Timeout(target.timeout_s),
+        ) as response:
+            if response.status_code >= 400:
+                error_body = await _read_bounded(response)
+                failure = error_from_status(
+                    target, response.status_code, response.headers, error_body
+                )
+            else:
+                decoder = make_decoder(response.headers.get("content-type", ""))
+                async for data in response.aiter_bytes():
+                    if finished:
+                        continue
+                    for chunk in decoder.feed(data):
+                        yield chunk
+                        if isinstance(chunk, ErrorChunk):
+                            return
+                        if isinstance(chunk, StopChunk):
+                            finished = True
+                if not finished:
+                    finished = True
+                    for chunk in decoder.finish():
+                        yield chunk
+    except Exception as exc:  # every fault becomes a typed chunk; cancellation is not one
+        logger.debug("provider %s call failed: %s", target.provider_id, type(exc).__name__)
+        if finished:
+            return
+        failure = error_from_exception(target, exc)
+    if failure is not None:
+        logger.debug(
+            "provider %s: %s (status %s)", target.provider_id, failure.kind, failure.status
+        )
+        yield ErrorChunk(error=failure, usage=decoder.usage if decoder is not None else Usage())

@@ -1,0 +1,64 @@
+"""The bundled offline model: a recorded demo conversation plus a helpful default answer.
+
+It is what a session uses when no provider is configured, and what ``make demo`` and tests
+run against: :func:`offline_provider` replays ``cassettes/offline.json`` (recorded by
+``python -m relavium_lsp.llm.record_demo``) and answers anything it has no recording for
+with a short, deterministic explanation of how to configure a real provider.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID, OFFLINE_PROVIDER_ID
+from relavium_lsp.llm.cassette import CassetteError, CassetteProvider
+from relavium_lsp.llm.seam import LlmChunk, LlmRequest, StopChunk, TextDelta, Usage
+
+OFFLINE_CASSETTE_NAME = "offline.json"
+
+OFFLINE_EXPLANATION = (
+    f"I am Relavium's offline demo model (`{OFFLINE_MODEL_ID}`). I replay a recorded demo "
+    "conversation and have no recorded answer for this message, so nothing was sent to any "
+    "AI service.\n\n"
+    "To chat with a real model, add a provider:\n"
+    "- Anthropic: run `relavium-lsp keys set anthropic` (or set `ANTHROPIC_API_KEY`) and put "
+    '`default_model = "anthropic/claude-sonnet-4-5"` under `[preferences]` in '
+    "`~/.relavium/config.toml`.\n"
+    "- OpenAI: run `relavium-lsp keys set openai` (or set `OPENAI_API_KEY`) and use "
+    '`default_model = "openai/gpt-4o-mini"`.\n'
+    "- A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio): add "
+    '`[providers.local]` with `kind = "openai"`, `base_url = "http://127.0.0.1:11434/v1"` '
+    'and `allow_local_endpoint = true`, then `default_model = "local/<model name>"`.'
+)
+
+
+def offline_explanation(request: LlmRequest) -> list[LlmChunk]:
+    """The answer to any unrecorded request: the explanation, streamed line by line."""
+    lines = OFFLINE_EXPLANATION.splitlines(keepends=True)
+    chunks: list[LlmChunk] = [TextDelta(text=line) for line in lines]
+    chunks.append(StopChunk(stop_reason="stop", usage=Usage()))
+    return chunks
+
+
+@functools.cache
+def _bundled_document() -> dict[str, Any]:
+    resource = resources.files("relavium_lsp.llm").joinpath("cassettes", OFFLINE_CASSETTE_NAME)
+    try:
+        document = json.loads(resource.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CassetteError(
+            f"the bundled cassette {OFFLINE_CASSETTE_NAME} cannot be read ({type(exc).__name__})"
+        ) from None
+    if not isinstance(document, dict):
+        raise CassetteError(f"the bundled cassette {OFFLINE_CASSETTE_NAME} is not an object")
+    return document
+
+
+def offline_provider() -> CassetteProvider:
+    """A fresh offline provider (its replay position starts at the beginning)."""
+    return CassetteProvider(
+        OFFLINE_PROVIDER_ID, _bundled_document(), on_unmatched=offline_explanation
+    )

@@ -1,0 +1,126 @@
+"""``relavium/exportSession`` and ``relavium/forkSession`` (SPEC §4, §9).
+
+Opening an export, when the request asks for it (``open``, the default):
+
+1. the client declared ``experimental.relavium.openUntitled`` → the server sends
+   ``relavium/openUntitled {language, content, title}`` and reports what the client answered;
+   the export is recorded as ``untitled`` (saving it is the user's act, noted on save);
+2. otherwise → the server writes the file under ``<workingDir>/.relavium/exports/`` (never
+   outside it, never over a different file) and asks the client to show it with
+   ``window/showDocument``; that path is recorded as the export's location.
+
+With ``open: false`` nothing is opened or written: the result carries the text and the
+suggested path, and the export is recorded as ``untitled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pydantic import ValidationError
+
+from relavium_lsp.contracts.wire import (
+    ExportSessionParams,
+    ExportSessionResult,
+    ForkSessionParams,
+    ForkSessionResult,
+    OpenUntitledParams,
+    OpenUntitledResult,
+)
+from relavium_lsp.errors import ExportError
+from relavium_lsp.export import service
+from relavium_lsp.export.files import write_export_file
+from relavium_lsp.server import methods
+from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.handlers import Result, register_request
+
+if TYPE_CHECKING:
+    from relavium_lsp.server.app import RelaviumServer
+
+_log = logging.getLogger(__name__)
+_LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}
+
+
+def setup(server: RelaviumServer) -> None:
+    """Register the export and fork requests."""
+    register_request(server, methods.EXPORT_SESSION, ExportSessionParams, export_session)
+    register_request(server, methods.FORK_SESSION, ForkSessionParams, fork_session)
+
+
+async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Result:
+    """Export a session; open it as an untitled document or a written file when asked."""
+    manager = (await runtime(ls)).manager
+    outcome = await service.render_export(manager, params.session_id, params.format)
+    opened = False
+    location = service.UNTITLED
+    suggested = outcome.suggested_path
+    if params.open and ls.state.client.open_untitled:
+        opened = await _open_untitled(ls, outcome)
+    elif params.open:
+        written = await _write_in_workspace(outcome)
+        if written is not None:
+            location = suggested = str(written)
+            opened = await _show_document(ls, written)
+    await service.announce_export(manager, outcome.session_id, outcome.format, location)
+    return ExportSessionResult(
+        format=outcome.format, content=outcome.content, suggested_path=suggested, opened=opened
+    )
+
+
+async def fork_session(ls: RelaviumServer, params: ForkSessionParams) -> Result:
+    """Branch a session at one of its messages."""
+    manager = (await runtime(ls)).manager
+    new_id = await service.fork_session(manager, params.session_id, params.at_sequence)
+    return ForkSessionResult(session_id=new_id)
+
+
+async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> bool:
+    params = OpenUntitledParams(
+        language=_LANGUAGES[outcome.format], content=outcome.content, title=outcome.file_name
+    )
+    try:
+        answer: Any = await ls.protocol.send_request_async(methods.OPEN_UNTITLED, params.to_wire())
+        return OpenUntitledResult.model_validate(answer).opened
+    except asyncio.CancelledError:
+        raise
+    except ValidationError:
+        _log.warning("client answered %s with an invalid result", methods.OPEN_UNTITLED)
+    except Exception as error:
+        _log.warning("%s failed: %s", methods.OPEN_UNTITLED, type(error).__name__)
+    return False
+
+
+async def _write_in_workspace(outcome: service.ExportOutcome) -> Path | None:
+    try:
+        return await asyncio.to_thread(
+            write_export_file,
+            outcome.working_dir,
+            outcome.stem,
+            outcome.suffix,
+            outcome.content,
+        )
+    except (ExportError, OSError) as error:
+        # The text still goes back in the result; only the convenience of a file is lost.
+        message = error.message if isinstance(error, ExportError) else str(error.strerror)
+        _log.warning("export of %s not written to the workspace: %s", outcome.session_id, message)
+        return None
+
+
+async def _show_document(ls: RelaviumServer, path: Path) -> bool:
+    window = ls.client_capabilities.window
+    if window is None or window.show_document is None or not window.show_document.support:
+        return False
+    try:
+        result = await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        _log.warning("window/showDocument failed: %s", type(error).__name__)
+        return False
+    return bool(result.success)

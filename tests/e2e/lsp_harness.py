@@ -1,0 +1,254 @@
+"""One harness for every end-to-end test: the real server process, a pytest-lsp client.
+
+The client behaves like a small editor: it records ``relavium/sessionEvent`` notifications,
+answers approvals with a scripted decision, applies ``workspace/applyEdit`` to files on disk
+(and records each edit), and declares the ``experimental.relavium`` capabilities it
+implements. Providers are loopback HTTP servers configured through real config files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cattrs import Converter
+from lsprotocol import types
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from relavium_lsp.server import methods
+
+SHUTDOWN_GRACE_S = 5.0
+SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
+
+
+def _as_dicts(obj: dict[str, Any], cls: type[Any]) -> Any:
+    return cls(**obj)
+
+
+def dict_converter() -> Converter:
+    """Keep custom params and results as plain dicts on the client side too."""
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+    for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message_type, _as_dicts)
+    return converter
+
+
+@dataclass
+class EditorClient:
+    """The test's view of one connected editor."""
+
+    lsp: LanguageClient
+    workspace: Path
+    events: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    opened_untitled: list[dict[str, Any]] = field(default_factory=list)
+    decision: str = "approve"
+    apply_edits: bool = True
+    _event_arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a custom request and return its (dict) result."""
+        return await self.lsp.protocol.send_request_async(method, params)
+
+    def events_of(self, session_id: str, event_type: str | None = None) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.events
+            if e["sessionId"] == session_id and (event_type is None or e["type"] == event_type)
+        ]
+
+    async def wait_for_event(
+        self, session_id: str, event_type: str, count: int = 1
+    ) -> dict[str, Any]:
+        """Wait (without sleeping) until ``count`` events of a type have arrived."""
+        async with self._event_arrived:
+            await self._event_arrived.wait_for(
+                lambda: len(self.events_of(session_id, event_type)) >= count
+            )
+        return self.events_of(session_id, event_type)[count - 1]
+
+    async def record_event(self, params: dict[str, Any]) -> None:
+        async with self._event_arrived:
+            self.events.append(params)
+            self._event_arrived.notify_all()
+
+    def open_document(self, path: Path, language: str = "python") -> str:
+        uri = path.as_uri()
+        self.lsp.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id=language, version=1, text=path.read_text(encoding="utf-8")
+                )
+            )
+        )
+        return uri
+
+
+def client_capabilities(*, relavium: dict[str, bool] | None = None) -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True,
+                resource_operations=[types.ResourceOperationKind.Create],
+            ),
+            workspace_folders=True,
+        ),
+        window=types.WindowClientCapabilities(
+            work_done_progress=True,
+            show_document=types.ShowDocumentClientCapabilities(support=True),
+        ),
+        experimental={
+            "relavium": relavium
+            if relavium is not None
+            else {"approvals": True, "openUntitled": True, "editorState": True}
+        },
+    )
+
+
+def _apply_to_disk(edit: types.WorkspaceEdit) -> None:
+    """Apply create-file + full-range text edits the way an editor would (then save)."""
+    for change in edit.document_changes or []:
+        if isinstance(change, types.CreateFile):
+            path = Path(change.uri.removeprefix("file://"))
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("", encoding="utf-8")
+        elif isinstance(change, types.TextDocumentEdit):
+            path = Path(change.text_document.uri.removeprefix("file://"))
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            for text_edit in change.edits:
+                assert isinstance(text_edit, types.TextEdit)
+                lines = text.split("\n")
+                start, end = text_edit.range.start, text_edit.range.end
+                prefix = "\n".join([*lines[: start.line], lines[start.line][: start.character]])
+                suffix = "\n".join([lines[end.line][end.character :], *lines[end.line + 1 :]])
+                text = prefix + text_edit.new_text + suffix
+            path.write_text(text, encoding="utf-8")
+
+
+@asynccontextmanager
+async def editor(
+    workspace: Path,
+    home: Path,
+    *,
+    relavium: dict[str, bool] | None = None,
+    initialization_options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[EditorClient]:
+    """Start ``relavium-lsp serve``, initialize it on ``workspace``, shut it down after."""
+    lsp = LanguageClient(converter_factory=dict_converter)
+    register_lsp_features(lsp)
+    client = EditorClient(lsp=lsp, workspace=workspace)
+
+    @lsp.feature(methods.SESSION_EVENT)
+    async def on_event(params: dict[str, Any]) -> None:
+        await client.record_event(params)
+
+    @lsp.feature(methods.REQUEST_APPROVAL)
+    def on_approval(params: dict[str, Any]) -> dict[str, Any]:
+        client.approvals.append(params)
+        return {"decision": client.decision}
+
+    @lsp.feature(methods.OPEN_UNTITLED)
+    def on_open_untitled(params: dict[str, Any]) -> dict[str, Any]:
+        client.opened_untitled.append(params)
+        return {"opened": True}
+
+    @lsp.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        client.edits.append(params)
+        if not client.apply_edits:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
+        _apply_to_disk(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    server_env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "RELAVIUM_HOME": str(home / ".relavium"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        **(env or {}),
+    }
+    await lsp.start_io(*SERVER_COMMAND, env=server_env)
+    try:
+        await lsp.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(relavium=relavium),
+                client_info=types.ClientInfo(name="relavium-e2e"),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)
+                ],
+                initialization_options=initialization_options or {},
+            )
+        )
+        yield client
+        await lsp.shutdown_session()
+    finally:
+        await _stop(lsp)
+
+
+async def _stop(lsp: LanguageClient) -> None:
+    """End the server even when the test failed half-way (no hanging on a live process)."""
+    server = lsp._server
+    if server is not None and server.returncode is None:
+        try:
+            await asyncio.wait_for(server.wait(), SHUTDOWN_GRACE_S)
+        except TimeoutError:
+            server.terminate()
+    await lsp.stop()
+
+
+def make_git_workspace(root: Path, branch: str = "feature/chat") -> Path:
+    """A real git repository with one committed source file, on ``branch``."""
+    root.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(root)}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
+
+    git("init", "-q", "-b", branch)
+    (root / "app.py").write_text(
+        "def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n", encoding="utf-8"
+    )
+    git("add", "app.py")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+    return root
+
+
+def configure_loopback_provider(
+    home: Path, workspace: Path, base_url: str, *, model: str = "gpt-4o-mini"
+) -> None:
+    """Global config with a loopback OpenAI-compatible provider, and an agent that uses it."""
+    relavium_home = home / ".relavium"
+    relavium_home.mkdir(parents=True, exist_ok=True)
+    (relavium_home / "config.toml").write_text(
+        f'[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
+        "allow_local_endpoint = true\ntimeout_s = 10\n",
+        encoding="utf-8",
+    )
+    agents = workspace / ".relavium" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "coder.agent.yaml").write_text(
+        "id: coder\nname: Coder\ndescription: edits code\n"
+        f"model: {model}\nprovider: loop\n"
+        'system_prompt: "You edit code in {{ctx.workingDir}}."\n'
+        "tools: [read_file, write_file, list_directory, git_status]\n",
+        encoding="utf-8",
+    )

@@ -1,0 +1,284 @@
+// End-to-end test of the Relavium extension in a real VS Code (code-server + headless
+// Debian Chromium). Run through run.sh, which installs the cached dependencies and packages
+// the extension first.
+//
+//   node e2e.mjs --cache DIR --vsix FILE --artifacts DIR [--smoke] [--server-command PATH]
+//
+// --smoke: no language server; checks the workbench, the view and the "server not running"
+// state. Without it the full scenario runs against the real `relavium-lsp serve`.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseArgs } from 'node:util';
+import { CodeServer } from './codeServer.mjs';
+import { loadDemo } from './demo.mjs';
+import { Workbench } from './workbench.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    cache: { type: 'string' },
+    vsix: { type: 'string' },
+    artifacts: { type: 'string' },
+    smoke: { type: 'boolean', default: false },
+    'server-command': { type: 'string' },
+    'keep-temp': { type: 'boolean', default: false },
+  },
+});
+for (const required of ['cache', 'vsix', 'artifacts']) {
+  if (options[required] === undefined) {
+    throw new Error(`--${required} is required`);
+  }
+}
+
+const require = createRequire(path.join(options.cache, 'playwright', 'node_modules', 'noop.js'));
+const { chromium } = require('playwright-core');
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+function isExecutable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** PATH without any directory that holds a relavium-lsp (the smoke run needs "not found"). */
+function pathWithoutServer() {
+  return (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((directory) => directory !== '' && !isExecutable(path.join(directory, 'relavium-lsp')))
+    .join(path.delimiter);
+}
+
+const root = mkdtempSync(path.join(tmpdir(), 'relavium-e2e-'));
+const workspace = path.join(root, 'workspace');
+const settings = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.ignoreRecommendations': true,
+  'security.workspace.trust.enabled': false,
+  'window.restoreWindows': 'none',
+  'chat.disableAIFeatures': true,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'relavium.server.command': options.smoke ? '' : (options['server-command'] ?? ''),
+};
+
+const serverCommand = options['server-command'];
+const demo = options.smoke ? undefined : loadDemo(path.join(path.dirname(serverCommand ?? ''), 'python'));
+
+let codeServer;
+let browser;
+let workbench;
+
+before(async () => {
+  mkdirSync(workspace, { recursive: true });
+  const files = demo?.files ?? { 'app.py': 'print("hello")\n' };
+  for (const [relative, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(workspace, relative)), {
+      recursive: true,
+    });
+    writeFileSync(path.join(workspace, relative), content);
+  }
+  codeServer = new CodeServer({ cache: options.cache, root, settings });
+  codeServer.installExtension(path.resolve(options.vsix));
+  const env = options.smoke
+    ? { PATH: pathWithoutServer() }
+    : {
+        RELAVIUM_HOME: path.join(root, 'relavium-home'),
+        RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
+      };
+  const url = await codeServer.start(workspace, env);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+  const page = await browser.newPage({
+    viewport: { width: 1400, height: 900 },
+  });
+  workbench = new Workbench(page, options.artifacts);
+  try {
+    await workbench.open(url);
+  } catch (error) {
+    await workbench.screenshot('failed-to-open');
+    throw error;
+  }
+});
+
+after(async () => {
+  await browser?.close();
+  await codeServer?.stop();
+  if (!options['keep-temp']) {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/** Re-check a UI condition until it holds (Playwright's waitFor cannot watch input values). */
+async function until(condition, what, timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A test step that leaves a screenshot behind when it fails. */
+function step(name, body) {
+  it(name, async () => {
+    try {
+      await body();
+    } catch (error) {
+      const slug = name
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .slice(0, 60);
+      await workbench?.screenshot(`failed-${slug}`).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+describe('VS Code: Relavium chat view', () => {
+  step('loads the workbench with the extension installed', async () => {
+    await workbench.screenshot('01-workbench');
+    const installed = codeServer.logLines.join('\n');
+    assert.doesNotMatch(installed, /Error: .*relavium/i);
+  });
+
+  step('opens the Relavium view from the activity bar and renders the chat webview', async () => {
+    await workbench.openRelaviumView();
+    const chat = workbench.chat();
+    await chat.locator('.composer-input').waitFor({ timeout: 60_000 });
+    await chat.locator('.header .title').waitFor();
+    assert.equal(await chat.locator('.header .title').textContent(), 'New chat');
+    await workbench.screenshot('02-chat-view');
+  });
+
+  if (options.smoke) {
+    step('says why when the server is not running, and offers a restart', async () => {
+      const chat = workbench.chat();
+      const banner = chat.locator('.banner');
+      await banner.locator('text=/not found on PATH/').waitFor({ timeout: 30_000 });
+      const text = await banner.textContent();
+      assert.match(text ?? '', /Relavium server not running — relavium-lsp was not found on PATH/);
+      assert.equal(await chat.locator('.banner button:has-text("Restart server")').isVisible(), true);
+      assert.equal(await chat.locator('.composer-input').isDisabled(), true);
+      await workbench.screenshot('03-server-not-running');
+    });
+  }
+
+  if (!options.smoke) {
+    step('quotes the selection into the composer with Ask About Selection', async () => {
+      await workbench.openFile(demo.selection.path);
+      await workbench.selectLines(demo.selection.startLine, demo.selection.endLine);
+      const chat = workbench.chat();
+      await chat.locator('.banner').waitFor({ state: 'hidden', timeout: 60_000 });
+      await workbench.runCommand('Relavium: Ask About Selection');
+      const input = chat.locator('.composer-input');
+      const quoted = `About \`${demo.selection.path}\` lines ${demo.selection.startLine}–${demo.selection.endLine}:`;
+      await until(async () => (await input.inputValue()).startsWith(quoted), 'the quoted selection');
+      const draft = await input.inputValue();
+      assert.ok(draft.includes(demo.files[demo.selection.path].split('\n')[0]), draft);
+      await workbench.screenshot('03-ask-about-selection');
+    });
+
+    step('sends a question about a selection and streams the answer', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill(demo.askAboutSelection);
+      await input.press('Enter');
+      await chat.locator('.message.user', { hasText: demo.askAboutSelection }).waitFor();
+      const answer = chat.locator('.message.assistant .markdown', {
+        hasText: 'builds a greeting',
+      });
+      await answer.waitFor({ timeout: 60_000 });
+      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
+      await workbench.screenshot('04-streamed-answer');
+      assert.match(await answer.innerText(), /greet/);
+    });
+
+    step('asks before writing, and the approved write changes the file in the editor', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill(demo.askForChange);
+      await input.press('Enter');
+      const approve = chat.locator('.approval-buttons button:has-text("Approve")');
+      await approve.waitFor({ timeout: 60_000 });
+      assert.match(
+        await chat.locator('.approval-what').last().innerText(),
+        new RegExp(demo.sourcePath.replace('.', '\\.')),
+      );
+      await workbench.screenshot('05-approval-requested');
+      await approve.click();
+      await workbench.waitForEditorText('def greet(name: str) -> str:');
+      await chat
+        .locator('.message.assistant .markdown', { hasText: 'now takes' })
+        .waitFor({ timeout: 60_000 });
+      await workbench.screenshot('06-file-changed');
+      assert.match(await workbench.editorText(), /Return a friendly greeting/);
+    });
+
+    step('exports the chat to an untitled YAML workflow editor', async () => {
+      await workbench.runCommand('Relavium: Export Chat to Workflow');
+      await workbench.page
+        .locator('.tabs-container .tab[aria-label*="Untitled"]')
+        .first()
+        .waitFor({ timeout: 30_000 });
+      await workbench.waitForEditorText('relaviumExport');
+      await workbench.screenshot('07-exported-workflow');
+      const yaml = await workbench.editorText();
+      assert.match(yaml, /from: input\s+to: turn-1/);
+      assert.match(yaml, /id: what-does-the-selected-function-do/);
+    });
+
+    step('rebuilds the transcript after a window reload', async () => {
+      await workbench.page.reload();
+      await workbench.waitForWorkbench();
+      const chat = workbench.chat();
+      await workbench.openRelaviumView();
+      await chat.locator('.message.user', { hasText: demo.askAboutSelection }).waitFor({ timeout: 60_000 });
+      await chat
+        .locator('.message.assistant .markdown', {
+          hasText: 'builds a greeting',
+        })
+        .waitFor();
+      await chat.locator('.tool-card', { hasText: 'write_file' }).waitFor();
+      await workbench.screenshot('08-after-reload');
+    });
+
+    step('finds the chat again through the Sessions panel search', async () => {
+      const chat = workbench.chat();
+      await chat.locator('.header-buttons button:has-text("Sessions")').click();
+      const search = chat.locator('.sessions-search');
+      await search.fill('docstring');
+      const entry = chat.locator('.session-entry', { hasText: demo.askAboutSelection });
+      await entry.waitFor({ timeout: 30_000 });
+      await workbench.screenshot('09-session-search');
+      await search.fill('zebra-unicorn-never-said');
+      await chat.locator('.sessions-status', { hasText: 'No sessions found.' }).waitFor();
+      await search.fill('');
+      await entry.locator('.session-open').waitFor();
+      await entry.locator('.session-open').click();
+      await chat.locator('.sessions').waitFor({ state: 'hidden' });
+      await chat.locator('.message.user', { hasText: demo.askForChange }).waitFor();
+    });
+  }
+});

@@ -1,0 +1,115 @@
+// Playwright helpers for driving the VS Code workbench served by code-server.
+import { mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+
+export const EXTENSION_ID = 'relavium.relavium';
+
+export class Workbench {
+  /**
+   * @param {import('playwright-core').Page} page
+   * @param {string} artifacts directory for screenshots
+   */
+  constructor(page, artifacts) {
+    this.page = page;
+    this.artifacts = artifacts;
+    mkdirSync(artifacts, { recursive: true });
+  }
+
+  /** Load the workbench and wait until it is interactive. */
+  async open(url) {
+    await this.page.goto(url);
+    await this.waitForWorkbench();
+  }
+
+  async waitForWorkbench() {
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await this.page.locator('.activitybar').waitFor({ timeout: 60_000 });
+  }
+
+  /** Save a screenshot as `<name>.png` and return its path. */
+  async screenshot(name) {
+    const file = path.join(this.artifacts, `${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** Click the Relavium activity-bar entry (the way a person opens the view). */
+  async openRelaviumView() {
+    const entry = this.page.locator('.activitybar a[aria-label^="Relavium"]').first();
+    await entry.waitFor({ timeout: 60_000 });
+    // Clicking the entry of the container already shown would close the side bar.
+    const item = entry.locator('xpath=ancestor::li[1]');
+    const active =
+      (await item.getAttribute('aria-selected')) === 'true' ||
+      ((await item.getAttribute('class')) ?? '').split(/\s+/).includes('checked');
+    if (!active) {
+      await entry.click();
+    }
+    await this.page
+      .locator('.pane-header[aria-label^="Chat"], .sidebar .title-label h2:has-text("Relavium")')
+      .first()
+      .waitFor({ timeout: 30_000 });
+  }
+
+  /** The chat webview's document (webviews are an iframe inside an iframe). */
+  chat() {
+    return this.page
+      .frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`)
+      .frameLocator('iframe#active-frame');
+  }
+
+  /** Run a command by its palette title. */
+  async runCommand(title) {
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Open a workspace file through Quick Open and wait for its editor. */
+  async openFile(relativePath) {
+    const name = relativePath.split('/').at(-1);
+    await this.page.keyboard.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(relativePath);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+    await this.page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor();
+    await this.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
+  }
+
+  /** Select whole lines `start`..`end` (1-based, inclusive) in the active editor. */
+  async selectLines(start, end) {
+    await this.page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+Home');
+    for (let line = 1; line < start; line += 1) {
+      await this.page.keyboard.press('ArrowDown');
+    }
+    for (let line = start; line < end; line += 1) {
+      await this.page.keyboard.press('Shift+ArrowDown');
+    }
+    await this.page.keyboard.press('Shift+End');
+  }
+
+  /** The visible text of the active editor (Monaco renders spaces as no-break spaces). */
+  async editorText() {
+    const text = await this.page
+      .locator('.editor-group-container.active .monaco-editor .view-lines')
+      .first()
+      .innerText();
+    return text.replace(/\u00a0/g, ' ');
+  }
+
+  /** Wait until the active editor shows `expected` (a substring). */
+  async waitForEditorText(expected, timeout = 60_000) {
+    await this.page
+      .locator('.editor-group-container.active .monaco-editor .view-lines', {
+        hasText: expected,
+      })
+      .first()
+      .waitFor({ timeout });
+  }
+}

@@ -1,0 +1,229 @@
+"""A real engine for tests: encrypted store, event bus, tool registry, scripted models.
+
+Models are scripted with the cassette provider (``match="sequence"``) or a loopback HTTP
+server speaking the OpenAI wire format; nothing in the engine is replaced by a mock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from relavium_lsp.config import WorkspaceConfig
+from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.events import StampedEvent
+from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.contracts.wire import ApprovalDecision
+from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.manager import SessionManager
+from relavium_lsp.engine.session import AgentSession, EngineServices
+from relavium_lsp.llm.cassette import CASSETTE_FORMAT, CassetteProvider
+from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.seam import (
+    LlmChunk,
+    LlmRequest,
+    ProviderCapabilities,
+    StopChunk,
+    TextDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+)
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.media import MediaStore
+from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
+from relavium_lsp.tools.registry import default_registry
+
+AGENT_YAML = """\
+id: helper
+name: Helper
+description: test agent
+model: {model}
+provider: scripted
+system_prompt: "You help. Workspace {{{{ctx.workingDir}}}}."
+tools: [read_file, write_file, list_directory]
+"""
+
+
+def text_reply(text: str, usage: tuple[int, int] = (10, 5)) -> list[LlmChunk]:
+    """A model call that answers with text."""
+    pieces = [TextDelta(text=piece) for piece in text.split(" ") for piece in (piece + " ",)]
+    return [
+        *pieces,
+        StopChunk(stop_reason="stop", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])),
+    ]
+
+
+def tool_reply(
+    name: str, args: dict[str, Any], call_id: str, usage: tuple[int, int] = (10, 5)
+) -> list[LlmChunk]:
+    """A model call that asks for one tool."""
+    return [
+        ToolCallStart(index=0, id=call_id, name=name),
+        ToolCallEnd(index=0, id=call_id, name=name, args=args),
+        StopChunk(
+            stop_reason="tool_use", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])
+        ),
+    ]
+
+
+class CountingProvider:
+    """Wraps a provider and counts the calls that reach it."""
+
+    def __init__(self, inner: CassetteProvider | OpenAICompatibleProvider) -> None:
+        self._inner = inner
+        self.provider_id = inner.provider_id
+        self.capabilities: ProviderCapabilities = inner.capabilities
+        self.requests: list[LlmRequest] = []
+
+    def context_window(self, model: str) -> int:
+        return self._inner.context_window(model)
+
+    async def stream(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        self.requests.append(request)
+        async for chunk in self._inner.stream(request):
+            yield chunk
+
+
+def scripted(*calls: Sequence[LlmChunk], context_window: int | None = None) -> CountingProvider:
+    """A provider that replays the given calls in order."""
+    document = {
+        "format": CASSETTE_FORMAT,
+        "calls": [
+            {
+                "request": {"prompt": "", "tools_called": []},
+                "chunks": [chunk.model_dump(mode="json") for chunk in chunks],
+            }
+            for chunks in calls
+        ],
+    }
+    return CountingProvider(
+        CassetteProvider("scripted", document, match="sequence", context_window=context_window)
+    )
+
+
+@dataclass
+class RecordingHost(FilesystemHost):
+    """A filesystem host whose approvals are answered by the test."""
+
+    decision: ApprovalDecision = "approve"
+    asked: list[ApprovalRequest] = field(default_factory=list)
+    hold: asyncio.Event | None = None
+    asked_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        super().__init__(self._answer)
+
+    async def _answer(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        self.asked_event.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        return self.decision
+
+
+@dataclass
+class Harness:
+    """An engine over a real encrypted database in a temp dir."""
+
+    manager: SessionManager
+    store: AsyncSessionStore
+    workspace: Path
+    host: RecordingHost
+    chain: list[ChainEntry]
+    events: list[StampedEvent] = field(default_factory=list)
+
+    async def start(self, **kwargs: Any) -> AgentSession:
+        context = SessionContext(working_dir=str(self.workspace))
+        return await self.manager.start(context=context, agent_ref="helper", **kwargs)
+
+    def types(self, session_id: str) -> list[str]:
+        return [event.type for event in self.events if event.session_id == session_id]
+
+    def payloads(self, session_id: str, event_type: str) -> list[Any]:
+        return [
+            e.payload for e in self.events if e.session_id == session_id and e.type == event_type
+        ]
+
+    async def assert_books_balance(self, session_id: str) -> None:
+        """session_costs sums equal the session totals; transcript count equals the row."""
+        record = await self.store.run(lambda s: s.get_session(session_id))
+        costs = await self.store.run(lambda s: s.get_costs(session_id))
+        assert record is not None
+        assert sum(cost.cost_microcents for cost in costs) == record.totals.cost_microcents
+        assert sum(cost.input_tokens for cost in costs) == record.totals.input_tokens
+        assert sum(cost.output_tokens for cost in costs) == record.totals.output_tokens
+        messages = await self.store.run(lambda s: list(s.iter_messages(session_id)))
+        assert record.message_count == len(messages)
+
+
+def write_workspace(workspace: Path, *, model: str, project_toml: str = "") -> None:
+    """A workspace with one agent (provider ``scripted``) and an optional project.toml."""
+    agents = workspace / ".relavium" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "helper.agent.yaml").write_text(AGENT_YAML.format(model=model), encoding="utf-8")
+    if project_toml:
+        (workspace / ".relavium" / "project.toml").write_text(project_toml, encoding="utf-8")
+
+
+@asynccontextmanager
+async def engine(
+    tmp_path: Path,
+    *providers: CountingProvider,
+    model: str = "gpt-4o-mini",
+    project_toml: str = "",
+    db_path: Path | None = None,
+    key: DbKey | None = None,
+) -> AsyncIterator[Harness]:
+    """Build an engine whose agent's chain is ``providers`` (first is primary)."""
+    workspace = tmp_path / "workspace"
+    write_workspace(workspace, model=model, project_toml=project_toml)
+    path = db_path or tmp_path / "home" / "history.db"
+    store = await AsyncSessionStore.open(path, key or DbKey(os.urandom(32), "env"))
+    chain = [ChainEntry(provider=provider, model=model) for provider in providers]
+
+    def resolve(agent: AgentDefinition, config: WorkspaceConfig) -> list[ChainEntry]:
+        return chain
+
+    host = RecordingHost()
+    services = EngineServices(
+        store=store,
+        bus=EventBus(store),
+        media=MediaStore(path.parent / "media"),
+        tools=default_registry(),
+        host=host,
+        temp_dir=tmp_path / "tmp",
+    )
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    manager = SessionManager(services, resolve_chain=resolve)
+    harness = Harness(manager=manager, store=store, workspace=workspace, host=host, chain=chain)
+    services.bus.subscribe(harness.events.append)
+    try:
+        yield harness
+    finally:
+        await manager.close()
+        await store.close()
+
+
+def openai_provider(
+    base_url: str, client: httpx.AsyncClient, timeout_s: float = 5.0
+) -> CountingProvider:
+    """The real OpenAI-compatible adapter pointed at a loopback server."""
+    return CountingProvider(
+        OpenAICompatibleProvider(
+            "scripted",
+            base_url=base_url,
+            api_key="sk-test-not-a-real-key",
+            client=client,
+            timeout_s=timeout_s,
+        )
+    )

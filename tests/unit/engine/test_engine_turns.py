@@ -1,0 +1,233 @@
+"""Turn lifecycle against a real store, real tools and scripted or loopback models."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
+from relavium_lsp.llm.seam import ErrorChunk, LlmError, Usage
+from tests.unit.engine.engine_harness import (
+    engine,
+    openai_provider,
+    scripted,
+    text_reply,
+    tool_reply,
+)
+from tests.unit.llm.wire_servers import LoopbackServer, openai_error, openai_stream
+
+
+async def test_a_plain_answer(tmp_path: Path) -> None:
+    provider = scripted(text_reply("Hello there friend", usage=(12, 3)))
+    async with engine(tmp_path, provider) as h:
+        session = await h.start(title="greeting")
+        result = await session.send_message("hi")
+        assert result.stop_reason == "stop"
+        assert result.error is None
+        assert result.text == "Hello there friend "
+        assert result.tokens_used.input_tokens == 12
+        types = h.types(session.id)
+        assert types[0] == "session:started"
+        assert types[1] == "session:turn_started"
+        assert "agent:token" in types
+        assert types[-2:] == ["cost:updated", "session:turn_completed"]
+        tokens = "".join(p.token for p in h.payloads(session.id, "agent:token"))
+        assert tokens == "Hello there friend "
+        seqs = [e.sequence_number for e in h.events if e.session_id == session.id]
+        assert seqs == list(range(1, len(seqs) + 1))
+        messages, _ = await h.manager.transcript(session.id)
+        assert [m.role for m in messages] == ["user", "assistant"]
+        assert messages[1].model_id == "gpt-4o-mini"
+        assert session.record.status == "idle"
+        # the system prompt was rendered with the session context
+        assert str(h.workspace) in provider.requests[0].system
+        await h.assert_books_balance(session.id)
+
+
+async def test_two_tool_rounds_are_persisted_as_they_complete(tmp_path: Path) -> None:
+    provider = scripted(
+        tool_reply("read_file", {"path": "notes.txt"}, "call-1"),
+        tool_reply("write_file", {"path": "out.txt", "content": "done\n"}, "call-2"),
+        text_reply("All done"),
+    )
+    async with engine(tmp_path, provider) as h:
+        (h.workspace / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
+        session = await h.start()
+        result = await session.send_message("copy my notes")
+        assert result.stop_reason == "stop", result.error
+        messages, _ = await h.manager.transcript(session.id)
+        assert [m.role for m in messages] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+        call = messages[1].content[0]
+        assert isinstance(call, ToolCallPart) and call.name == "read_file"
+        read_result = messages[2].content[0]
+        assert isinstance(read_result, ToolResultPart) and "remember the milk" in read_result.result
+        assert (h.workspace / "out.txt").read_text(encoding="utf-8") == "done\n"
+        # the model saw the tool result on its second call
+        second = provider.requests[1]
+        assert any(
+            isinstance(part, ToolResultPart) and "remember the milk" in part.result
+            for message in second.messages
+            for part in message.content
+        )
+        types = h.types(session.id)
+        assert types.count("agent:tool_call") == 2
+        assert types.count("agent:tool_result") == 2
+        assert types.count("agent:approval_requested") == 1  # the write asked (approval = ask)
+        assert types.count("cost:updated") == 3
+        assert types.count("session:turn_completed") == 1
+        assert [r.tool_id for r in h.host.asked] == ["write_file"]
+        await h.assert_books_balance(session.id)
+
+
+async def test_a_rejected_write_is_a_failed_tool_result_not_a_failed_turn(tmp_path: Path) -> None:
+    provider = scripted(
+        tool_reply("write_file", {"path": "out.txt", "content": "x"}, "call-1"),
+        text_reply("Understood"),
+    )
+    async with engine(tmp_path, provider) as h:
+        h.host.decision = "reject"
+        session = await h.start()
+        result = await session.send_message("write it")
+        assert result.stop_reason == "stop"
+        assert not (h.workspace / "out.txt").exists()
+        messages, _ = await h.manager.transcript(session.id)
+        rejected = messages[2].content[0]
+        assert isinstance(rejected, ToolResultPart) and rejected.is_error
+        tool_result = h.payloads(session.id, "agent:tool_result")[0]
+        assert tool_result.error_code == "tool_denied"
+
+
+async def test_provider_error_mid_turn_is_typed_counted_and_rolled_back(tmp_path: Path) -> None:
+    failing = [
+        ErrorChunk(
+            error=LlmError(kind="overloaded", message="busy", status=529),
+            usage=Usage(input_tokens=7),
+        )
+    ]
+    provider = scripted(text_reply("first answer"), failing)
+    async with engine(tmp_path, provider) as h:
+        session = await h.start()
+        await session.send_message("one")
+        result = await session.send_message("two")
+        assert result.stop_reason == "error"
+        assert result.error is not None
+        assert result.error.code == "provider_unavailable"
+        assert result.error.retryable
+        assert result.tokens_used.input_tokens == 7  # real tokens of the failed call counted
+        completed = h.payloads(session.id, "session:turn_completed")[-1]
+        assert completed.error.code == "provider_unavailable"
+        messages, _ = await h.manager.transcript(session.id)
+        assert [m.role for m in messages] == ["user", "assistant"]  # "two" rolled out
+        assert result.last_sequence == messages[-1].sequence_number
+        assert session.record.status == "idle"
+        await h.assert_books_balance(session.id)
+        costs = await h.store.run(lambda s: s.get_costs(session.id))
+        assert sum(c.call_count for c in costs) == 2
+
+
+async def test_loopback_http_errors_surface_as_typed_errors(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.script(openai_error(401, "bad key"))
+        async with (
+            httpx.AsyncClient() as client,
+            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
+        ):
+            session = await h.start()
+            result = await session.send_message("hello")
+            assert result.error is not None and result.error.code == "provider_auth"
+            assert not result.error.retryable
+            assert "sk-test-not-a-real-key" not in result.error.message
+
+
+async def test_abort_mid_stream_rolls_back_and_settles_once(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.script(
+            openai_stream(text=["partial ", "answer "], ending="stall"),
+            openai_stream(text=["fresh"]),
+        )
+        async with (
+            httpx.AsyncClient() as client,
+            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
+        ):
+            session = await h.start()
+            first_token = asyncio.Event()
+            h.manager.services.bus.subscribe(
+                lambda e: first_token.set() if e.type == "agent:token" else None
+            )
+            turn = asyncio.create_task(session.send_message("tell me a long story"))
+            await first_token.wait()
+            assert session.busy
+            with pytest.raises(SessionBusy):
+                await session.send_message("queue jump")
+            assert await session.abort()
+            result = await turn
+            assert result.stop_reason == "aborted"
+            assert result.error is None
+            assert await server.wait_for_disconnect(0)
+            assert h.types(session.id).count("session:turn_completed") == 1
+            messages, _ = await h.manager.transcript(session.id)
+            assert messages == []
+            assert session.record.status == "idle"
+            again = await session.send_message("short one")
+            assert again.text == "fresh"
+            assert not await session.abort()  # nothing running
+
+
+async def test_cancel_is_terminal_until_resumed(tmp_path: Path) -> None:
+    provider = scripted(text_reply("hi"), text_reply("back again"))
+    async with engine(tmp_path, provider) as h:
+        session = await h.start()
+        await session.send_message("hello")
+        await h.manager.cancel(session.id)
+        assert h.types(session.id)[-1] == "session:cancelled"
+        assert (await h.manager.get_record(session.id)).status == "ended"
+        with pytest.raises(SessionEnded):
+            await session.send_message("still there?")
+        resumed = await h.manager.resume(session.id)
+        assert resumed.session.status == "idle"
+        assert [m.role for m in resumed.messages] == ["user", "assistant"]
+        assert resumed.last_event_sequence == h.events[-1].sequence_number
+        result = await h.manager.send_message(session.id, "welcome back")
+        assert result.text.strip() == "back again"
+
+
+async def test_empty_messages_and_bad_media_are_refused_before_anything_happens(
+    tmp_path: Path,
+) -> None:
+    from relavium_lsp.contracts.content import Base64Source, MediaPart
+
+    provider = scripted()
+    async with engine(tmp_path, provider) as h:
+        session = await h.start()
+        with pytest.raises(InvalidInput):
+            await session.send_message("   ")
+        with pytest.raises(InvalidInput):
+            await session.send_message(
+                "see", [MediaPart(mime_type="image/png", source=Base64Source(data="!!"))]
+            )
+        assert provider.requests == []
+        assert h.types(session.id) == ["session:started"]
+
+
+async def test_several_sessions_stream_concurrently_without_crosstalk(tmp_path: Path) -> None:
+    provider = scripted(text_reply("alpha alpha"), text_reply("beta beta"))
+    async with engine(tmp_path, provider) as h:
+        first, second = await h.start(), await h.start()
+        results = await asyncio.gather(first.send_message("a"), second.send_message("b"))
+        assert {r.text.strip() for r in results} == {"alpha alpha", "beta beta"}
+        for session, result in zip((first, second), results, strict=True):
+            tokens = "".join(p.token for p in h.payloads(session.id, "agent:token"))
+            assert tokens == result.text
+            seqs = [e.sequence_number for e in h.events if e.session_id == session.id]
+            assert seqs == list(range(1, len(seqs) + 1))

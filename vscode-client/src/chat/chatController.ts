@@ -1,0 +1,348 @@
+/**
+ * The host side of the chat: owns the view-model, talks to the server, and pushes patches to
+ * the webview.
+ *
+ * The only thing persisted here is the id of the session on screen (workspaceState); every
+ * reload or server restart rebuilds the view from `resumeSession` + `getTranscript` +
+ * `sessionEvents`.
+ */
+
+import * as vscode from 'vscode';
+import { ChatModel, type ModelEffect } from '../model/chatModel';
+import { truncate } from '../model/format';
+import { ViewSync } from '../model/viewSync';
+import {
+  Methods,
+  type AbortTurnResult,
+  type GetTranscriptResult,
+  type ListSessionsResult,
+  type ResumeSessionResult,
+  type SessionEvent,
+  type SessionEventsResult,
+  type StartSessionResult,
+} from '../protocol';
+import type { RelaviumServer } from '../server/relaviumServer';
+import { ServerRequestError } from '../server/relaviumServer';
+import type { HostToWebview } from '../shared/webviewMessages';
+
+/** The chat webview as the controller sees it. */
+export interface ChatView {
+  readonly visible: boolean;
+  post(message: HostToWebview): void;
+}
+
+const CURRENT_SESSION_KEY = 'relavium.currentSessionId';
+const FLUSH_DELAY_MS = 30;
+const TRANSCRIPT_PAGE = 100;
+/** How far back to look for the start of a turn that is still running when a session opens. */
+const RUNNING_TURN_LOOKBACK = 2000;
+
+/** A user-presentable description of a failed request. */
+export function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof ServerRequestError) {
+    return { code: error.code, message: error.message };
+  }
+  return { code: 'internal', message: error instanceof Error ? error.message : String(error) };
+}
+
+export class ChatController implements vscode.Disposable {
+  readonly model = new ChatModel();
+  private readonly sync = new ViewSync();
+  private view: ChatView | undefined;
+  private viewReady = false;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private pendingDraft: string | undefined;
+  private loadToken = 0;
+  private turnRunningContext = false;
+
+  constructor(
+    readonly server: RelaviumServer,
+    private readonly workspaceState: vscode.Memento,
+  ) {
+    this.model.setConnection(server.state.state, server.state.reason);
+  }
+
+  // ---- view plumbing ---------------------------------------------------------------------
+
+  /** A (new) webview exists; it announces itself with `ready`. */
+  attachView(view: ChatView): void {
+    this.view = view;
+    this.viewReady = false;
+  }
+
+  /** The webview was disposed. */
+  detachView(view: ChatView): void {
+    if (this.view === view) {
+      this.view = undefined;
+      this.viewReady = false;
+    }
+  }
+
+  /** The view was hidden: its page is torn down and announces itself again when shown. */
+  onViewHidden(): void {
+    this.viewReady = false;
+  }
+
+  /** The webview's script is running: send everything. */
+  onViewReady(): void {
+    this.viewReady = true;
+    this.sync.reset();
+    this.flush();
+    if (this.pendingDraft !== undefined) {
+      this.post({ type: 'setDraft', text: this.pendingDraft });
+      this.pendingDraft = undefined;
+    }
+  }
+
+  /** Whether the chat view is visible and shows `sessionId`. */
+  showsSession(sessionId: string): boolean {
+    return this.view?.visible === true && this.viewReady && this.model.sessionId === sessionId;
+  }
+
+  /** Send a message to the webview if it is listening. */
+  post(message: HostToWebview): void {
+    if (this.viewReady) {
+      this.view?.post(message);
+    }
+  }
+
+  /** Put text in the composer (now, or as soon as the view is ready). */
+  setDraft(text: string): void {
+    if (this.viewReady) {
+      this.post({ type: 'setDraft', text });
+    } else {
+      this.pendingDraft = text;
+    }
+  }
+
+  /** The model changed: send a patch soon (token bursts coalesce into one patch). */
+  changed(): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flush();
+    }, FLUSH_DELAY_MS);
+  }
+
+  private flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const running = this.model.turnRunning;
+    if (running !== this.turnRunningContext) {
+      this.turnRunningContext = running;
+      void vscode.commands.executeCommand('setContext', 'relavium.turnRunning', running);
+    }
+    if (this.viewReady) {
+      this.post({ type: 'patch', patch: this.sync.diff(this.model.view()) });
+    }
+  }
+
+  // ---- server plumbing -------------------------------------------------------------------
+
+  /** A `relavium/sessionEvent` notification. */
+  onSessionEvent(event: SessionEvent): void {
+    this.run(this.model.applyEvent(event));
+    this.changed();
+  }
+
+  /** The connection state changed. */
+  onConnectionChanged(): void {
+    this.model.setConnection(this.server.state.state, this.server.state.reason);
+    this.changed();
+  }
+
+  /** The server (re)started: show the remembered session again, rebuilt from the server. */
+  async onServerReady(): Promise<void> {
+    this.onConnectionChanged();
+    const remembered = this.workspaceState.get<string>(CURRENT_SESSION_KEY);
+    if (remembered !== undefined) {
+      await this.openSession(remembered);
+    } else if (this.model.sessionId !== undefined) {
+      await this.openSession(this.model.sessionId);
+    }
+  }
+
+  /** Perform the model's effects (backlog fetches, draft restores). */
+  run(effects: readonly ModelEffect[]): void {
+    for (const effect of effects) {
+      if (effect.kind === 'restoreDraft') {
+        this.setDraft(effect.text);
+      } else {
+        void this.fetchBacklog(effect.sessionId, effect.afterSequence);
+      }
+    }
+  }
+
+  private async fetchBacklog(sessionId: string, afterSequence: number): Promise<void> {
+    try {
+      const result = await this.server.request<SessionEventsResult>(Methods.sessionEvents, {
+        sessionId,
+        afterSequence,
+      });
+      this.run(this.model.applyBacklog(sessionId, result.events));
+    } catch {
+      this.run(this.model.backlogFailed(sessionId));
+    }
+    this.changed();
+  }
+
+  // ---- chat operations -------------------------------------------------------------------
+
+  /** Show an empty chat; the next message starts a new session. */
+  async newChat(): Promise<void> {
+    this.loadToken += 1;
+    this.model.clear();
+    await this.workspaceState.update(CURRENT_SESSION_KEY, undefined);
+    this.changed();
+  }
+
+  /** Send a message, starting a session first when none is open. */
+  async send(text: string): Promise<void> {
+    if (text.trim() === '') {
+      return;
+    }
+    const pendingId = this.model.addPendingUser(text);
+    this.changed();
+    try {
+      let sessionId = this.model.sessionId;
+      if (sessionId === undefined || this.model.header.status === 'ended') {
+        sessionId = await this.startSession(text);
+      }
+      await this.server.request(Methods.sendMessage, { sessionId, text });
+    } catch (error) {
+      const { code, message } = describeError(error);
+      this.model.sendFailed(pendingId, code, message, text);
+    }
+    this.changed();
+  }
+
+  private async startSession(firstMessage: string): Promise<string> {
+    const agent = vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
+    const title = truncate(firstMessage.split('\n', 1)[0]?.trim() ?? '', 80);
+    const result = await this.server.request<StartSessionResult>(Methods.startSession, {
+      source: 'vscode',
+      title: title === '' ? undefined : title,
+      agentRef: agent === '' ? undefined : agent,
+    });
+    this.loadToken += 1;
+    this.run(this.model.startFresh(result.sessionId, result.agentRef, result.model));
+    if (title !== '') {
+      this.model.setTitle(title);
+    }
+    await this.workspaceState.update(CURRENT_SESSION_KEY, result.sessionId);
+    return result.sessionId;
+  }
+
+  /** Stop the running turn. */
+  async abort(): Promise<void> {
+    const sessionId = this.model.sessionId;
+    if (sessionId === undefined || !this.model.turnRunning) {
+      return;
+    }
+    try {
+      await this.server.request<AbortTurnResult>(Methods.abortTurn, { sessionId });
+    } catch (error) {
+      const { code, message } = describeError(error);
+      this.model.pushError(code, `Could not abort: ${message}`, false);
+      this.changed();
+    }
+  }
+
+  /** Show a stored session: resume it, load its newest transcript page and the event backlog. */
+  async openSession(sessionId: string): Promise<void> {
+    const token = ++this.loadToken;
+    this.model.beginLoading(sessionId);
+    this.changed();
+    await this.workspaceState.update(CURRENT_SESSION_KEY, sessionId);
+    try {
+      const resumed = await this.server.request<ResumeSessionResult>(Methods.resumeSession, { sessionId });
+      const page = await this.server.request<GetTranscriptResult>(Methods.getTranscript, {
+        sessionId,
+        limit: TRANSCRIPT_PAGE,
+      });
+      let recentEvents: SessionEvent[] = [];
+      const status = resumed.session.status;
+      if (status === 'streaming' || status === 'awaiting_approval') {
+        const afterSequence = Math.max(0, resumed.lastEventSequence - RUNNING_TURN_LOOKBACK);
+        const backlog = await this.server.request<SessionEventsResult>(Methods.sessionEvents, {
+          sessionId,
+          afterSequence,
+          limit: RUNNING_TURN_LOOKBACK + 500,
+        });
+        recentEvents = backlog.events;
+      }
+      if (token !== this.loadToken) {
+        return;
+      }
+      this.run(
+        this.model.loadSession({
+          record: resumed.session,
+          messages: page.messages,
+          hasMore: page.hasMore,
+          lastEventSequence: resumed.lastEventSequence,
+          recentEvents,
+        }),
+      );
+    } catch (error) {
+      if (token !== this.loadToken) {
+        return;
+      }
+      const { code, message } = describeError(error);
+      if (code === 'session_not_found') {
+        await this.workspaceState.update(CURRENT_SESSION_KEY, undefined);
+        this.model.clear();
+        this.model.pushNotice('The previous chat no longer exists; this is a new one.', 'warning');
+      } else {
+        this.model.header = { ...this.model.header, loading: false };
+        this.model.pushError(code, `Could not open the session: ${message}`, false);
+      }
+    }
+    this.changed();
+  }
+
+  /** Load the transcript page before the oldest message shown. */
+  async loadEarlier(): Promise<void> {
+    const sessionId = this.model.sessionId;
+    const before = this.model.oldestSequence;
+    if (sessionId === undefined || before === undefined) {
+      return;
+    }
+    try {
+      const page = await this.server.request<GetTranscriptResult>(Methods.getTranscript, {
+        sessionId,
+        beforeSequence: before,
+        limit: TRANSCRIPT_PAGE,
+      });
+      if (this.model.sessionId === sessionId) {
+        this.model.prependHistory(page.messages, page.hasMore);
+      }
+    } catch (error) {
+      const { code, message } = describeError(error);
+      this.model.pushError(code, `Could not load earlier messages: ${message}`, false);
+    }
+    this.changed();
+  }
+
+  /** Answer a session search from the picker. */
+  async listSessions(query: string): Promise<void> {
+    try {
+      const result = await this.server.request<ListSessionsResult>(Methods.listSessions, {
+        query: query === '' ? undefined : query,
+        workspace: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+        limit: 50,
+      });
+      this.post({ type: 'sessions', query, sessions: result.sessions });
+    } catch (error) {
+      this.post({ type: 'sessions', query, sessions: [], error: describeError(error).message });
+    }
+  }
+
+  /** Forget the current session id if `sessionId` is it (after a delete). */
+  async forget(sessionId: string): Promise<void> {
+    if (this.model.sessionId === sessionId) {
+      await this.newChat();
+    }
+  }
+
+  dispose(): void {
+    clearTimeout(this.flushTimer);
+  }
+}

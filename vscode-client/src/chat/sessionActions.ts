@@ -1,0 +1,216 @@
+/**
+ * Session-level actions shared by the command palette and the chat view: the resume picker,
+ * rename, delete, fork, export, "ask about selection", and opening untitled documents for the
+ * server.
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  Methods,
+  type ExportSessionResult,
+  type ForkSessionResult,
+  type ListSessionsResult,
+  type OpenUntitledParams,
+  type OpenUntitledResult,
+} from '../protocol';
+import type { ChatController } from './chatController';
+import { describeError } from './chatController';
+
+const MAX_QUOTED_SELECTION = 20_000;
+const PICKER_DEBOUNCE_MS = 200;
+
+function showFailure(action: string, error: unknown): void {
+  const { code, message } = describeError(error);
+  void vscode.window.showErrorMessage(`Relavium: ${action} failed (${code}): ${message}`);
+}
+
+/** `relavium/openUntitled`: open `content` in a new, unsaved editor. */
+export async function openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult> {
+  try {
+    const document = await vscode.workspace.openTextDocument({
+      language: params.language,
+      content: params.content,
+    });
+    await vscode.window.showTextDocument(document, { preview: false });
+    return { opened: true };
+  } catch {
+    return { opened: false };
+  }
+}
+
+/** "Resume Chat…": a quick pick that searches sessions as you type. */
+export async function pickAndResume(controller: ChatController): Promise<void> {
+  const picker = vscode.window.createQuickPick<vscode.QuickPickItem & { sessionId: string }>();
+  picker.placeholder = 'Search chats (full text)';
+  picker.matchOnDescription = true;
+  picker.matchOnDetail = true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const search = async (query: string): Promise<void> => {
+    picker.busy = true;
+    try {
+      const result = await controller.server.request<ListSessionsResult>(Methods.listSessions, {
+        query: query === '' ? undefined : query,
+        limit: 50,
+      });
+      picker.items = result.sessions.map((session) => ({
+        label: session.title ?? session.preview ?? 'Untitled chat',
+        description: `${session.messageCount} messages · ${session.status}`,
+        detail: `${session.workingDir} · ${new Date(session.updatedAt).toLocaleString()}`,
+        sessionId: session.id,
+      }));
+    } catch (error) {
+      picker.items = [];
+      picker.placeholder = `Search failed: ${describeError(error).message}`;
+    } finally {
+      picker.busy = false;
+    }
+  };
+  picker.onDidChangeValue((value) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void search(value.trim()), PICKER_DEBOUNCE_MS);
+  });
+  const chosen = new Promise<string | undefined>((resolve) => {
+    picker.onDidAccept(() => {
+      resolve(picker.selectedItems[0]?.sessionId);
+      picker.hide();
+    });
+    picker.onDidHide(() => {
+      resolve(undefined);
+    });
+  });
+  picker.show();
+  void search('');
+  const sessionId = await chosen;
+  clearTimeout(timer);
+  picker.dispose();
+  if (sessionId !== undefined) {
+    await vscode.commands.executeCommand('relavium.chat.focus');
+    await controller.openSession(sessionId);
+  }
+}
+
+/** Rename a session (the current one when no id is given). */
+export async function renameSession(
+  controller: ChatController,
+  sessionId = controller.model.sessionId,
+): Promise<void> {
+  if (sessionId === undefined) {
+    void vscode.window.showInformationMessage('Relavium: there is no chat to rename yet.');
+    return;
+  }
+  const current = sessionId === controller.model.sessionId ? controller.model.header.title : undefined;
+  const title = await vscode.window.showInputBox({
+    prompt: 'New chat title',
+    value: current ?? '',
+    validateInput: (value) => (value.trim() === '' ? 'The title cannot be empty.' : undefined),
+  });
+  if (title === undefined) {
+    return;
+  }
+  try {
+    await controller.server.request(Methods.renameSession, { sessionId, title: title.trim() });
+    if (sessionId === controller.model.sessionId) {
+      controller.model.setTitle(title.trim());
+      controller.changed();
+    }
+  } catch (error) {
+    showFailure('rename', error);
+  }
+}
+
+/** Delete (soft) a session after confirmation. */
+export async function deleteSession(
+  controller: ChatController,
+  sessionId = controller.model.sessionId,
+): Promise<void> {
+  if (sessionId === undefined) {
+    return;
+  }
+  const choice = await vscode.window.showWarningMessage(
+    'Delete this chat? It disappears from the list and search.',
+    { modal: true },
+    'Delete',
+  );
+  if (choice !== 'Delete') {
+    return;
+  }
+  try {
+    await controller.server.request(Methods.deleteSession, { sessionId });
+    await controller.forget(sessionId);
+  } catch (error) {
+    showFailure('delete', error);
+  }
+}
+
+/** Fork the current session at an item's message and switch to the fork. */
+export async function forkFromItem(controller: ChatController, itemId: string): Promise<void> {
+  const sessionId = controller.model.sessionId;
+  const item = controller.model.findItem(itemId);
+  if (
+    sessionId === undefined ||
+    (item?.kind !== 'user' && item?.kind !== 'assistant') ||
+    item.sequence === undefined
+  ) {
+    return;
+  }
+  try {
+    const result = await controller.server.request<ForkSessionResult>(Methods.forkSession, {
+      sessionId,
+      atSequence: item.sequence,
+    });
+    await controller.openSession(result.sessionId);
+    controller.model.pushNotice('Forked: this is a new chat with the conversation up to that message.');
+    controller.changed();
+  } catch (error) {
+    showFailure('fork', error);
+  }
+}
+
+/** Export the current chat as a workflow scaffold, opened as an untitled YAML editor. */
+export async function exportCurrent(controller: ChatController): Promise<void> {
+  const sessionId = controller.model.sessionId;
+  if (sessionId === undefined) {
+    void vscode.window.showInformationMessage('Relavium: start or resume a chat before exporting it.');
+    return;
+  }
+  try {
+    const result = await controller.server.request<ExportSessionResult>(Methods.exportSession, {
+      sessionId,
+      format: 'workflow',
+      open: true,
+    });
+    if (!result.opened) {
+      // The server did not open it through relavium/openUntitled: open it here instead.
+      await openUntitled({ language: 'yaml', content: result.content });
+    }
+  } catch (error) {
+    showFailure('export', error);
+  }
+}
+
+/** "Ask About Selection": quote the selection into the composer and focus the chat. */
+export async function askAboutSelection(
+  controller: ChatController,
+  editor: vscode.TextEditor | undefined,
+): Promise<void> {
+  if (editor === undefined || editor.selection.isEmpty) {
+    void vscode.window.showInformationMessage('Relavium: select some code first.');
+    return;
+  }
+  const { document, selection } = editor;
+  const text = document.getText(selection);
+  const quoted = text.length > MAX_QUOTED_SELECTION ? `${text.slice(0, MAX_QUOTED_SELECTION)}\n…` : text;
+  const folder = vscode.workspace.getWorkspaceFolder(document.uri);
+  const name =
+    folder === undefined
+      ? path.basename(document.uri.fsPath)
+      : path.relative(folder.uri.fsPath, document.uri.fsPath);
+  const lines = `${selection.start.line + 1}–${selection.end.line + 1}`;
+  const fence = quoted.includes('```') ? '~~~~' : '```';
+  controller.setDraft(
+    `About \`${name}\` lines ${lines}:\n\n${fence}${document.languageId}\n${quoted}\n${fence}\n\n`,
+  );
+  await vscode.commands.executeCommand('relavium.chat.focus');
+  controller.post({ type: 'focusInput' });
+}

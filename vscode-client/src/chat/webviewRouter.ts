@@ -1,0 +1,93 @@
+/** Routes validated webview messages to the controller and the session actions. */
+
+import * as vscode from 'vscode';
+import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
+import type { ApprovalBroker } from './approvals';
+import type { ChatController } from './chatController';
+import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
+
+/** What the router needs besides the controller. */
+export interface RouterDeps {
+  controller: ChatController;
+  approvals: ApprovalBroker;
+  /** The text editor "Insert at cursor" writes into. */
+  lastEditor(): vscode.TextEditor | undefined;
+}
+
+async function insertAtCursor(editor: vscode.TextEditor | undefined, text: string): Promise<void> {
+  if (editor === undefined || editor.document.isClosed) {
+    void vscode.window.showInformationMessage('Relavium: open an editor to insert the code into.');
+    return;
+  }
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+  await editor.edit((builder) => {
+    for (const selection of editor.selections) {
+      builder.replace(selection, text);
+    }
+  });
+}
+
+/** Handle one message from the chat webview. */
+export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHost): Promise<void> {
+  const { controller } = deps;
+  switch (message.type) {
+    case 'ready':
+      controller.onViewReady();
+      return;
+    case 'send':
+      await controller.send(message.text);
+      return;
+    case 'abort':
+      await controller.abort();
+      return;
+    case 'approval':
+      deps.approvals.decide(message.callId, message.decision);
+      return;
+    case 'retry': {
+      const item = controller.model.findItem(message.itemId);
+      if (item?.kind === 'error' && item.retryText !== undefined) {
+        await controller.send(item.retryText);
+      }
+      return;
+    }
+    case 'fork':
+      await forkFromItem(controller, message.itemId);
+      return;
+    case 'copy':
+      await vscode.env.clipboard.writeText(message.text);
+      void vscode.window.setStatusBarMessage('Relavium: copied', 2000);
+      return;
+    case 'insert':
+      await insertAtCursor(deps.lastEditor(), message.text);
+      return;
+    case 'openLink':
+      if (isSafeExternalLink(message.href)) {
+        await vscode.env.openExternal(vscode.Uri.parse(message.href));
+      }
+      return;
+    case 'listSessions':
+      await controller.listSessions(message.query);
+      return;
+    case 'resume':
+      await controller.openSession(message.sessionId);
+      return;
+    case 'rename':
+      await renameSession(controller, message.sessionId);
+      return;
+    case 'delete':
+      await deleteSession(controller, message.sessionId);
+      return;
+    case 'newChat':
+      await controller.newChat();
+      return;
+    case 'export':
+      await exportCurrent(controller);
+      return;
+    case 'loadEarlier':
+      await controller.loadEarlier();
+      return;
+    case 'restartServer':
+      await controller.server.restart();
+      return;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Extension entry point: wires the server connection, the chat controller, the sidebar view,
+ * the editor-state reporter and the commands together.
+ */
+
+import * as vscode from 'vscode';
+import type { RequestApprovalResult } from './protocol';
+import { ApprovalBroker } from './chat/approvals';
+import { ChatController } from './chat/chatController';
+import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
+import { EditorStateReporter } from './server/editorState';
+import { RelaviumServer } from './server/relaviumServer';
+import { CHAT_VIEW_ID, ChatViewProvider } from './view/chatViewProvider';
+
+let server: RelaviumServer | undefined;
+
+/** Called by VS Code when the extension activates. */
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Relavium');
+  // The handlers run only after start(), by which time `chat` and `approvals` exist.
+  const relavium: RelaviumServer = new RelaviumServer(output, {
+    onSessionEvent: (event) => {
+      chat.onSessionEvent(event);
+    },
+    requestApproval: (params, token): Promise<RequestApprovalResult> => approvals.request(params, token),
+    openUntitled,
+  });
+  server = relavium;
+  const chat: ChatController = new ChatController(relavium, context.workspaceState);
+  const approvals: ApprovalBroker = new ApprovalBroker({
+    canShowInline: (sessionId): boolean => chat.showsSession(sessionId),
+    opened: (params) => {
+      chat.model.openApproval(params);
+      chat.changed();
+    },
+    decided: (callId, decision) => {
+      chat.model.approvalDecided(callId, decision);
+      chat.changed();
+    },
+    withdrawn: (callId) => {
+      chat.model.approvalWithdrawn(callId);
+      chat.changed();
+    },
+  });
+  const editorState = new EditorStateReporter((method, params) => {
+    relavium.notify(method, params);
+  });
+  const provider = new ChatViewProvider(
+    context.extensionUri,
+    { controller: chat, approvals: approvals, lastEditor: () => editorState.editor },
+    () => {
+      approvals.escalateAll();
+    },
+  );
+
+  context.subscriptions.push(
+    output,
+    relavium,
+    chat,
+    editorState,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, provider),
+    relavium.onDidChangeState(() => {
+      chat.onConnectionChanged();
+    }),
+    relavium.onDidBecomeReady(() => {
+      editorState.flush(true);
+      void chat.onServerReady();
+    }),
+    vscode.commands.registerCommand('relavium.newChat', async () => {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+      await chat.newChat();
+    }),
+    vscode.commands.registerCommand('relavium.resumeChat', () => pickAndResume(chat)),
+    vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat)),
+    vscode.commands.registerCommand('relavium.abortTurn', () => chat.abort()),
+    vscode.commands.registerCommand('relavium.askAboutSelection', () => {
+      editorState.flush(true);
+      return askAboutSelection(chat, vscode.window.activeTextEditor ?? editorState.editor);
+    }),
+    vscode.commands.registerCommand('relavium.restartServer', () => relavium.restart()),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration('relavium')) {
+        return;
+      }
+      const choice = await vscode.window.showInformationMessage(
+        'Relavium settings changed. Restart the server to apply them?',
+        'Restart',
+      );
+      if (choice === 'Restart') {
+        await relavium.restart();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (relavium.state.state === 'stopped') {
+        void relavium.restart();
+      }
+    }),
+  );
+  void relavium.start();
+}
+
+/** Called by VS Code on shutdown: stop the server cleanly. */
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

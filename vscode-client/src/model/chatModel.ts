@@ -1,0 +1,391 @@
+/**
+ * The chat view-model: server state (transcript pages + the event stream) → renderable state.
+ *
+ * Pure: no `vscode` import, no I/O. The host feeds it what the server said and performs the
+ * {@link ModelEffect}s it returns (backlog fetches, restoring a draft). Nothing here is the
+ * only copy of anything: after a reload the same state is rebuilt from `getTranscript` +
+ * `sessionEvents`.
+ */
+
+import type {
+  AgentSessionRecord,
+  ApprovalDecision,
+  RequestApprovalParams,
+  SessionEvent,
+  SessionMessage,
+  SessionStatus,
+} from '../protocol';
+import type {
+  AssistantItem,
+  ChatItem,
+  ChatViewState,
+  ConnectionView,
+  FooterView,
+  HeaderView,
+  ToolItem,
+} from '../shared/viewState';
+import { EventSequencer, type SequencerOutput } from './eventSequencer';
+import { OrphanEvents } from './orphanEvents';
+import { applyTurnEvent, runningTurnEvents, type TurnContext } from './turnEvents';
+import { itemsFromMessages, toolItemId } from './transcript';
+
+/** Work the host must do on the model's behalf. */
+export type ModelEffect =
+  { kind: 'fetchBacklog'; sessionId: string; afterSequence: number } | { kind: 'restoreDraft'; text: string };
+
+/** Everything needed to show an existing session. */
+export interface LoadedSession {
+  record: AgentSessionRecord;
+  /** The newest transcript page, oldest first. */
+  messages: readonly SessionMessage[];
+  hasMore: boolean;
+  /** The event sequence the transcript and record already reflect. */
+  lastEventSequence: number;
+  /** Recent events from the durable log; a turn still running is replayed from them. */
+  recentEvents?: readonly SessionEvent[];
+}
+
+function emptyFooter(): FooterView {
+  return { inputTokens: 0, outputTokens: 0, costMicrocents: 0, priced: true };
+}
+
+function emptyHeader(): HeaderView {
+  return { status: 'none', hasMoreHistory: false, loading: false };
+}
+
+export class ChatModel implements TurnContext {
+  items: ChatItem[] = [];
+  header: HeaderView = emptyHeader();
+  footer: FooterView = emptyFooter();
+  private connection: ConnectionView = { state: 'starting' };
+  private sequencer = new EventSequencer();
+  private readonly orphans = new OrphanEvents();
+  /** Events past this sequence add their tokens to the footer (earlier ones are in the totals). */
+  private totalsThrough = 0;
+  private revision = 0;
+  private liveCounter = 0;
+  readonly pendingUsers: { id: string; text: string }[] = [];
+  readonly answerable = new Set<string>();
+  turn: TurnContext['turn'] = undefined;
+  /** The oldest message sequence shown: where "Load earlier messages" continues from. */
+  oldestSequence: number | undefined = undefined;
+  compactionNoticeId: string | undefined = undefined;
+
+  /** The session on screen, if any. */
+  get sessionId(): string | undefined {
+    return this.header.sessionId;
+  }
+
+  /** Whether a turn is running (the composer shows Abort instead of Send). */
+  get turnRunning(): boolean {
+    return this.header.status === 'streaming' || this.header.status === 'awaiting_approval';
+  }
+
+  /** A fresh revision number; revisions are never reused so the webview never misses a change. */
+  nextRev(): number {
+    this.revision += 1;
+    return this.revision;
+  }
+
+  /** A fresh id for an item created from live events. */
+  nextLiveId(prefix: string): string {
+    this.liveCounter += 1;
+    return `${prefix}-${this.liveCounter}`;
+  }
+
+  /** The renderable state. */
+  view(): ChatViewState {
+    return {
+      header: { ...this.header },
+      footer: { ...this.footer },
+      connection: { ...this.connection },
+      items: this.items,
+    };
+  }
+
+  /** Look an item up by id. */
+  findItem(id: string): ChatItem | undefined {
+    return this.items.find((item) => item.id === id);
+  }
+
+  /** Record the server connection's state (shown as a banner when not running). */
+  setConnection(state: ConnectionView['state'], reason?: string): void {
+    this.connection = reason === undefined ? { state } : { state, reason };
+  }
+
+  /** Show an empty chat with no session (the next send starts one). */
+  clear(): void {
+    this.resetSession(undefined);
+  }
+
+  /** Switch to `sessionId` and show a loading state until {@link loadSession}. */
+  beginLoading(sessionId: string, title?: string): void {
+    this.resetSession(sessionId);
+    this.header = { ...this.header, title, loading: true };
+  }
+
+  /** A session this client just started: nothing to load, events count from zero. */
+  startFresh(sessionId: string, agentRef: string, model?: string): ModelEffect[] {
+    const pending = [...this.pendingUsers];
+    const draftItems = this.items.filter((item) => pending.some((user) => user.id === item.id));
+    this.resetSession(sessionId);
+    this.pendingUsers.push(...pending);
+    this.items.push(...draftItems);
+    this.header = { ...this.header, agentRef, status: 'idle' };
+    this.footer = { ...this.footer, model };
+    return this.toEffects(sessionId, this.sequencer.start(0));
+  }
+
+  /** Show an existing session from its transcript, replaying a turn that is still running. */
+  loadSession(loaded: LoadedSession): ModelEffect[] {
+    const { record } = loaded;
+    if (record.id !== this.sessionId) {
+      this.resetSession(record.id);
+    }
+    const recent = loaded.recentEvents ?? [];
+    const running = runningTurnEvents(recent);
+    const first = running[0];
+    const cutoff = first?.type === 'session:turn_started' ? first.userMessageSequence : Infinity;
+    const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
+    this.items = itemsFromMessages(messages, () => this.nextRev());
+    this.oldestSequence = messages[0]?.sequenceNumber;
+    this.header = {
+      sessionId: record.id,
+      title: record.title,
+      agentRef: record.agentSlug,
+      status: record.status === 'ended' ? 'ended' : 'idle',
+      hasMoreHistory: loaded.hasMore,
+      loading: false,
+    };
+    this.footer = {
+      model: record.modelId,
+      inputTokens: record.totals.inputTokens,
+      outputTokens: record.totals.outputTokens,
+      costMicrocents: record.totals.costMicrocents,
+      priced: true,
+    };
+    this.totalsThrough = loaded.lastEventSequence;
+    for (const event of running) {
+      applyTurnEvent(this, event);
+    }
+    const replayedThrough = running.at(-1)?.sequenceNumber ?? 0;
+    const effects = this.toEffects(
+      record.id,
+      this.sequencer.start(Math.max(loaded.lastEventSequence, replayedThrough)),
+    );
+    for (const event of recent) {
+      effects.push(...this.applyEvent(event));
+    }
+    return effects;
+  }
+
+  /** Put an older transcript page above what is shown. */
+  prependHistory(messages: readonly SessionMessage[], hasMore: boolean): void {
+    const known = new Set(this.items.map((item) => item.id));
+    const older = itemsFromMessages(messages, () => this.nextRev()).filter((item) => !known.has(item.id));
+    this.items = [...older, ...this.items];
+    this.oldestSequence = messages[0]?.sequenceNumber ?? this.oldestSequence;
+    this.header = { ...this.header, hasMoreHistory: hasMore };
+  }
+
+  /** Show the user's message right away; `session:turn_started` later gives it a sequence. */
+  addPendingUser(text: string): string {
+    const id = this.nextLiveId('user');
+    this.items.push({ kind: 'user', id, rev: this.nextRev(), text });
+    this.pendingUsers.push({ id, text });
+    return id;
+  }
+
+  /**
+   * A send request failed. If no turn had started yet the message is dropped from view (the
+   * server never stored it); either way an error card offers to send `text` again.
+   */
+  sendFailed(pendingId: string, code: string, message: string, text: string): void {
+    const index = this.pendingUsers.findIndex((user) => user.id === pendingId);
+    if (index >= 0) {
+      this.pendingUsers.splice(index, 1);
+      this.items = this.items.filter((item) => item.id !== pendingId);
+    }
+    this.pushError(code, message, true, text);
+  }
+
+  /** Add an error card (used for turn errors and failed requests). */
+  pushError(code: string, message: string, retryable: boolean, retryText?: string): void {
+    const id = this.nextLiveId('error');
+    this.items.push({ kind: 'error', id, rev: this.nextRev(), code, message, retryable, retryText });
+  }
+
+  /** Add a one-line notice. */
+  pushNotice(text: string, tone: 'info' | 'warning' = 'info', id?: string): void {
+    const noticeId = id ?? this.nextLiveId('notice');
+    const existing = this.findItem(noticeId);
+    if (existing?.kind === 'notice') {
+      existing.text = text;
+      existing.tone = tone;
+      existing.rev = this.nextRev();
+      return;
+    }
+    this.items.push({ kind: 'notice', id: noticeId, rev: this.nextRev(), text, tone });
+  }
+
+  /** Change the shown title after a rename. */
+  setTitle(title: string): void {
+    this.header = { ...this.header, title };
+  }
+
+  /** Feed one `relavium/sessionEvent` notification. */
+  applyEvent(event: SessionEvent): ModelEffect[] {
+    if (event.sessionId !== this.sessionId) {
+      this.orphans.keep(event);
+      return [];
+    }
+    return this.toEffects(event.sessionId, this.sequencer.accept(event));
+  }
+
+  /** Feed the answer to a `fetchBacklog` effect. */
+  applyBacklog(sessionId: string, events: readonly SessionEvent[]): ModelEffect[] {
+    if (sessionId !== this.sessionId) {
+      return [];
+    }
+    const own = events.filter((event) => event.sessionId === sessionId);
+    return this.toEffects(sessionId, this.sequencer.acceptBacklog(own));
+  }
+
+  /** A `fetchBacklog` effect failed: carry on past the hole. */
+  backlogFailed(sessionId: string): ModelEffect[] {
+    if (sessionId !== this.sessionId) {
+      return [];
+    }
+    this.pushNotice('Some events could not be loaded; the view may be incomplete.', 'warning');
+    return this.toEffects(sessionId, this.sequencer.backlogFailed());
+  }
+
+  /** The server asked this client to approve a call: enable the card's buttons. */
+  openApproval(params: RequestApprovalParams): void {
+    this.answerable.add(params.callId);
+    const card = this.ensureToolCard(params.callId, params.toolId);
+    card.state = 'awaiting_approval';
+    card.approval = { action: params.action, preview: params.preview, state: 'pending', answerable: true };
+    card.rev = this.nextRev();
+    this.header = { ...this.header, status: 'awaiting_approval' };
+  }
+
+  /** The user decided (inline or in the modal fallback). */
+  approvalDecided(callId: string, decision: ApprovalDecision): void {
+    this.answerable.delete(callId);
+    const card = this.findItem(toolItemId(callId));
+    if (card?.kind !== 'tool' || card.approval === undefined) {
+      return;
+    }
+    const states = { approve: 'approved', reject: 'rejected', approve_always: 'approved_always' } as const;
+    card.approval = { ...card.approval, state: states[decision], answerable: false };
+    card.state = decision === 'reject' ? 'failed' : 'running';
+    card.rev = this.nextRev();
+    this.refreshStatusAfterApproval();
+  }
+
+  /** The server withdrew its approval request (cancelled): the buttons go inert. */
+  approvalWithdrawn(callId: string): void {
+    this.answerable.delete(callId);
+    const card = this.findItem(toolItemId(callId));
+    if (card?.kind === 'tool' && card.approval !== undefined) {
+      card.approval = { ...card.approval, answerable: false };
+      card.rev = this.nextRev();
+    }
+  }
+
+  /** Whether the tokens of `event` are new relative to the loaded totals. */
+  countsTowardTotals(event: SessionEvent): boolean {
+    return event.sequenceNumber > this.totalsThrough;
+  }
+
+  /** The tool card for `callId`, created (empty) if the call has not been seen yet. */
+  ensureToolCard(callId: string, toolId: string): ToolItem {
+    const existing = this.findItem(toolItemId(callId));
+    if (existing?.kind === 'tool') {
+      return existing;
+    }
+    const card: ToolItem = {
+      kind: 'tool',
+      id: toolItemId(callId),
+      rev: this.nextRev(),
+      callId,
+      toolId,
+      inputSummary: '',
+      state: 'running',
+    };
+    this.items.push(card);
+    this.turn?.itemIds.add(card.id);
+    return card;
+  }
+
+  /** The assistant item streaming text goes into, created when needed. */
+  currentAssistant(model: string): AssistantItem {
+    const turn = this.turn;
+    const existing = turn?.assistantId === undefined ? undefined : this.findItem(turn.assistantId);
+    if (existing?.kind === 'assistant' && this.items.at(-1) === existing) {
+      return existing;
+    }
+    const item: AssistantItem = {
+      kind: 'assistant',
+      id: this.nextLiveId('assistant'),
+      rev: this.nextRev(),
+      text: '',
+      reasoning: '',
+      streaming: true,
+      model,
+    };
+    this.items.push(item);
+    if (turn !== undefined) {
+      turn.assistantId = item.id;
+      turn.itemIds.add(item.id);
+    }
+    return item;
+  }
+
+  /** Set the header status. */
+  setStatus(status: SessionStatus): void {
+    this.header = { ...this.header, status };
+  }
+
+  /** Remove items by id. */
+  removeItems(ids: ReadonlySet<string>): void {
+    this.items = this.items.filter((item) => !ids.has(item.id));
+  }
+
+  private refreshStatusAfterApproval(): void {
+    const waiting = this.items.some((item) => item.kind === 'tool' && item.approval?.state === 'pending');
+    if (this.header.status === 'awaiting_approval' && !waiting) {
+      this.setStatus('streaming');
+    }
+  }
+
+  private toEffects(sessionId: string, output: SequencerOutput): ModelEffect[] {
+    const effects: ModelEffect[] = [];
+    for (const event of output.ready) {
+      effects.push(...applyTurnEvent(this, event));
+    }
+    if (output.fetchAfter !== undefined) {
+      effects.push({ kind: 'fetchBacklog', sessionId, afterSequence: output.fetchAfter });
+    }
+    return effects;
+  }
+
+  private resetSession(sessionId: string | undefined): void {
+    this.items = [];
+    this.header = { ...emptyHeader(), sessionId };
+    this.footer = emptyFooter();
+    this.sequencer = new EventSequencer();
+    this.totalsThrough = 0;
+    this.oldestSequence = undefined;
+    this.turn = undefined;
+    this.compactionNoticeId = undefined;
+    this.pendingUsers.length = 0;
+    this.answerable.clear();
+    if (sessionId !== undefined) {
+      for (const event of this.orphans.take(sessionId)) {
+        this.sequencer.accept(event);
+      }
+    }
+  }
+}

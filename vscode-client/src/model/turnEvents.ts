@@ -1,0 +1,263 @@
+/**
+ * How each event type changes the chat state (one in-order event at a time).
+ *
+ * Ordering and gaps are the sequencer's job; by the time an event gets here it is the next
+ * one. Streamed tokens coalesce into the current assistant item; a tool call closes that item
+ * so text after the tool lands below its card, as the user saw it happen.
+ */
+
+import type { SessionEvent, TurnCompletedPayload } from '../protocol';
+import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '../shared/viewState';
+import type { ModelEffect } from './chatModel';
+import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { toolItemId } from './transcript';
+
+/** The running turn: which items it produced and whose text it answers. */
+export interface TurnState {
+  itemIds: Set<string>;
+  assistantId?: string;
+  userItemId?: string;
+  userText?: string;
+  /** The user message was typed in this client (so an abort can put it back in the input). */
+  sentHere: boolean;
+}
+
+/** The parts of the view-model an event may touch. */
+export interface TurnContext {
+  items: ChatItem[];
+  header: HeaderView;
+  footer: FooterView;
+  turn: TurnState | undefined;
+  /** The notice a `session:compacting` opened, updated by the terminal compaction event. */
+  compactionNoticeId: string | undefined;
+  readonly pendingUsers: { id: string; text: string }[];
+  readonly answerable: Set<string>;
+  nextRev(): number;
+  nextLiveId(prefix: string): string;
+  findItem(id: string): ChatItem | undefined;
+  ensureToolCard(callId: string, toolId: string): ToolItem;
+  currentAssistant(model: string): AssistantItem;
+  setStatus(status: HeaderView['status']): void;
+  removeItems(ids: ReadonlySet<string>): void;
+  pushError(code: string, message: string, retryable: boolean, retryText?: string): void;
+  pushNotice(text: string, tone?: 'info' | 'warning', id?: string): void;
+  countsTowardTotals(event: SessionEvent): boolean;
+}
+
+function startTurn(ctx: TurnContext, userMessageSequence: number): void {
+  const turn: TurnState = { itemIds: new Set(), sentHere: false };
+  const pending = ctx.pendingUsers.shift();
+  const user =
+    pending === undefined
+      ? ctx.items.find((item) => item.kind === 'user' && item.sequence === userMessageSequence)
+      : ctx.findItem(pending.id);
+  if (user?.kind === 'user') {
+    user.sequence = userMessageSequence;
+    user.rev = ctx.nextRev();
+    turn.userItemId = user.id;
+    turn.userText = user.text;
+    turn.sentHere = pending !== undefined;
+  }
+  ctx.turn = turn;
+  ctx.setStatus('streaming');
+}
+
+function ensureTurn(ctx: TurnContext): TurnState {
+  ctx.turn ??= { itemIds: new Set(), sentHere: false };
+  return ctx.turn;
+}
+
+function closeAssistantItems(ctx: TurnContext, turn: TurnState): void {
+  for (const id of turn.itemIds) {
+    const item = ctx.findItem(id);
+    if (item?.kind === 'assistant' && item.streaming) {
+      item.streaming = false;
+      item.rev = ctx.nextRev();
+    }
+  }
+  turn.assistantId = undefined;
+}
+
+const STOP_NOTICES: Partial<Record<TurnCompletedPayload['stopReason'], string>> = {
+  length: 'The answer was cut off: the model reached its output limit.',
+  content_filter: 'The provider’s content filter stopped the answer.',
+};
+
+function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffect[] {
+  const turn = ensureTurn(ctx);
+  const effects: ModelEffect[] = [];
+  closeAssistantItems(ctx, turn);
+  if (event.stopReason === 'aborted') {
+    // The server rolls the user message and partial answer out of the transcript; mirror it.
+    // Tool cards stay: their side effects happened.
+    const dropped = new Set([...turn.itemIds].filter((id) => ctx.findItem(id)?.kind === 'assistant'));
+    if (turn.userItemId !== undefined) {
+      dropped.add(turn.userItemId);
+    }
+    ctx.removeItems(dropped);
+    ctx.pushNotice('Turn aborted.');
+    if (turn.sentHere && turn.userText !== undefined) {
+      effects.push({ kind: 'restoreDraft', text: turn.userText });
+    }
+  } else if (event.error !== undefined) {
+    ctx.pushError(event.error.code, event.error.message, event.error.retryable, turn.userText);
+  } else {
+    const notice = STOP_NOTICES[event.stopReason];
+    if (notice !== undefined) {
+      ctx.pushNotice(notice, 'warning');
+    }
+  }
+  for (const id of ctx.answerable) {
+    const card = ctx.findItem(toolItemId(id));
+    if (card?.kind === 'tool' && card.approval !== undefined) {
+      card.approval = { ...card.approval, answerable: false };
+      card.rev = ctx.nextRev();
+    }
+  }
+  ctx.answerable.clear();
+  ctx.turn = undefined;
+  ctx.setStatus('idle');
+  return effects;
+}
+
+function compactionText(event: SessionEvent): string | undefined {
+  if (event.type === 'session:compacting') {
+    return 'Compacting older messages…';
+  }
+  if (event.type === 'session:compacted' || event.type === 'session:trimmed') {
+    const verb = event.type === 'session:compacted' ? 'summarised' : 'trimmed';
+    return (
+      `Older history ${verb} for the model: ${event.messagesBefore} → ${event.messagesAfter} ` +
+      `messages, ${event.tokensBefore} → ${event.tokensAfter} tokens (nothing deleted).`
+    );
+  }
+  return undefined;
+}
+
+/** Apply one in-order event; returns the effects the host must perform. */
+export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffect[] {
+  switch (event.type) {
+    case 'session:started':
+      ctx.footer = { ...ctx.footer, model: event.model ?? ctx.footer.model };
+      ctx.header = { ...ctx.header, agentRef: event.agentRef };
+      if (ctx.header.status === 'none' || ctx.header.status === 'ended') {
+        ctx.setStatus('idle');
+      }
+      return [];
+    case 'session:turn_started':
+      startTurn(ctx, event.userMessageSequence);
+      return [];
+    case 'agent:token': {
+      ensureTurn(ctx);
+      const item = ctx.currentAssistant(event.model);
+      item.text += event.token;
+      item.model = event.model;
+      item.rev = ctx.nextRev();
+      ctx.footer = { ...ctx.footer, model: event.model };
+      return [];
+    }
+    case 'agent:reasoning': {
+      ensureTurn(ctx);
+      const item = ctx.currentAssistant(event.model);
+      item.reasoning += event.text;
+      item.rev = ctx.nextRev();
+      return [];
+    }
+    case 'agent:tool_call': {
+      const turn = ensureTurn(ctx);
+      closeAssistantItems(ctx, turn);
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      card.toolId = event.toolId;
+      card.inputSummary = summarizeToolInput(event.toolInput);
+      card.rev = ctx.nextRev();
+      turn.itemIds.add(card.id);
+      return [];
+    }
+    case 'agent:approval_requested': {
+      ensureTurn(ctx);
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      if (card.approval === undefined || card.approval.state === 'pending') {
+        card.state = 'awaiting_approval';
+        card.approval = {
+          action: event.action,
+          preview: event.preview,
+          state: 'pending',
+          answerable: ctx.answerable.has(event.callId),
+        };
+        ctx.setStatus('awaiting_approval');
+      }
+      card.rev = ctx.nextRev();
+      return [];
+    }
+    case 'agent:tool_result': {
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      card.state = event.success ? 'succeeded' : 'failed';
+      card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
+      card.durationMs = event.durationMs;
+      if (card.approval?.state === 'pending') {
+        const denied = event.errorCode === 'tool_denied';
+        card.approval = { ...card.approval, state: denied ? 'rejected' : 'approved', answerable: false };
+      }
+      ctx.answerable.delete(event.callId);
+      card.rev = ctx.nextRev();
+      if (ctx.header.status === 'awaiting_approval') {
+        ctx.setStatus('streaming');
+      }
+      return [];
+    }
+    case 'cost:updated': {
+      const counts = ctx.countsTowardTotals(event);
+      ctx.footer = {
+        model: event.model,
+        inputTokens: ctx.footer.inputTokens + (counts ? event.inputTokens : 0),
+        outputTokens: ctx.footer.outputTokens + (counts ? event.outputTokens : 0),
+        costMicrocents: Math.max(ctx.footer.costMicrocents, event.cumulativeCostMicrocents),
+        priced: ctx.footer.priced && event.priced,
+      };
+      return [];
+    }
+    case 'session:turn_completed':
+      return completeTurn(ctx, event);
+    case 'session:compacting':
+      ctx.compactionNoticeId = ctx.nextLiveId('compaction');
+      ctx.pushNotice(compactionText(event) ?? '', 'info', ctx.compactionNoticeId);
+      return [];
+    case 'session:compacted':
+    case 'session:trimmed':
+      ctx.pushNotice(compactionText(event) ?? '', 'info', ctx.compactionNoticeId);
+      ctx.compactionNoticeId = undefined;
+      return [];
+    case 'session:budget_warning':
+      ctx.pushNotice(
+        event.onExceed === 'warn'
+          ? 'This session reached its cost limit (continuing: the policy is “warn”).'
+          : 'This session reached its cost limit; the next provider call needs your approval.',
+        'warning',
+      );
+      return [];
+    case 'session:exported':
+      ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
+      return [];
+    case 'session:cancelled':
+      if (ctx.turn !== undefined) {
+        closeAssistantItems(ctx, ctx.turn);
+        ctx.turn = undefined;
+      }
+      ctx.pushNotice('This session has ended. Resume it to continue.');
+      ctx.setStatus('ended');
+      return [];
+  }
+}
+
+/** The events of the last turn that started and has not completed (empty when none runs). */
+export function runningTurnEvents(events: readonly SessionEvent[]): SessionEvent[] {
+  let start = -1;
+  events.forEach((event, index) => {
+    if (event.type === 'session:turn_started') {
+      start = index;
+    } else if (event.type === 'session:turn_completed' || event.type === 'session:cancelled') {
+      start = -1;
+    }
+  });
+  return start < 0 ? [] : events.slice(start);
+}

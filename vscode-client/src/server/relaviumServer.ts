@@ -1,0 +1,312 @@
+/**
+ * The connection to `relavium-lsp serve`: starts it over stdio with `vscode-languageclient`,
+ * declares the `experimental.relavium` capabilities, routes the server's custom requests and
+ * notifications, and restarts it (with a visible notice) when it dies.
+ */
+
+import * as vscode from 'vscode';
+import {
+  CancellationToken,
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  ResponseError,
+  State,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  type ErrorHandlerResult,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+} from 'vscode-languageclient/node';
+import {
+  Methods,
+  type ApprovalMode,
+  type InitializationOptions,
+  type OpenUntitledParams,
+  type OpenUntitledResult,
+  type RelaviumClientCapabilities,
+  type RequestApprovalParams,
+  type RequestApprovalResult,
+  type SessionEvent,
+} from '../protocol';
+import type { ConnectionView } from '../shared/viewState';
+import { resolveServerCommand } from './serverCommand';
+
+/** What the rest of the extension does with the server's messages. */
+export interface ServerHandlers {
+  onSessionEvent(event: SessionEvent): void;
+  requestApproval(params: RequestApprovalParams, token: CancellationToken): Promise<RequestApprovalResult>;
+  openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult>;
+}
+
+/** A JSON-RPC error from the server, with the stable `data.code` when it sent one. */
+export class ServerRequestError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly rpcCode?: number,
+  ) {
+    super(message);
+    this.name = 'ServerRequestError';
+  }
+}
+
+const CAPABILITIES: RelaviumClientCapabilities = { approvals: true, openUntitled: true, editorState: true };
+const RESTART_WINDOW_MS = 3 * 60_000;
+const MAX_RESTARTS = 5;
+
+/**
+ * Declares `capabilities.experimental.relavium` in `initialize`, and hides the server's
+ * `workspace/executeCommand` commands from VS Code: they exist for command-palette-only
+ * clients, this extension has its own commands, and registering both would collide on ids
+ * such as `relavium.abortTurn`.
+ */
+class RelaviumCapabilityFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: { experimental?: unknown }): void {
+    const experimental =
+      typeof capabilities.experimental === 'object' && capabilities.experimental !== null
+        ? (capabilities.experimental as Record<string, unknown>)
+        : {};
+    capabilities.experimental = { ...experimental, relavium: CAPABILITIES };
+  }
+
+  preInitialize(capabilities: { executeCommandProvider?: unknown }): void {
+    // Runs before any feature's initialize(), so the command feature never sees them.
+    delete capabilities.executeCommandProvider;
+  }
+
+  initialize(): void {
+    // Nothing to do once the server answered: the capability is purely declarative.
+  }
+
+  getState(): { kind: 'static' } {
+    return { kind: 'static' };
+  }
+
+  clear(): void {
+    // Stateless.
+  }
+}
+
+function isSessionEvent(value: unknown): value is SessionEvent {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const event = value as Record<string, unknown>;
+  return (
+    typeof event.type === 'string' &&
+    typeof event.sessionId === 'string' &&
+    typeof event.sequenceNumber === 'number' &&
+    Number.isInteger(event.sequenceNumber)
+  );
+}
+
+function toRequestError(error: unknown): Error {
+  if (error instanceof ResponseError) {
+    const data = error.data as { code?: unknown } | undefined;
+    const code =
+      typeof data?.code === 'string' ? data.code : error.code === -32602 ? 'validation' : 'internal';
+    return new ServerRequestError(error.message, code, error.code);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+export class RelaviumServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly stateEmitter = new vscode.EventEmitter<ConnectionView>();
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  private restarts: number[] = [];
+  /** Clients that completed `initialize` at least once (only those are restarted on exit). */
+  private readonly initialized = new WeakSet<LanguageClient>();
+  private current: ConnectionView = { state: 'starting' };
+
+  /** Fires on every connection state change. */
+  readonly onDidChangeState = this.stateEmitter.event;
+  /** Fires each time the server is (re)started and initialized. */
+  readonly onDidBecomeReady = this.readyEmitter.event;
+
+  constructor(
+    private readonly output: vscode.OutputChannel,
+    private readonly handlers: ServerHandlers,
+  ) {}
+
+  /** The current connection state. */
+  get state(): ConnectionView {
+    return this.current;
+  }
+
+  /** Start the server (no-op while one runs). */
+  async start(): Promise<void> {
+    if (this.client !== undefined) {
+      return;
+    }
+    const configuration = vscode.workspace.getConfiguration('relavium');
+    const resolved = resolveServerCommand({
+      configured: configuration.get<string>('server.command', ''),
+      extraArgs: configuration.get<string[]>('server.args', []),
+      pathVariable: process.env.PATH,
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
+      workspaceTrusted: vscode.workspace.isTrusted,
+    });
+    if (!resolved.found) {
+      this.setState({ state: 'stopped', reason: resolved.reason });
+      return;
+    }
+    this.output.appendLine(`Starting ${resolved.command} ${resolved.args.join(' ')} (${resolved.source})`);
+    const client = this.createClient(resolved.command, resolved.args);
+    this.client = client;
+    this.setState({ state: 'starting' });
+    try {
+      await client.start();
+    } catch (error) {
+      this.client = undefined;
+      const reason = error instanceof Error ? error.message : String(error);
+      this.output.appendLine(`The server failed to start: ${reason}`);
+      this.setState({ state: 'stopped', reason: `it failed to start (${reason})` });
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  /** Stop and start again (the "Restart server" action). */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts = [];
+    await this.start();
+  }
+
+  /** Stop the server if it runs. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) {
+      await client.dispose().catch(() => undefined);
+    }
+    this.setState({ state: 'stopped', reason: 'it was stopped' });
+  }
+
+  /** Send a custom request; JSON-RPC errors become {@link ServerRequestError}. */
+  async request<Result>(method: string, params: object): Promise<Result> {
+    const client = this.client;
+    if (client?.state !== State.Running) {
+      throw new ServerRequestError(
+        `The Relavium server is not running (${this.current.reason ?? 'starting'}).`,
+        'server_not_running',
+      );
+    }
+    try {
+      return await client.sendRequest<Result>(method, params);
+    } catch (error) {
+      throw toRequestError(error);
+    }
+  }
+
+  /** Send a custom notification if the server runs (dropped otherwise). */
+  notify(method: string, params: object): void {
+    if (this.client?.state === State.Running) {
+      void this.client.sendNotification(method, params);
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+    this.readyEmitter.dispose();
+  }
+
+  private setState(state: ConnectionView): void {
+    this.current = state;
+    this.stateEmitter.fire(state);
+  }
+
+  private initializationOptions(): InitializationOptions {
+    const configuration = vscode.workspace.getConfiguration('relavium');
+    const agent = configuration.get<string>('agent', '').trim();
+    const approval = configuration.get<ApprovalMode>('approval', 'ask');
+    return agent === ''
+      ? { clientName: 'vscode', approval }
+      : { clientName: 'vscode', defaultAgent: agent, approval };
+  }
+
+  private createClient(command: string, args: string[]): LanguageClient {
+    // No `transport`: plain stdio. TransportKind.stdio would append a `--stdio` flag that
+    // `relavium-lsp serve` does not take.
+    const serverOptions: ServerOptions = { command, args };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      initializationOptions: this.initializationOptions(),
+      outputChannel: this.output,
+      // Called only after the client below exists.
+      errorHandler: this.errorHandler(() => this.initialized.has(client)),
+      middleware: {
+        handleRegisterCapability: async (params, next) => {
+          const registrations = params.registrations.filter(
+            (registration) => registration.method !== 'workspace/executeCommand',
+          );
+          await next({ registrations }, CancellationToken.None);
+        },
+      },
+    };
+    const client: LanguageClient = new LanguageClient('relavium', 'Relavium', serverOptions, clientOptions);
+    client.registerFeature(new RelaviumCapabilityFeature());
+    client.onNotification(Methods.sessionEvent, (params: unknown) => {
+      if (isSessionEvent(params)) {
+        this.handlers.onSessionEvent(params);
+      }
+    });
+    client.onRequest(Methods.requestApproval, (params: RequestApprovalParams, token: CancellationToken) =>
+      this.handlers.requestApproval(params, token),
+    );
+    client.onRequest(Methods.openUntitled, (params: OpenUntitledParams) =>
+      this.handlers.openUntitled(params),
+    );
+    client.onDidChangeState((change) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (change.newState === State.Running) {
+        this.initialized.add(client);
+        this.setState({ state: 'running' });
+        this.readyEmitter.fire();
+      } else if (change.newState === State.Starting) {
+        this.setState({ state: 'starting' });
+      } else if (this.current.state !== 'stopped') {
+        this.setState({ state: 'stopped', reason: 'the server exited' });
+      }
+    });
+    return client;
+  }
+
+  private errorHandler(wasRunning: () => boolean): ErrorHandler {
+    return {
+      error: (_error, _message, count): ErrorHandlerResult => ({
+        action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        handled: true,
+      }),
+      closed: (): CloseHandlerResult => {
+        if (!wasRunning()) {
+          // It never initialized: start() reports the failure; restarting would only loop.
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const now = Date.now();
+        this.restarts = this.restarts.filter((time) => now - time < RESTART_WINDOW_MS);
+        if (this.restarts.length >= MAX_RESTARTS) {
+          const reason = `it stopped ${MAX_RESTARTS} times in 3 minutes and is no longer restarted automatically`;
+          this.setState({ state: 'stopped', reason });
+          void vscode.window
+            .showErrorMessage(`Relavium server ${reason}.`, 'Restart server')
+            .then((choice) => {
+              if (choice !== undefined) {
+                void this.restart();
+              }
+            });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        this.restarts.push(now);
+        this.setState({ state: 'starting', reason: 'restarting after it stopped' });
+        void vscode.window.showWarningMessage('The Relavium server stopped unexpectedly; restarting it.');
+        return { action: CloseAction.Restart, handled: true };
+      },
+    };
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * What the chat webview renders: the view-model's output, shared by the host and the webview.
+ *
+ * Every item carries a `rev` that the view-model bumps on each change, so the host can send
+ * only the items whose revision moved (see `model/viewSync.ts`).
+ */
+
+import type { ApprovalAction, ApprovalPreview, SessionStatus } from '../protocol';
+
+export interface UserItem {
+  kind: 'user';
+  id: string;
+  rev: number;
+  text: string;
+  /** The durable message sequence, once known: enables "fork from here". */
+  sequence?: number;
+}
+
+export interface AssistantItem {
+  kind: 'assistant';
+  id: string;
+  rev: number;
+  text: string;
+  reasoning: string;
+  streaming: boolean;
+  model?: string;
+  sequence?: number;
+}
+
+export type ToolState = 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'interrupted';
+export type ApprovalState = 'pending' | 'approved' | 'approved_always' | 'rejected';
+
+export interface ApprovalView {
+  action: ApprovalAction;
+  preview: ApprovalPreview;
+  state: ApprovalState;
+  /** True while this client holds the server's open approval request (buttons enabled). */
+  answerable: boolean;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  id: string;
+  rev: number;
+  callId: string;
+  toolId: string;
+  inputSummary: string;
+  state: ToolState;
+  outputSummary?: string;
+  durationMs?: number;
+  approval?: ApprovalView;
+}
+
+export interface ErrorItem {
+  kind: 'error';
+  id: string;
+  rev: number;
+  code: string;
+  message: string;
+  retryable: boolean;
+  /** The user text to send again on "Retry" (absent when the turn's text is unknown). */
+  retryText?: string;
+}
+
+export interface NoticeItem {
+  kind: 'notice';
+  id: string;
+  rev: number;
+  text: string;
+  tone: 'info' | 'warning';
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem;
+
+export interface HeaderView {
+  sessionId?: string;
+  title?: string;
+  agentRef?: string;
+  status: SessionStatus | 'none';
+  /** Older transcript pages exist on the server ("Load earlier messages"). */
+  hasMoreHistory: boolean;
+  loading: boolean;
+}
+
+export interface FooterView {
+  model?: string;
+  inputTokens: number;
+  outputTokens: number;
+  costMicrocents: number;
+  /** False once any call was made with a model missing from the price table. */
+  priced: boolean;
+}
+
+export interface ConnectionView {
+  state: 'starting' | 'running' | 'stopped';
+  reason?: string;
+}
+
+/** The whole renderable state. */
+export interface ChatViewState {
+  header: HeaderView;
+  footer: FooterView;
+  connection: ConnectionView;
+  items: readonly ChatItem[];
+}
+
+/** An incremental update of the webview: changed items plus the new order when it moved. */
+export interface ViewPatch {
+  /** The webview must drop everything it has before applying this patch. */
+  full: boolean;
+  header: HeaderView;
+  footer: FooterView;
+  connection: ConnectionView;
+  upserts: ChatItem[];
+  /** Item ids in display order; absent when unchanged since the last patch. */
+  order?: string[];
+}

@@ -1,0 +1,179 @@
+/** One chat item → its DOM element (messages, tool cards, approvals, errors, notices). */
+
+import { formatDuration } from '../model/format';
+import type { ApprovalPreview } from '../protocol';
+import type {
+  ApprovalView,
+  AssistantItem,
+  ChatItem,
+  ErrorItem,
+  ToolItem,
+  ToolState,
+  UserItem,
+} from '../shared/viewState';
+import { actionButton, element } from './dom';
+import { parseMarkdown } from './markdown';
+import { renderBlocks } from './markdownDom';
+
+/** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
+export interface ItemContext {
+  canFork: boolean;
+}
+
+const TOOL_STATE_LABELS: Record<ToolState, string> = {
+  running: 'running…',
+  awaiting_approval: 'waiting for approval',
+  succeeded: 'done',
+  failed: 'failed',
+  interrupted: 'no result recorded',
+};
+
+const APPROVAL_STATE_LABELS: Record<ApprovalView['state'], string> = {
+  pending: 'Waiting for your decision',
+  approved: 'Approved',
+  approved_always: 'Approved for this session',
+  rejected: 'Rejected',
+};
+
+function forkAction(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
+  if (!context.canFork || item.sequence === undefined) {
+    return [];
+  }
+  const actions = element('div', 'message-actions');
+  const button = actionButton('Fork from here', 'fork', { itemId: item.id });
+  button.title = 'Start a new session with the conversation up to this message';
+  actions.append(button);
+  return [actions];
+}
+
+function renderUser(item: UserItem, context: ItemContext): HTMLElement {
+  const node = element('div', 'message user');
+  node.append(element('div', 'role', 'You'), element('div', 'user-text', item.text));
+  node.append(...forkAction(item, context));
+  return node;
+}
+
+function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement {
+  const node = element('div', 'message assistant');
+  const role = element('div', 'role', 'Relavium');
+  if (item.model !== undefined) {
+    role.append(element('span', 'model-tag', item.model));
+  }
+  node.append(role);
+  if (item.reasoning !== '') {
+    const details = element('details', 'reasoning');
+    details.dataset.key = 'reasoning';
+    details.append(
+      element('summary', undefined, 'Reasoning'),
+      element('div', 'reasoning-text', item.reasoning),
+    );
+    node.append(details);
+  }
+  const body = element('div', 'markdown');
+  renderBlocks(parseMarkdown(item.text), body);
+  if (item.streaming) {
+    body.append(element('span', 'cursor', '▍'));
+  }
+  node.append(body);
+  if (!item.streaming) {
+    node.append(...forkAction(item, context));
+  }
+  return node;
+}
+
+function previewLine(action: ApprovalView['action'], preview: ApprovalPreview): string {
+  switch (action) {
+    case 'fs_write':
+      return `Write file ${preview.path ?? '(unknown path)'}`;
+    case 'process':
+      return `Run command ${preview.command ?? '(unknown command)'}`;
+    case 'egress':
+      return `Network request to ${preview.host ?? '(unknown host)'}`;
+  }
+}
+
+function renderApproval(card: ToolItem, approval: ApprovalView): HTMLElement {
+  const node = element('div', `approval approval-${approval.state}`);
+  node.append(element('div', 'approval-what', previewLine(approval.action, approval.preview)));
+  if (approval.state === 'pending' && approval.answerable) {
+    const buttons = element('div', 'approval-buttons');
+    buttons.append(
+      actionButton('Approve', 'approval', { callId: card.callId, decision: 'approve' }, 'primary'),
+      actionButton('Reject', 'approval', { callId: card.callId, decision: 'reject' }, 'secondary'),
+      actionButton(
+        'Always for this session',
+        'approval',
+        { callId: card.callId, decision: 'approve_always' },
+        'secondary',
+      ),
+    );
+    node.append(buttons);
+  } else {
+    node.append(element('div', 'approval-state', APPROVAL_STATE_LABELS[approval.state]));
+  }
+  return node;
+}
+
+function renderTool(card: ToolItem): HTMLElement {
+  const node = element('div', `tool-card state-${card.state}`);
+  const head = element('div', 'tool-head');
+  head.append(
+    element('span', 'tool-name', card.toolId),
+    element('span', 'tool-state', TOOL_STATE_LABELS[card.state]),
+  );
+  if (card.durationMs !== undefined) {
+    head.append(element('span', 'tool-duration', formatDuration(card.durationMs)));
+  }
+  node.append(head);
+  if (card.inputSummary !== '') {
+    node.append(element('div', 'tool-input', card.inputSummary));
+  }
+  if (card.approval !== undefined) {
+    node.append(renderApproval(card, card.approval));
+  }
+  if (card.outputSummary !== undefined && card.outputSummary !== '') {
+    const details = element('details', 'tool-output');
+    details.dataset.key = 'output';
+    details.open = card.state === 'failed';
+    details.append(element('summary', undefined, 'Result'), element('pre', undefined, card.outputSummary));
+    node.append(details);
+  }
+  return node;
+}
+
+function renderError(item: ErrorItem): HTMLElement {
+  const node = element('div', 'error-card');
+  node.setAttribute('role', 'alert');
+  node.append(element('span', 'error-code', item.code), element('span', 'error-message', item.message));
+  if (item.retryText !== undefined) {
+    node.append(
+      actionButton(item.retryable ? 'Retry' : 'Send again', 'retry', { itemId: item.id }, 'secondary'),
+    );
+  }
+  return node;
+}
+
+/** Build the element for one item. */
+export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
+  let node: HTMLElement;
+  switch (item.kind) {
+    case 'user':
+      node = renderUser(item, context);
+      break;
+    case 'assistant':
+      node = renderAssistant(item, context);
+      break;
+    case 'tool':
+      node = renderTool(item);
+      break;
+    case 'error':
+      node = renderError(item);
+      break;
+    case 'notice':
+      node = element('div', `notice tone-${item.tone}`, item.text);
+      break;
+  }
+  node.dataset.itemId = item.id;
+  node.classList.add('item');
+  return node;
+}

@@ -1,0 +1,180 @@
+/**
+ * The chat webview's entry point: builds the layout, applies the host's patches and turns
+ * clicks into messages for the host. All state lives in the host; this page only renders.
+ */
+
+import { formatCost, formatTokens } from '../model/format';
+import type { HostToWebview, WebviewToHost } from '../shared/webviewMessages';
+import type { ConnectionView, FooterView, HeaderView, ViewPatch } from '../shared/viewState';
+import { Composer } from './composer';
+import { actionButton, element } from './dom';
+import { SessionsPanel } from './sessionsPanel';
+import { TranscriptView } from './transcriptView';
+import { post } from './vscodeApi';
+
+const STATUS_LABELS: Record<HeaderView['status'], string> = {
+  none: '',
+  idle: 'ready',
+  streaming: 'answering…',
+  awaiting_approval: 'waiting for approval',
+  ended: 'ended',
+};
+
+const banner = element('div', 'banner');
+const bannerText = element('span', 'banner-text');
+const restartButton = actionButton('Restart server', 'restartServer', {}, 'secondary');
+banner.append(bannerText, restartButton);
+banner.setAttribute('role', 'status');
+
+const title = element('div', 'title', 'New chat');
+const status = element('span', 'status');
+const header = element('header', 'header');
+const headerButtons = element('div', 'header-buttons');
+headerButtons.append(
+  actionButton('Sessions', 'toggleSessions'),
+  actionButton('New', 'newChat'),
+  actionButton('Rename', 'rename'),
+  actionButton('Export', 'export'),
+);
+const titleRow = element('div', 'title-row');
+titleRow.append(title, status);
+header.append(titleRow, headerButtons);
+
+const sessions = new SessionsPanel();
+const scroller = element('main', 'transcript');
+scroller.setAttribute('role', 'log');
+scroller.setAttribute('aria-live', 'polite');
+const loadEarlier = actionButton('Load earlier messages', 'loadEarlier');
+const list = element('div', 'items');
+const emptyHint = element(
+  'div',
+  'empty-hint',
+  'Ask about your code. The selection and active file travel with your message.',
+);
+scroller.append(loadEarlier, list, emptyHint);
+const transcript = new TranscriptView(scroller, list);
+
+const composer = new Composer();
+const meta = element('div', 'meta');
+const footer = element('footer', 'footer');
+footer.append(composer.root, meta);
+
+const app = element('div', 'app');
+app.append(banner, header, sessions.root, scroller, footer);
+document.body.append(app);
+
+function renderBanner(connection: ConnectionView): void {
+  banner.hidden = connection.state === 'running';
+  restartButton.hidden = connection.state !== 'stopped';
+  bannerText.textContent =
+    connection.state === 'starting'
+      ? 'Starting the Relavium server…'
+      : `Relavium server not running — ${connection.reason ?? 'unknown reason'}`;
+}
+
+function renderHeader(view: HeaderView): void {
+  title.textContent = view.loading
+    ? 'Loading…'
+    : (view.title ?? (view.sessionId === undefined ? 'New chat' : 'Untitled chat'));
+  status.textContent = STATUS_LABELS[view.status];
+  status.dataset.status = view.status;
+  loadEarlier.hidden = !view.hasMoreHistory;
+}
+
+function renderFooter(view: FooterView): void {
+  const pieces = [
+    view.model ?? 'model: server default',
+    `${formatTokens(view.inputTokens)} in / ${formatTokens(view.outputTokens)} out`,
+    formatCost(view.costMicrocents, view.priced),
+  ];
+  meta.textContent = pieces.join(' · ');
+}
+
+function applyPatch(patch: ViewPatch): void {
+  const running = patch.header.status === 'streaming' || patch.header.status === 'awaiting_approval';
+  renderBanner(patch.connection);
+  renderHeader(patch.header);
+  renderFooter(patch.footer);
+  transcript.apply(patch, { canFork: patch.header.sessionId !== undefined && !running });
+  emptyHint.hidden = list.childElementCount > 0;
+  composer.update(running, patch.connection.state === 'running');
+}
+
+function codeOf(target: HTMLElement): string {
+  return target.closest('.code-block')?.querySelector('.code-text')?.textContent ?? '';
+}
+
+const FORWARDED = new Set(['newChat', 'rename', 'export', 'loadEarlier', 'restartServer']);
+
+function onAction(target: HTMLElement, action: string): WebviewToHost | undefined {
+  const data = target.dataset;
+  switch (action) {
+    case 'openLink':
+      return { type: 'openLink', href: data.href ?? '' };
+    case 'copyCode':
+      return { type: 'copy', text: codeOf(target) };
+    case 'insertCode':
+      return { type: 'insert', text: codeOf(target) };
+    case 'approval':
+      if (data.decision === 'approve' || data.decision === 'reject' || data.decision === 'approve_always') {
+        target
+          .closest('.approval-buttons')
+          ?.querySelectorAll('button')
+          .forEach((button) => {
+            button.disabled = true;
+          });
+        return { type: 'approval', callId: data.callId ?? '', decision: data.decision };
+      }
+      return undefined;
+    case 'fork':
+      return { type: 'fork', itemId: data.itemId ?? '' };
+    case 'retry':
+      return { type: 'retry', itemId: data.itemId ?? '' };
+    case 'resume':
+      sessions.toggle(false);
+      return { type: 'resume', sessionId: data.sessionId ?? '' };
+    case 'renameSession':
+      return { type: 'rename', sessionId: data.sessionId };
+    case 'deleteSession':
+      return { type: 'delete', sessionId: data.sessionId };
+    case 'toggleSessions':
+      sessions.toggle();
+      return undefined;
+    default:
+      return FORWARDED.has(action) ? ({ type: action } as WebviewToHost) : undefined;
+  }
+}
+
+document.addEventListener('click', (event) => {
+  const target = (event.target as HTMLElement | null)?.closest<HTMLElement>('[data-action]');
+  const action = target?.dataset.action;
+  if (target === null || target === undefined || action === undefined) {
+    return;
+  }
+  event.preventDefault();
+  const message = onAction(target, action);
+  if (message !== undefined) {
+    post(message);
+  }
+});
+
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'patch':
+      applyPatch(message.patch);
+      break;
+    case 'sessions':
+      sessions.show(message.query, message.sessions, message.error);
+      break;
+    case 'setDraft':
+      composer.setDraft(message.text);
+      break;
+    case 'focusInput':
+      composer.focus();
+      break;
+  }
+});
+
+renderBanner({ state: 'starting' });
+post({ type: 'ready' });

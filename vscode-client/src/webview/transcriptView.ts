@@ -1,0 +1,92 @@
+/**
+ * Applies view patches to the transcript list: replaces changed items, keeps the order the
+ * host sent, preserves which foldable sections the user opened, and follows the bottom while
+ * the user is reading there.
+ */
+
+import type { ChatItem, ViewPatch } from '../shared/viewState';
+import { renderItem, type ItemContext } from './items';
+
+/** Pixels from the bottom within which the view keeps following new output. */
+const FOLLOW_THRESHOLD = 48;
+
+export class TranscriptView {
+  private readonly nodes = new Map<string, HTMLElement>();
+  private readonly items = new Map<string, ChatItem>();
+  private context: ItemContext = { canFork: false };
+
+  constructor(
+    private readonly scroller: HTMLElement,
+    private readonly list: HTMLElement,
+  ) {}
+
+  /** Apply one patch from the host. */
+  apply(patch: ViewPatch, context: ItemContext): void {
+    const following =
+      this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < FOLLOW_THRESHOLD;
+    if (patch.full) {
+      this.nodes.clear();
+      this.items.clear();
+      this.list.replaceChildren();
+    }
+    const contextChanged = context.canFork !== this.context.canFork;
+    this.context = context;
+    for (const item of patch.upserts) {
+      this.items.set(item.id, item);
+      this.render(item);
+    }
+    if (contextChanged) {
+      for (const item of this.items.values()) {
+        if (item.kind === 'user' || item.kind === 'assistant') {
+          this.render(item);
+        }
+      }
+    }
+    if (patch.order !== undefined) {
+      this.reorder(patch.order);
+    }
+    if (following || patch.full) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+    }
+  }
+
+  private render(item: ChatItem): void {
+    const fresh = renderItem(item, this.context);
+    const previous = this.nodes.get(item.id);
+    if (previous !== undefined) {
+      for (const details of previous.querySelectorAll<HTMLDetailsElement>('details[data-key]')) {
+        const twin = fresh.querySelector<HTMLDetailsElement>(
+          `details[data-key="${details.dataset.key ?? ''}"]`,
+        );
+        if (twin !== null) {
+          twin.open = details.open;
+        }
+      }
+      previous.replaceWith(fresh);
+    }
+    this.nodes.set(item.id, fresh);
+  }
+
+  private reorder(order: readonly string[]): void {
+    const keep = new Set(order);
+    for (const [id, node] of this.nodes) {
+      if (!keep.has(id)) {
+        node.remove();
+        this.nodes.delete(id);
+        this.items.delete(id);
+      }
+    }
+    let cursor = this.list.firstElementChild;
+    for (const id of order) {
+      const node = this.nodes.get(id);
+      if (node === undefined) {
+        continue;
+      }
+      if (node === cursor) {
+        cursor = cursor.nextElementSibling;
+      } else {
+        this.list.insertBefore(node, cursor);
+      }
+    }
+  }
+}
