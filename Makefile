@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck unit e2e bench clean
+.PHONY: demo test setup lint typecheck unit e2e vscode e2e-vscode bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# A scripted chat session against a real server over LSP, on the bundled offline model: no key,
+# no network. Data goes to ~/.relavium-demo (never ~/.relavium); DEMO_ARGS="--reset" forgets
+# earlier runs, DEMO_ARGS="--home DIR" puts it elsewhere.
 demo: setup
-	@echo "make demo: the end-to-end demo is not built yet (see issue 8)."
-	@echo "For now it checks the install: $$($(BIN)/relavium-lsp --version)"
+	$(BIN)/relavium-lsp demo $(DEMO_ARGS)
 
 lint: setup
 	$(BIN)/ruff check relavium_lsp tests bench
@@ -32,7 +34,16 @@ unit: setup
 e2e: setup
 	$(BIN)/pytest -m e2e -q
 
-test: lint typecheck unit e2e
+# The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).
+vscode:
+	cd vscode-client && npm ci --prefer-offline --no-audit --no-fund --loglevel=error && npm test
+
+# The extension in a real VS Code (code-server) in headless Chromium, against the real server.
+# First run installs code-server, Node 24 and Chromium into ~/.cache/relavium-e2e (minutes).
+e2e-vscode: setup
+	bash tests/e2e/vscode/run.sh
+
+test: lint typecheck unit vscode e2e e2e-vscode
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,21 +1,35 @@
 """Logging: a rotating file under the data directory, a quiet stderr, secrets redacted.
 
 Editors show a language server's stderr to users, so only warnings and worse go there; the
-full log (level set by ``--log-level`` or ``RELAVIUM_LOG_LEVEL``) goes to
-``<RELAVIUM_HOME>/logs/relavium-lsp.log``, rotated at 1 MB with 3 backups. Any value
-registered with :func:`register_secret` (API keys, the database key) is replaced by
+full log (level set by ``--log-level`` or ``RELAVIUM_LOG_LEVEL``, default INFO) goes to
+``<RELAVIUM_HOME>/logs/relavium-lsp.log``, rotated at 1 MB with 3 backups, every file 0600.
+Any value registered with :func:`register_secret` (API keys, the database key) is replaced by
 ``[redacted]`` in every record as defence in depth — code should never log one anyway.
+Below DEBUG, libraries that log message bodies (pygls logs every JSON-RPC message at INFO)
+are held at WARNING, so the default log never holds conversation text; DEBUG does.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
 import threading
 from pathlib import Path
 
+from pygls.exceptions import JsonRpcException
+
+from relavium_lsp.paths import PRIVATE_FILE_MODE, ensure_private_dir, tighten_mode
+
 LOG_FILE_NAME = "relavium-lsp.log"
+LOG_LEVEL_ENV = "RELAVIUM_LOG_LEVEL"
+MAX_LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+_OWNED_MARK = "_relavium_owned"
+# Third-party loggers that record message bodies or request details at INFO.
+CHATTY_LIBRARIES = ("pygls", "httpx", "httpcore", "asyncio")
+PYGLS_RPC_LOGGER = "pygls.protocol.json_rpc"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
@@ -54,27 +68,83 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+class AnsweredErrorFilter(logging.Filter):
+    """Demotes pygls' traceback for an error that was answered to the client as intended.
+
+    Handlers translate every failure into a JSON-RPC error on purpose (an unexpected one is
+    logged with its traceback by the handler edge itself), yet pygls logs each of them as an
+    ERROR with a traceback — on stderr, which editors show to users. Attached to pygls'
+    JSON-RPC logger, this keeps one INFO line instead; a non-JSON-RPC exception is untouched.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite answered-error records in place; always keep the record."""
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcException) and record.levelno >= logging.ERROR:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg = "answered a request with JSON-RPC error %s: %s"
+            record.args = (error.code, error.message)
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose files (the fresh one after each rollover too) are mode 0600."""
+
+    def _open(self) -> io.TextIOWrapper:
+        descriptor = os.open(
+            self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE
+        )
+        return open(descriptor, "a", encoding=self.encoding, errors=self.errors)
+
+
+def log_level_number(level: str | None) -> int:
+    """The numeric level for a name such as ``debug`` or ``WARNING``; unknown names mean INFO."""
+    chosen = (level or os.environ.get(LOG_LEVEL_ENV) or "INFO").strip().upper()
+    return logging.getLevelNamesMapping().get(chosen, logging.INFO)
+
+
 def configure_logging(
-    home: Path, level: str | None = None, *, stderr_level: int = logging.WARNING
+    home: Path,
+    level: str | None = None,
+    *,
+    stderr_level: int = logging.WARNING,
+    file_name: str = LOG_FILE_NAME,
+    max_bytes: int = MAX_LOG_BYTES,
+    backup_count: int = LOG_BACKUPS,
 ) -> Path:
-    """Send logs to the rotating file (and warnings to stderr); returns the log file path."""
-    chosen = (level or os.environ.get("RELAVIUM_LOG_LEVEL") or "INFO").upper()
-    log_dir = home / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = log_dir / LOG_FILE_NAME
-    file_handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+    """Send logs to the rotating file (and warnings to stderr); returns the log file path.
+
+    Calling it again replaces (and closes) the handlers an earlier call installed.
+    """
+    log_dir = ensure_private_dir(home / "logs")
+    path = log_dir / file_name
+    file_handler = PrivateRotatingFileHandler(
+        path, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8"
     )
     file_handler.setFormatter(logging.Formatter(_FORMAT))
-    file_handler.setLevel(getattr(logging, chosen, logging.INFO))
+    file_handler.setLevel(log_level_number(level))
     stderr_handler = logging.StreamHandler()
     stderr_handler.setFormatter(logging.Formatter(_FORMAT))
     stderr_handler.setLevel(stderr_level)
     redactor = RedactingFilter()
     for handler in (file_handler, stderr_handler):
         handler.addFilter(redactor)
+        setattr(handler, _OWNED_MARK, True)
+    # pygls logs every JSON-RPC message it sends at INFO — whole conversations and file
+    # contents, in plain text next to an encrypted database. Libraries speak up only when
+    # DEBUG was asked for explicitly.
+    library_level = logging.NOTSET if file_handler.level <= logging.DEBUG else logging.WARNING
+    for name in CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(library_level)
+    rpc_logger = logging.getLogger(PYGLS_RPC_LOGGER)
+    if not any(isinstance(item, AnsweredErrorFilter) for item in rpc_logger.filters):
+        rpc_logger.addFilter(AnsweredErrorFilter())
     root = logging.getLogger()
+    for previous in root.handlers:
+        if getattr(previous, _OWNED_MARK, False):
+            previous.close()
     root.handlers = [file_handler, stderr_handler]
     root.setLevel(min(file_handler.level, stderr_level))
-    os.chmod(path, 0o600)
+    tighten_mode(path, PRIVATE_FILE_MODE)
     return path

@@ -209,10 +209,10 @@ class AgentSession:
             )
         await self._auto_compact()
         store = self._services.store
-        await self.set_status("streaming")
-        user = await store.run(lambda s: s.append_message(self.id, "user", user_parts))
-        turn_count = await store.run(lambda s: s.increment_turn_count(self.id))
-        self.record = self.record.model_copy(update={"turn_count": turn_count})
+        user, turn_count = await store.run(lambda s: s.begin_turn(self.id, user_parts))
+        self.record = self.record.model_copy(
+            update={"turn_count": turn_count, "status": "streaming"}
+        )
         self.emit(TurnStarted(user_message_sequence=user.sequence_number))
         runner = TurnRunner(
             await self._planner.plan(),

@@ -8,6 +8,7 @@ The turn never decides what happens to the transcript on failure; it reports a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -212,10 +213,14 @@ class TurnRunner:
             if isinstance(item, TextDelta):
                 reply.text.append(item.text)
                 emit(session_id, AgentToken(token=item.text, model=reply.model))
+                # A fast stream can be fully buffered, so reading it never suspends: yield once
+                # per delta so the event bus persists and delivers while the model streams.
+                await asyncio.sleep(0)
             elif isinstance(item, ReasoningDelta):
                 reply.add_reasoning(item)
                 if item.text:
                     emit(session_id, AgentReasoning(text=item.text, model=reply.model))
+                await asyncio.sleep(0)
             elif isinstance(item, ToolCallEnd):
                 reply.tool_calls.append(item)
             elif isinstance(item, StopChunk):

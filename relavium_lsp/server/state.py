@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from relavium_lsp.contracts.wire import (
     InitializationOptions,
     LspRange,
     RelaviumClientCapabilities,
 )
-from relavium_lsp.engine.runtime import EngineRuntime
+
+if TYPE_CHECKING:
+    from relavium_lsp.engine.runtime import EngineRuntime
 
 
 @dataclass

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -112,12 +113,32 @@ def open_database(path: Path, key: DbKey, *, synchronous: Synchronous | None = N
 
 def configure_connection(connection: Connection, *, synchronous: Synchronous) -> None:
     """Apply the store's pragmas (shared with the plain-sqlite3 benchmark baseline)."""
-    mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        raise StoreError(f"the history database could not switch to WAL mode (got {mode!r})")
+    _switch_to_wal(connection)
     connection.execute(f"PRAGMA synchronous={synchronous}")
     connection.execute("PRAGMA foreign_keys=ON")
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def _switch_to_wal(connection: Connection) -> None:
+    """Put the database in WAL mode (persistent in the file, so only its creator really does).
+
+    Switching needs an exclusive lock, and SQLite reports a conflicting switch by several
+    processes creating one database at the same moment as BUSY *without* consulting the busy
+    handler — so that one statement is retried here, within the usual busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            break
+        except sqlcipher3.OperationalError as error:
+            if not _is_busy(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)  # a backoff between retries, in the DB thread, not a sync point
+            delay = min(delay * 2, 0.2)
+    if str(mode).lower() != "wal":
+        raise StoreError(f"the history database could not switch to WAL mode (got {mode!r})")
 
 
 def read_header(path: Path) -> bytes:
@@ -175,7 +196,11 @@ def write_transaction(connection: Connection) -> Iterator[None]:
     MAX+1" safe across processes, and it lets ``busy_timeout`` wait instead of deadlocking.
     SQLite's lock is not fair: a process that writes back-to-back for longer than the busy
     timeout can starve another one, whose write then fails with a :class:`StoreError`.
+    Re-entrant: inside an open transaction the block simply joins it (one commit for both).
     """
+    if connection.in_transaction:
+        yield
+        return
     try:
         connection.execute("BEGIN IMMEDIATE")
     except Exception as error:

@@ -162,6 +162,19 @@ class SessionStore:
             raise SessionNotFound(f"no session with id {session_id!r}")
         return int(row[0])
 
+    def begin_turn(
+        self, session_id: str, content: Sequence[DurableContentPart]
+    ) -> tuple[SessionMessage, int]:
+        """Mark the session streaming, count the turn and append its user message — one commit.
+
+        Returns the user message and the new turn count.
+        """
+        with write_transaction(self._connection):
+            self.set_status(session_id, "streaming")
+            turn_count = self.increment_turn_count(session_id)
+            message = self.append_message(session_id, "user", content)
+        return message, turn_count
+
     def _update_session(self, session_id: str, assignment: str, values: tuple[object, ...]) -> None:
         cursor = self._connection.execute(
             f"UPDATE agent_sessions SET {assignment}, updated_at = ?"  # noqa: S608

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lsprotocol import types
+from ruamel.yaml import YAML
+
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import configure_loopback_provider, editor, make_git_workspace
 from tests.unit.llm.wire_servers import LoopbackServer, ScriptedToolCall, openai_stream
@@ -92,9 +95,33 @@ async def test_full_conversation_then_resume_in_a_new_process(tmp_path: Path) ->
             roles = [m["role"] for m in transcript["messages"]]
             assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant"]
 
+            exported = await client.request(methods.EXPORT_SESSION, {"sessionId": session_id})
+            assert exported["opened"] is True
+            assert client.opened_untitled[0]["language"] == "yaml"
+            assert client.opened_untitled[0]["content"] == exported["content"]
+            workflow = YAML(typ="safe").load(exported["content"])
+            assert [n["id"] for n in workflow["nodes"]] == ["input", "turn-1", "turn-2", "output"]
+            assert (
+                client.events_of(session_id, "session:exported")[-1]["workflowPath"] == "untitled"
+            )
+            # the user saves the untitled document somewhere; the server notices whose it is
+            saved = workspace / "fix-add.relavium.yaml"
+            saved.write_text(exported["content"], encoding="utf-8")
+            client.lsp.text_document_did_save(
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=saved.as_uri()),
+                    text=exported["content"],
+                )
+            )
+            await client.wait_for_event(session_id, "session:exported", count=2)
+            assert client.events_of(session_id, "session:exported")[-1]["workflowPath"] == str(
+                saved
+            )
+
         async with editor(workspace, home) as again:
             resumed = await again.request(methods.RESUME_SESSION, {"sessionId": session_id})
             assert resumed["session"]["title"] == "Fix add"
+            assert resumed["session"]["exportedWorkflowPath"] == str(saved)
             assert [m["role"] for m in resumed["messages"]] == roles
             assert resumed["lastEventSequence"] >= seqs[-1]
             backlog = await again.request(

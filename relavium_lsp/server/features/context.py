@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 GIT_TIMEOUT_S = 5.0
+EXPORT_SUFFIX = ".relavium.yaml"
 _GIT_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
@@ -34,8 +35,19 @@ def setup(server: RelaviumServer) -> None:
     """Track documents and editor focus."""
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def on_open(ls: RelaviumServer, params: types.DidOpenTextDocumentParams) -> None:
+    async def on_open(ls: RelaviumServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.state.focus.last_touched_uri = params.text_document.uri
+        await _note_saved_export(ls, params.text_document.uri, params.text_document.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))
+    async def on_save(ls: RelaviumServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        text = params.text
+        if text is None:
+            document = ls.workspace.text_documents.get(uri)
+            text = document.source if document is not None else None
+        if text is not None:
+            await _note_saved_export(ls, uri, text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: RelaviumServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -56,6 +68,20 @@ def setup(server: RelaviumServer) -> None:
             return
         ls.state.focus.uri = state.uri
         ls.state.focus.selection = state.selection
+
+
+async def _note_saved_export(ls: RelaviumServer, uri: str, text: str) -> None:
+    """A saved or opened ``*.relavium.yaml`` export records where the session now lives."""
+    path = _file_path(uri)
+    runtime = ls.state.runtime
+    if path is None or runtime is None or not path.name.endswith(EXPORT_SUFFIX):
+        return
+    from relavium_lsp.export.service import record_saved_export
+
+    try:
+        await record_saved_export(runtime.manager, str(path), text)
+    except Exception:
+        _log.warning("could not record %s as a session export", path, exc_info=True)
 
 
 def workspace_roots(ls: RelaviumServer) -> list[Path]:

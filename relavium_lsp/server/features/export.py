@@ -32,13 +32,12 @@ from relavium_lsp.contracts.wire import (
     OpenUntitledResult,
 )
 from relavium_lsp.errors import ExportError
-from relavium_lsp.export import service
-from relavium_lsp.export.files import write_export_file
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.lifecycle import runtime
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
+    from relavium_lsp.export import service
     from relavium_lsp.server.app import RelaviumServer
 
 _log = logging.getLogger(__name__)
@@ -53,6 +52,8 @@ def setup(server: RelaviumServer) -> None:
 
 async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Result:
     """Export a session; open it as an untitled document or a written file when asked."""
+    from relavium_lsp.export import service  # loaded with the engine, not at server start
+
     manager = (await runtime(ls)).manager
     outcome = await service.render_export(manager, params.session_id, params.format)
     opened = False
@@ -73,6 +74,8 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
 
 async def fork_session(ls: RelaviumServer, params: ForkSessionParams) -> Result:
     """Branch a session at one of its messages."""
+    from relavium_lsp.export import service
+
     manager = (await runtime(ls)).manager
     new_id = await service.fork_session(manager, params.session_id, params.at_sequence)
     return ForkSessionResult(session_id=new_id)
@@ -95,6 +98,8 @@ async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> 
 
 
 async def _write_in_workspace(outcome: service.ExportOutcome) -> Path | None:
+    from relavium_lsp.export.files import write_export_file
+
     try:
         return await asyncio.to_thread(
             write_export_file,

@@ -15,13 +15,13 @@ from lsprotocol import types
 from pydantic import ValidationError
 
 from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
-from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
 from relavium_lsp.errors import RelaviumError, StoreError
 from relavium_lsp.server.errors import describe_validation_error
 from relavium_lsp.server.features.editor_host import LspEditorHost
 from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
+    from relavium_lsp.engine.runtime import EngineRuntime
     from relavium_lsp.server.app import RelaviumServer
 
 _log = logging.getLogger(__name__)
@@ -67,6 +67,10 @@ def setup(server: RelaviumServer) -> None:
 
 async def runtime(ls: RelaviumServer) -> EngineRuntime:
     """The engine, opened on first use; raises a clear :class:`StoreError` if it cannot be."""
+    # Imported here, not at module load: answering `initialize` fast matters more than
+    # having the engine's dependencies (store, providers, tools) loaded before it is needed.
+    from relavium_lsp.engine.runtime import open_runtime
+
     state = ls.state
     async with state.runtime_lock:
         if state.runtime is None:

@@ -406,3 +406,17 @@ def _reference_tail(visible: list[SessionMessage], budget: int) -> list[SessionM
         if not (kept and kept[-1] == visible[-1]):
             kept = visible[-1:]
     return kept if marker is None else [marker, *kept]
+
+
+def test_begin_turn_is_one_atomic_commit(store: SessionStore, session_id: str) -> None:
+    message, turns = store.begin_turn(session_id, text("go"))
+    record = store.get_session(session_id)
+    assert record is not None
+    assert (message.role, message.sequence_number, turns) == ("user", 1, 1)
+    assert (record.status, record.turn_count, record.message_count) == ("streaming", 1, 1)
+    store.set_status(session_id, "idle")
+    with pytest.raises(ValidationError):  # an in-flight part is refused mid-transaction
+        store.begin_turn(session_id, [ReasoningPart(text="x", signature="sig")])  # type: ignore[list-item]
+    after = store.get_session(session_id)
+    assert after is not None
+    assert (after.status, after.turn_count, after.message_count) == ("idle", 1, 1)
