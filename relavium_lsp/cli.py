@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
 from relavium_lsp import __version__
 
 # Subcommand modules under relavium_lsp.commands, in the order --help lists them.
-COMMAND_MODULES: tuple[str, ...] = ("serve", "keys", "sessions")
+COMMAND_MODULES: tuple[str, ...] = ("serve", "acp", "keys", "sessions", "demo", "doctor")
 
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser with every subcommand (or just ``only``) registered.
+
+    Registering a subcommand imports its module, and some pull in the whole engine; an
+    editor starting ``serve`` should not wait for modules it will never use.
+    """
     parser = argparse.ArgumentParser(
         prog="relavium-lsp",
         description="Multi-turn AI agent chat sessions inside the editor, over LSP.",
     )
     parser.add_argument("--version", action="version", version=f"relavium-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         module = importlib.import_module(f"relavium_lsp.commands.{name}")
         module.register(subparsers)
     return parser
@@ -31,8 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    arguments = parser.parse_args(argv)
+    arguments_given = list(sys.argv[1:] if argv is None else argv)
+    chosen = arguments_given[0] if arguments_given else None
+    parser = build_parser(chosen if chosen in COMMAND_MODULES else None)
+    arguments = parser.parse_args(arguments_given)
     handler = cast("Handler | None", getattr(arguments, "handler", None))
     if handler is None:
         parser.print_help()

@@ -219,8 +219,11 @@ class CassetteProvider:
         on_unmatched: Unmatched = "error",
         match: Literal["key", "sequence"] = "key",
         context_window: int | None = None,
+        pace_s: float = 0.0,
     ) -> None:
         self.provider_id = provider_id
+        # Seconds between replayed chunks; 0 replays as fast as the consumer reads.
+        self._pace_s = pace_s
         self.capabilities = ProviderCapabilities(
             streaming=True, tools=True, reasoning=True, needs_key=False, key_env_var=None
         )
@@ -275,5 +278,5 @@ class CassetteProvider:
         for chunk in chunks:
             # Hand control back between chunks, as a network stream would, so cancelling
             # a replay lands between chunks exactly like cancelling a live call.
-            await asyncio.sleep(0)
+            await asyncio.sleep(self._pace_s)
             yield chunk

@@ -57,8 +57,16 @@ def _bundled_document() -> dict[str, Any]:
     return document
 
 
+# The offline model stands in for a real one in the editor: replay at a readable pace so
+# the answer visibly streams (instantly replayed deltas would arrive as a single event).
+OFFLINE_PACE_S = 0.03
+
+
 def offline_provider() -> CassetteProvider:
     """A fresh offline provider (its replay position starts at the beginning)."""
     return CassetteProvider(
-        OFFLINE_PROVIDER_ID, _bundled_document(), on_unmatched=offline_explanation
+        OFFLINE_PROVIDER_ID,
+        _bundled_document(),
+        on_unmatched=offline_explanation,
+        pace_s=OFFLINE_PACE_S,
     )

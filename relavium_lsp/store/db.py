@@ -38,6 +38,7 @@ BUSY_TIMEOUT_MS = 10_000
 PLAINTEXT_SQLITE_HEADER = b"SQLite format 3\x00"
 Synchronous = Literal["NORMAL", "FULL"]
 DEFAULT_SYNCHRONOUS: Synchronous = "FULL"
+_SYNCHRONOUS_NORMAL = 1  # what ``PRAGMA synchronous`` reads back for NORMAL
 _COMPANION_SUFFIXES = ("-wal", "-shm")
 
 
@@ -117,6 +118,29 @@ def configure_connection(connection: Connection, *, synchronous: Synchronous) ->
     connection.execute(f"PRAGMA synchronous={synchronous}")
     connection.execute("PRAGMA foreign_keys=ON")
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+@contextlib.contextmanager
+def relaxed_durability(connection: Connection) -> Iterator[None]:
+    """Commit the enclosed (outermost) transaction without waiting for an fsync.
+
+    For the event log only. In WAL mode with ``synchronous=NORMAL`` a commit is in the WAL
+    file when it returns, so it survives the process being killed; only an operating-system
+    crash could drop the newest ones. A token stream must not queue behind a disk that
+    stalls for hundreds of milliseconds on an fsync; messages and costs keep ``FULL``.
+    """
+    if connection.in_transaction:
+        yield
+        return
+    previous = int(connection.execute("PRAGMA synchronous").fetchone()[0])
+    if previous <= _SYNCHRONOUS_NORMAL:
+        yield
+        return
+    connection.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        connection.execute(f"PRAGMA synchronous={previous}")
 
 
 def _switch_to_wal(connection: Connection) -> None:

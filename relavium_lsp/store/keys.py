@@ -164,14 +164,16 @@ def _notice_once(kind: str, key_file: Path) -> None:
         if kind in _notices_logged:
             return
         _notices_logged.add(kind)
+    # INFO, not WARNING: it is the documented headless behaviour, said once in the log file;
+    # an editor shows a server's stderr to the user on every start.
     if kind == "no-backend":
-        logger.warning(
+        logger.info(
             "No usable OS keychain backend is available, so the history database key is kept "
             "in %s (mode 0600).",
             key_file,
         )
     else:
-        logger.warning(
+        logger.info(
             "The OS keychain has no history database key; using the existing key file %s.",
             key_file,
         )

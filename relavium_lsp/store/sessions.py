@@ -29,7 +29,13 @@ from relavium_lsp.contracts.session import (
 )
 from relavium_lsp.errors import SessionNotFound, StoreError
 from relavium_lsp.store import listing, messages, transfer
-from relavium_lsp.store.db import Connection, Synchronous, open_database, write_transaction
+from relavium_lsp.store.db import (
+    Connection,
+    Synchronous,
+    open_database,
+    relaxed_durability,
+    write_transaction,
+)
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
 from relavium_lsp.store.models import (
@@ -316,7 +322,7 @@ class SessionStore:
         if not payloads:
             return []
         now = utc_timestamp()
-        with write_transaction(self._connection):
+        with relaxed_durability(self._connection), write_transaction(self._connection):
             messages.require_session(self._connection, session_id)
             last = self.last_event_sequence(session_id)
             stamped = [

@@ -8,9 +8,7 @@ or changed document); ``selection`` from that editor state; ``gitRef`` from the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,15 +18,14 @@ from pygls.uris import to_fs_path
 
 from relavium_lsp.contracts.session import Selection, SessionContext
 from relavium_lsp.contracts.wire import EditorStateParams, LspRange
+from relavium_lsp.gitref import detect_git_ref
 from relavium_lsp.server.methods import EDITOR_STATE
 
 if TYPE_CHECKING:
     from relavium_lsp.server.app import RelaviumServer
 
 _log = logging.getLogger(__name__)
-GIT_TIMEOUT_S = 5.0
 EXPORT_SUFFIX = ".relavium.yaml"
-_GIT_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def setup(server: RelaviumServer) -> None:
@@ -112,36 +109,6 @@ async def detect_context(ls: RelaviumServer) -> SessionContext:
         selection=selection,
         git_ref=await detect_git_ref(working_dir),
     )
-
-
-async def detect_git_ref(directory: Path) -> str | None:
-    """The checked-out branch, else the short commit; ``None`` outside a repository."""
-    branch = await _git(directory, "symbolic-ref", "--short", "-q", "HEAD")
-    return branch or await _git(directory, "rev-parse", "--short", "HEAD")
-
-
-async def _git(directory: Path, *arguments: str) -> str | None:
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "git",
-            "-C",
-            str(directory),
-            *arguments,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            stdin=asyncio.subprocess.DEVNULL,
-            env={**_GIT_ENV, "HOME": str(directory)},
-        )
-    except OSError:
-        return None
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT_S)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        return None
-    text = output.decode("utf-8", "replace").strip()
-    return text if process.returncode == 0 and text else None
 
 
 def _file_path(uri: str | None) -> Path | None:

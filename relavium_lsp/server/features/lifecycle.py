@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
 from relavium_lsp.errors import RelaviumError, StoreError
-from relavium_lsp.server.errors import describe_validation_error
+from relavium_lsp.rpc_errors import describe_validation_error
 from relavium_lsp.server.features.editor_host import LspEditorHost
 from relavium_lsp.server.methods import SESSION_EVENT
 

@@ -201,3 +201,21 @@ def test_session_record_round_trips(store: SessionStore) -> None:
     )
     store.create_session(record)
     assert store.get_session(record.id) == record
+
+
+def test_event_commits_skip_the_fsync_but_restore_full_durability(
+    store: SessionStore, session_id: str
+) -> None:
+    """The event log commits with synchronous=NORMAL; everything else stays FULL."""
+    connection = store.connection
+    seen: list[int] = []
+    connection.set_trace_callback(
+        lambda statement: seen.append(1) if statement == "PRAGMA synchronous=NORMAL" else None
+    )
+    try:
+        store.append_events(session_id, [SessionCancelled()])
+    finally:
+        connection.set_trace_callback(None)
+    assert seen == [1]
+    assert connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+    assert [e.sequence_number for e in store.events_after(session_id, 0)] == [1]

@@ -1,0 +1,38 @@
+"""What this agent tells an ACP client about itself in ``initialize``."""
+
+from __future__ import annotations
+
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    McpCapabilities,
+    PromptCapabilities,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+)
+
+from relavium_lsp import __version__
+
+
+def agent_capabilities() -> AgentCapabilities:
+    """``session/load``, ``session/list|resume|close``, text + embedded context prompts.
+
+    No MCP servers, no images or audio in prompts, no modes, no terminals.
+    """
+    return AgentCapabilities(
+        load_session=True,
+        prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+        mcp_capabilities=McpCapabilities(http=False, sse=False),
+        session_capabilities=SessionCapabilities(
+            list=SessionListCapabilities(),
+            resume=SessionResumeCapabilities(),
+            close=SessionCloseCapabilities(),
+        ),
+    )
+
+
+def agent_info() -> Implementation:
+    """The agent's name and version."""
+    return Implementation(name="relavium-lsp", title="Relavium", version=__version__)

@@ -1,0 +1,50 @@
+"""The tool dispatcher of an ACP agent: the registry, plus per-call bookkeeping.
+
+Every call still runs through :class:`~relavium_lsp.tools.registry.ToolRegistry` unchanged
+(validation, the scope jail, the approval gate, bounding, events). Around it, this wrapper
+records the call in the :class:`~relavium_lsp.acp.tool_calls.CallBook` — full arguments in
+memory, jail-checked locations — and gives the call a host bound to its session, which the
+client's ``fs/*`` methods need.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from relavium_lsp.acp.host import CallScopedHost, ClientLink
+from relavium_lsp.acp.tool_calls import CallRecord, describe_call
+from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.llm.seam import ToolSpec
+from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.jail import ScopeRoots
+from relavium_lsp.tools.registry import ToolRegistry
+
+
+class AcpToolDispatcher:
+    """A :class:`~relavium_lsp.tools.base.ToolDispatcher` that tells the ACP layer about calls."""
+
+    def __init__(self, registry: ToolRegistry, link: ClientLink) -> None:
+        self.registry = registry
+        self._link = link
+
+    def specs(self, names: Iterable[str]) -> list[ToolSpec]:
+        """The registry's specs."""
+        return self.registry.specs(names)
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+        """Record the call, then run it through the registry with a session-bound host."""
+        roots = ScopeRoots.for_call(ctx)
+        definition = self.registry.get(call.name)
+        record = CallRecord(
+            session_id=ctx.session_id,
+            call_id=call.id,
+            tool=call.name,
+            args=call.args,
+            description=describe_call(call.name, call.args, roots),
+            roots=roots,
+            offer_always=not (definition is not None and definition.always_ask),
+        )
+        self._link.book.open(record)
+        scoped = dataclasses.replace(ctx, host=CallScopedHost(ctx.host, self._link, record))
+        return await self.registry.dispatch(call, scoped)
