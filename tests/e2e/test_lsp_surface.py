@@ -256,3 +256,37 @@ async def test_standard_fallbacks_refused_edits_commands_and_progress(
             )
             assert {a["id"] for a in agents["agents"]} >= {"coder", "relavium-default"}
             assert client.lsp.progress_reports, "a running turn reports work-done progress"
+
+
+async def test_bad_initialization_options_warn_and_fall_back(setup: tuple[Path, Path]) -> None:
+    workspace, home = setup
+    options = {"clientName": 42, "approval": "whenever", "surprise": True}
+    async with editor(workspace, home, initialization_options=options) as client:
+        warnings = [m for m in client.lsp.messages if m.type == types.MessageType.Warning]
+        assert warnings and "initializationOptions" in warnings[0].message
+        agents = await client.request(methods.LIST_AGENTS)
+        assert any(agent["id"] == "relavium-default" for agent in agents["agents"])
+
+
+async def test_context_without_editor_state_uses_the_last_touched_document(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, home = setup
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        async with editor(workspace, home, relavium={}) as client:
+            client.open_document(workspace / "app.py")
+            client.open_document(workspace / "pkg" / "mod.py")
+            started = await client.request(methods.START_SESSION, {"agentRef": "coder"})
+            context = started["context"]
+            assert context["activeFile"] == "pkg/mod.py"
+            assert "selection" not in context
+            overridden = await client.request(
+                methods.START_SESSION,
+                {"agentRef": "coder", "context": {"activeFile": "app.py", "gitRef": "v9"}},
+            )
+            assert overridden["context"]["activeFile"] == "app.py"
+            assert overridden["context"]["gitRef"] == "v9"
+            assert overridden["context"]["workingDir"] == str(workspace)

@@ -33,7 +33,7 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "relavium-lsp demo": ("tests/e2e/test_demo.py", '"relavium_lsp", "demo"'),
     "make test": ("Makefile", "test: lint typecheck unit"),
     "pip install -e .": ("Makefile", "pip install --quiet -e '.[dev]'"),
-    "cd vscode-client && npm ci && npm run package": (
+    "(cd vscode-client && npm ci && npm run package)": (
         "tests/e2e/vscode/run.sh",
         "npm run --silent package",
     ),
