@@ -31,7 +31,9 @@ typecheck: setup
 unit: setup
 	$(BIN)/pytest -m "not e2e" -q
 
+# End-to-end tests over real server processes; the Neovim ones need Debian's neovim.
 e2e: setup
+	bash scripts/install-neovim.sh
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).

@@ -70,6 +70,7 @@ class SendMessageResult(WireModel):
     tokens_used: TokenUsage
     error: TurnError | None = None
     text: str
+    # The sequence number of the newest message in the transcript (not an event sequence).
     last_sequence: int
 
 

@@ -8,6 +8,7 @@ editor protocol; everything editor-specific arrives through the :class:`EditorHo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
+from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart, TextPart, ToolCallPart
 from relavium_lsp.contracts.events import (
     CompactionReason,
@@ -66,10 +68,13 @@ class SessionManager:
         *,
         resolve_chain: ChainResolver,
         load_config: ConfigLoader = load_workspace_config,
+        approval_override: ApprovalMode | None = None,
     ) -> None:
         self.services = services
         self._resolve_chain = resolve_chain
         self._load_config = load_config
+        # The editor's own setting: the user's choice, so it may loosen a project's.
+        self._approval_override = approval_override
         self._live: dict[str, AgentSession] = {}
         self._loading: dict[str, asyncio.Lock] = {}
 
@@ -78,7 +83,11 @@ class SessionManager:
     async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
         """The merged configuration for a workspace (re-read each time: files change)."""
         directory = Path(working_dir) if working_dir else None
-        return await asyncio.to_thread(self._load_config, directory)
+        config = await asyncio.to_thread(self._load_config, directory)
+        if self._approval_override is None:
+            return config
+        policy = config.policy.model_copy(update={"approval": self._approval_override})
+        return dataclasses.replace(config, policy=policy)
 
     async def _chain(self, agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
         # Building providers may resolve a custom endpoint's host name: keep DNS off the loop.

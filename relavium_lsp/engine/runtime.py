@@ -18,6 +18,7 @@ import httpx
 
 from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.manager import SessionManager
 from relavium_lsp.engine.session import EngineServices
@@ -71,6 +72,7 @@ async def open_runtime(
     *,
     history_path: str | Path | None = None,
     tools: ToolDispatcher | None = None,
+    approval_override: ApprovalMode | None = None,
 ) -> EngineRuntime:
     """Open the encrypted store (creating it and its key on first use) and build the engine."""
     # The store works in a worker thread while the loop parses a fast token stream; with
@@ -102,7 +104,7 @@ async def open_runtime(
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
     )
-    manager = SessionManager(services, resolve_chain=chain_for)
+    manager = SessionManager(services, resolve_chain=chain_for, approval_override=approval_override)
     return EngineRuntime(
         manager=manager, store=store, http=http, temp_dir=temp_dir, history_path=path
     )

@@ -290,3 +290,29 @@ async def test_context_without_editor_state_uses_the_last_touched_document(
             assert overridden["context"]["activeFile"] == "app.py"
             assert overridden["context"]["gitRef"] == "v9"
             assert overridden["context"]["workingDir"] == str(workspace)
+
+
+async def test_the_editors_approval_setting_applies_and_a_project_cannot_loosen(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, home = setup
+    (workspace / ".relavium").mkdir(exist_ok=True)
+    (workspace / ".relavium" / "project.toml").write_text('[chat]\napproval = "never_ask"\n')
+    write = ScriptedToolCall(
+        id="w1", name="write_file", arguments=json.dumps({"path": "a.txt", "content": "1"})
+    )
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(openai_stream(tool_calls=[write]), openai_stream(text=["asked"]))
+        async with editor(workspace, home) as client:
+            session = await _start(client)
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "write"})
+            assert len(client.approvals) == 1  # the project's never_ask was ignored
+        model.script(openai_stream(tool_calls=[write]), openai_stream(text=["not asked"]))
+        async with editor(
+            workspace, home, initialization_options={"approval": "never_ask"}
+        ) as client:
+            session = await _start(client)
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "write"})
+            assert client.approvals == []  # the user's own editor setting allows it
+            assert (workspace / "a.txt").read_text() == "1"

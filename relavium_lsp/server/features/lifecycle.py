@@ -76,7 +76,11 @@ async def runtime(ls: RelaviumServer) -> EngineRuntime:
         if state.runtime is None:
             if ls.protocol._shutdown:
                 raise StoreError("the server is shutting down")
-            opened = await open_runtime(LspEditorHost(ls), history_path=state.options.history_path)
+            opened = await open_runtime(
+                LspEditorHost(ls),
+                history_path=state.options.history_path,
+                approval_override=state.options.approval,
+            )
             opened.manager.services.bus.subscribe(
                 lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire())
             )

@@ -1,0 +1,241 @@
+--- Chats: one buffer per session, fed by the session's ordered event stream.
+---
+--- A chat is created first (so the user sees something at once) and bound to its session
+--- when `startSession` / `resumeSession` answers. Events that arrive before that answer (the
+--- server announces `session:started` before it replies) wait in a small orphan buffer.
+local chat_buffer = require('relavium.chat_buffer')
+local client = require('relavium.client')
+local config = require('relavium.config')
+local protocol = require('relavium.protocol')
+local render = require('relavium.render')
+local sequencer = require('relavium.sequencer')
+
+local M = {}
+
+local MAX_ORPHAN_EVENTS = 2000
+
+local chats_by_session = {}
+local chats_by_buffer = {}
+local orphans = {} -- session id -> events seen before any chat was bound to it
+local orphan_count = 0
+local last_used = nil
+
+local Chat = {}
+Chat.__index = Chat
+
+local function forget(chat)
+  chats_by_buffer[chat.buffer.bufnr] = nil
+  if chat.session_id and chats_by_session[chat.session_id] == chat then
+    chats_by_session[chat.session_id] = nil
+  end
+  if last_used == chat then
+    last_used = nil
+  end
+end
+
+local function prompt_and_send(chat)
+  vim.ui.input({ prompt = 'You: ' }, function(text)
+    if text and text ~= '' then
+      M.send(text, chat)
+    end
+  end)
+end
+
+local function new_chat(label)
+  local chat = setmetatable({
+    buffer = chat_buffer.new(label),
+    session_id = nil,
+    agent = nil,
+    busy = false,
+    queued = {}, -- messages sent before the session id was known
+    total_cost = 0,
+    completed_turns = 0,
+  }, Chat)
+  render.reset_turn(chat)
+  local bufnr = chat.buffer.bufnr
+  chats_by_buffer[bufnr] = chat
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = bufnr,
+    callback = function()
+      forget(chat)
+    end,
+  })
+  if config.options.mappings then
+    vim.keymap.set('n', '<CR>', function()
+      prompt_and_send(chat)
+    end, { buffer = bufnr, desc = 'Relavium: send a message' })
+    vim.keymap.set('n', '<C-c>', function()
+      M.abort(chat)
+    end, { buffer = bufnr, desc = 'Relavium: abort the running turn' })
+  end
+  last_used = chat
+  return chat
+end
+
+local function fetch_backlog(session_id)
+  return function(after, limit, done)
+    client.request(protocol.SESSION_EVENTS, {
+      sessionId = session_id,
+      afterSequence = after,
+      limit = limit,
+    }, function(err, result)
+      if err or type(result) ~= 'table' or type(result.events) ~= 'table' then
+        done(nil)
+      else
+        done(result.events)
+      end
+    end)
+  end
+end
+
+--- Bind the chat to its session and start applying events after `last_sequence`.
+function Chat:bind(session_id, agent, last_sequence)
+  self.session_id = session_id
+  self.agent = agent
+  chats_by_session[session_id] = self
+  self.sequencer = sequencer.new(function(event)
+    render.event(self, event)
+  end, fetch_backlog(session_id))
+  for _, event in ipairs(orphans[session_id] or {}) do
+    self.sequencer:accept(event)
+  end
+  orphan_count = orphan_count - #(orphans[session_id] or {})
+  orphans[session_id] = nil
+  self.sequencer:start(last_sequence)
+  local queued = self.queued
+  self.queued = {}
+  for _, text in ipairs(queued) do
+    M.send(text, self)
+  end
+end
+
+local function keep_orphan(event)
+  if orphan_count >= MAX_ORPHAN_EVENTS then
+    orphans = {}
+    orphan_count = 0
+  end
+  local list = orphans[event.sessionId] or {}
+  orphans[event.sessionId] = list
+  table.insert(list, event)
+  orphan_count = orphan_count + 1
+end
+
+--- `relavium/sessionEvent` handler: route the envelope to its chat's sequencer.
+function M.on_session_event(event)
+  if type(event) ~= 'table' or type(event.sessionId) ~= 'string' then
+    return
+  end
+  local chat = chats_by_session[event.sessionId]
+  if chat and chat.sequencer then
+    if chat.buffer:is_valid() then
+      chat.sequencer:accept(event)
+    end
+  else
+    keep_orphan(event) -- its chat is still waiting for startSession / resumeSession
+  end
+end
+
+--- The chat of the current buffer, else the one used last.
+function M.current()
+  local chat = chats_by_buffer[vim.api.nvim_get_current_buf()]
+  if chat then
+    return chat
+  end
+  if last_used and last_used.buffer:is_valid() then
+    return last_used
+  end
+  return nil
+end
+
+--- The chat bound to a session, if any.
+function M.for_session(session_id)
+  return chats_by_session[session_id]
+end
+
+--- Open a chat split and start a session with `agent` (default: the `agent` option).
+function M.open(agent)
+  local chat = new_chat('new')
+  chat.buffer:show(config.options.chat_split, config.options.chat_size)
+  render.notice(chat, 'starting a session…')
+  local params = { source = 'neovim' }
+  params.agentRef = (agent and agent ~= '') and agent or config.options.agent
+  local started = client.request(protocol.START_SESSION, params, function(err, result)
+    if err or type(result) ~= 'table' then
+      render.request_error(chat, err or { message = 'no result' })
+      return
+    end
+    chat.buffer:clear()
+    render.header(chat, result)
+    chat:bind(result.sessionId, result.agentRef, 0)
+  end)
+  if not started then
+    render.notice(chat, '✗ the relavium server could not be started')
+  end
+  return chat
+end
+
+--- Send `text` in `chat` (default: the current chat, opening one when there is none).
+function M.send(text, chat)
+  chat = chat or M.current() or M.open(nil)
+  last_used = chat
+  if not chat.session_id then
+    table.insert(chat.queued, text)
+    return chat
+  end
+  render.user_message(chat, text)
+  chat.busy = true
+  local completed_before = chat.completed_turns
+  client.request(protocol.SEND_MESSAGE, { sessionId = chat.session_id, text = text },
+    function(err)
+      chat.busy = false
+      if not chat.buffer:is_valid() then
+        return
+      end
+      if err then
+        render.request_error(chat, err)
+      elseif chat.completed_turns == completed_before then
+        -- The server sends every event of a turn before its result: this turn's
+        -- `session:turn_completed` was lost on the way, so read it from the log.
+        chat.sequencer:refresh()
+      end
+    end)
+  return chat
+end
+
+--- Abort the running turn of `chat` (default: the current chat).
+function M.abort(chat)
+  chat = chat or M.current()
+  if not chat or not chat.session_id then
+    vim.notify('relavium: no chat session to abort', vim.log.levels.WARN)
+    return
+  end
+  client.request(protocol.ABORT_TURN, { sessionId = chat.session_id }, function(err, result)
+    if err then
+      render.request_error(chat, err)
+    elseif type(result) == 'table' and not result.aborted then
+      vim.notify('relavium: no turn is running', vim.log.levels.INFO)
+    end
+  end)
+end
+
+--- A chat for an existing session, bound after its transcript has been rendered by `fill`.
+--- `fill(chat, done)` must call `done(last_event_sequence)`.
+function M.open_existing(session_id, fill)
+  local existing = chats_by_session[session_id]
+  if existing and existing.buffer:is_valid() then
+    existing.buffer:show(config.options.chat_split, config.options.chat_size)
+    last_used = existing
+    return existing
+  end
+  local chat = new_chat(session_id:sub(1, 8))
+  chat.buffer:show(config.options.chat_split, config.options.chat_size)
+  render.notice(chat, 'resuming ' .. session_id .. '…')
+  -- Claim the id now so live events wait in the sequencer, not among the orphans.
+  chats_by_session[session_id] = chat
+  fill(chat, function(agent, last_event_sequence)
+    chat:bind(session_id, agent, last_event_sequence)
+  end)
+  return chat
+end
+
+return M

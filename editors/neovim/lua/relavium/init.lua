@@ -1,0 +1,96 @@
+--- relavium.nvim: AI agent chat sessions from relavium-lsp, over Neovim's LSP client.
+---
+--- `require('relavium').setup{...}` starts the server for the workspace root and attaches
+--- it to the workspace's file buffers; the functions below back the `:Relavium*` commands.
+--- See `:help relavium`.
+local M = {}
+
+local initialized = false
+
+local function ensure_setup()
+  if not initialized then
+    M.setup({})
+  end
+end
+
+--- Configure the plugin and start the server (see `:help relavium-setup`).
+function M.setup(options)
+  local config = require('relavium.config')
+  local client = require('relavium.client')
+  local context = require('relavium.context')
+  config.apply(options)
+  initialized = true
+  local group = vim.api.nvim_create_augroup('relavium', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'FileType' }, {
+    group = group,
+    callback = function(event)
+      client.attach(event.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'CursorMoved' }, {
+    group = group,
+    callback = function()
+      context.schedule_update()
+    end,
+  })
+  local _, message = client.start()
+  if message then
+    vim.notify('relavium: ' .. message, vim.log.levels.WARN)
+    return
+  end
+  context.send_now(vim.api.nvim_get_current_buf(), nil)
+end
+
+--- `:RelaviumChat [agent]`: a new chat split with a new session.
+function M.chat(agent)
+  ensure_setup()
+  return require('relavium.chat').open(agent)
+end
+
+--- `:RelaviumSend {text}`: send in the current chat (one is opened when needed).
+function M.send(text)
+  ensure_setup()
+  return require('relavium.chat').send(text)
+end
+
+--- `:'<,'>RelaviumAsk {text}`: ask about lines `first`..`last` of the current file.
+function M.ask(text, first, last)
+  ensure_setup()
+  return require('relavium.context').ask(text, first, last)
+end
+
+--- `:RelaviumAbort`: abort the current chat's running turn.
+function M.abort()
+  ensure_setup()
+  require('relavium.chat').abort()
+end
+
+--- `:RelaviumSessions`: search this workspace's sessions and resume one.
+function M.sessions()
+  ensure_setup()
+  require('relavium.sessions').pick()
+end
+
+--- `:RelaviumResume {id}`: reopen a session with its transcript.
+function M.resume(session_id)
+  ensure_setup()
+  return require('relavium.sessions').resume(session_id)
+end
+
+--- `:RelaviumExport [workflow|jsonl]`: export the current chat's session to a new buffer.
+function M.export(export_format)
+  ensure_setup()
+  require('relavium.sessions').export(export_format)
+end
+
+--- Stop the server; `on_stopped()` runs when its process has exited.
+function M.stop(on_stopped)
+  require('relavium.client').stop(on_stopped)
+end
+
+--- The chat of the current buffer (or the last one used), or nil.
+function M.current_chat()
+  return require('relavium.chat').current()
+end
+
+return M

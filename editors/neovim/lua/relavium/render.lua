@@ -1,0 +1,265 @@
+--- From session events and stored messages to chat-buffer lines.
+---
+--- Layout: a `## You` block per user message, a `## <agent>` block per assistant turn whose
+--- text streams in as it arrives, tool calls / results / reasoning as folded blocks, and one
+--- `──` line when a turn completes (stop reason, tokens, cost) or an error line with its code.
+local format = require('relavium.format')
+
+local M = {}
+
+local function assistant_label(chat)
+  return '## ' .. format.one_line(chat.agent or 'assistant', 80)
+end
+
+--- Start the assistant's part of the turn once, on its first output.
+local function ensure_assistant_header(chat)
+  local turn = chat.turn
+  if not turn.header_shown then
+    turn.header_shown = true
+    chat.buffer:append_lines({ '', assistant_label(chat) })
+    chat.block = 'header'
+  end
+end
+
+local function begin_text(chat)
+  ensure_assistant_header(chat)
+  if chat.block ~= 'text' then
+    -- text starts on a fresh line: right under the header, or after a blank one
+    chat.buffer:append_lines(chat.block == 'header' and { '' } or { '', '' })
+    chat.block = 'text'
+  end
+end
+
+local function append_block(chat, lines, kind)
+  ensure_assistant_header(chat)
+  chat.buffer:append_lines(lines, #lines > 1 and 'block' or nil)
+  chat.block = kind
+end
+
+--- A new turn begins (our own send, or another client's).
+function M.reset_turn(chat)
+  chat.turn = { header_shown = false, cost = 0, priced = true }
+  chat.block = nil
+end
+
+--- The user's message, rendered when it is sent.
+function M.user_message(chat, text)
+  M.reset_turn(chat)
+  local lines = { '', '## You' }
+  vim.list_extend(lines, format.lines(text))
+  chat.buffer:append_lines(lines)
+  chat.block = 'user'
+end
+
+--- A one-line notice (errors of requests, status changes).
+function M.notice(chat, text)
+  chat.buffer:append_lines({ format.one_line(text, 1000) })
+  chat.block = 'notice'
+end
+
+local function error_line(error_info)
+  -- a JSON-RPC error carries its stable code in `data.code`; a turn's error in `code`
+  local code = (type(error_info.data) == 'table' and error_info.data.code) or error_info.code
+  local line = string.format('✗ error [%s]: %s', tostring(code or 'internal'),
+    format.one_line(error_info.message or 'unknown error', 500))
+  if error_info.retryable then
+    line = line .. ' (retryable)'
+  end
+  return line
+end
+
+--- A failed request (JSON-RPC error) shown in the chat with its `data.code`.
+function M.request_error(chat, err)
+  chat.buffer:append_lines({ error_line(err) })
+  chat.block = 'notice'
+end
+
+local handlers = {}
+
+handlers['session:turn_started'] = function(chat)
+  if chat.block ~= 'user' then
+    M.reset_turn(chat) -- a turn this client did not start (another editor, a replay)
+  end
+end
+
+handlers['agent:token'] = function(chat, event)
+  begin_text(chat)
+  chat.buffer:stream(event.token or '', false)
+end
+
+handlers['agent:reasoning'] = function(chat, event)
+  if chat.block ~= 'reasoning' then
+    append_block(chat, { '▸ thinking', '    ' }, 'reasoning')
+  end
+  chat.buffer:stream((event.text or ''):gsub('\n', '\n    '), true)
+end
+
+handlers['agent:tool_call'] = function(chat, event)
+  chat.tool_names = chat.tool_names or {}
+  if type(event.callId) == 'string' then
+    chat.tool_names[event.callId] = event.toolId
+  end
+  local lines = {
+    string.format('▸ %s %s', format.one_line(event.toolId, 80),
+      format.tool_input_summary(event.toolInput)),
+    '    call ' .. format.one_line(event.callId, 200),
+  }
+  vim.list_extend(lines, format.tool_input_lines(event.toolInput))
+  append_block(chat, lines, 'tool')
+end
+
+handlers['agent:approval_requested'] = function(chat, event)
+  append_block(chat, {
+    string.format('? approval: %s (%s) %s', format.one_line(event.toolId, 80),
+      format.one_line(event.action, 40), format.one_line(format.preview_target(event.preview))),
+  }, 'tool')
+end
+
+handlers['agent:tool_result'] = function(chat, event)
+  local status = event.success and '✓' or '✗'
+  local header = string.format('◂ %s %s %s', format.one_line(event.toolId, 80), status,
+    format.duration(event.durationMs))
+  if event.errorCode then
+    header = header .. ' [' .. format.one_line(event.errorCode, 40) .. ']'
+  end
+  local lines = { header }
+  vim.list_extend(lines, format.body(event.outputSummary or ''))
+  append_block(chat, lines, 'tool')
+end
+
+handlers['cost:updated'] = function(chat, event)
+  local turn = chat.turn
+  turn.cost = turn.cost + (event.costMicrocents or 0)
+  turn.priced = turn.priced and event.priced ~= false
+  chat.total_cost = event.cumulativeCostMicrocents or chat.total_cost
+end
+
+handlers['session:turn_completed'] = function(chat, event)
+  local turn = chat.turn
+  local used = event.tokensUsed or {}
+  local lines = { '' }
+  if event.error then
+    table.insert(lines, error_line(event.error))
+  end
+  table.insert(lines, string.format('── %s · %s in / %s out tokens · %s · total %s ──',
+    format.one_line(event.stopReason, 40), format.tokens(used.inputTokens),
+    format.tokens(used.outputTokens), format.cost(turn.cost, turn.priced),
+    format.cost(chat.total_cost or 0, turn.priced)))
+  chat.buffer:append_lines(lines)
+  chat.block = nil
+  chat.completed_turns = (chat.completed_turns or 0) + 1
+  M.reset_turn(chat)
+end
+
+handlers['session:compacting'] = function(chat, event)
+  M.notice(chat, '… compacting the history (' .. tostring(event.reason) .. ')')
+end
+
+local function compaction_done(chat, event, verb)
+  M.notice(chat, string.format('── %s: %d → %d messages, %s → %s tokens ──', verb,
+    event.messagesBefore or 0, event.messagesAfter or 0, format.tokens(event.tokensBefore),
+    format.tokens(event.tokensAfter)))
+end
+
+handlers['session:compacted'] = function(chat, event)
+  compaction_done(chat, event, 'compacted')
+end
+
+handlers['session:trimmed'] = function(chat, event)
+  compaction_done(chat, event, 'trimmed')
+end
+
+handlers['session:budget_warning'] = function(chat, event)
+  M.notice(chat, string.format('! budget: spent %s of %s', format.cost(event.spentMicrocents),
+    format.cost(event.limitMicrocents)))
+end
+
+handlers['session:exported'] = function(chat, event)
+  M.notice(chat, '── exported (' .. tostring(event.format) .. ') to '
+    .. format.one_line(event.workflowPath) .. ' ──')
+end
+
+handlers['session:cancelled'] = function(chat)
+  M.notice(chat, '── session ended ──')
+end
+
+--- Render one session event (unknown types are ignored: newer servers may add some).
+function M.event(chat, event)
+  local handler = handlers[event.type]
+  if handler then
+    handler(chat, event)
+  end
+end
+
+--- The header of a chat: agent, model, session and context.
+function M.header(chat, info)
+  local context = info.context or {}
+  local where = format.one_line(context.workingDir or '')
+  if context.gitRef then
+    where = where .. ' (' .. format.one_line(context.gitRef, 80) .. ')'
+  end
+  if context.activeFile then
+    where = where .. ' · ' .. format.one_line(context.activeFile)
+    local selection = context.selection
+    if type(selection) == 'table' and selection.startLine then
+      where = where .. string.format(':%d-%d', selection.startLine, selection.endLine)
+    end
+  end
+  local lines = {
+    string.format('Relavium · agent %s · model %s', format.one_line(info.agentRef or '?', 80),
+      format.one_line(info.model or 'default', 80)),
+    'session ' .. format.one_line(info.sessionId or '?', 80) .. (info.title and
+      (' · ' .. format.one_line(info.title, 120)) or ''),
+    where,
+  }
+  chat.buffer:append_lines(lines)
+  chat.block = nil
+end
+
+local function text_of(parts)
+  local texts = {}
+  for _, part in ipairs(parts or {}) do
+    if part.type == 'text' then
+      table.insert(texts, part.text)
+    end
+  end
+  return table.concat(texts, '')
+end
+
+--- One stored message of a transcript (resume): same layout as the live stream.
+function M.message(chat, message)
+  local role = message.role
+  if role == 'user' then
+    M.user_message(chat, text_of(message.content))
+    return
+  end
+  if role == 'system' then
+    if message.compaction then
+      M.notice(chat, string.format('── earlier messages compacted (through #%d) ──',
+        message.compaction.droppedThroughSequence or 0))
+    elseif message.interruption then
+      M.notice(chat, '── a turn was interrupted here ──')
+    end
+    return
+  end
+  for _, part in ipairs(message.content or {}) do
+    if part.type == 'text' then
+      handlers['agent:token'](chat, { token = part.text })
+    elseif part.type == 'reasoning' then
+      handlers['agent:reasoning'](chat, { text = part.redacted and '(redacted)' or part.text })
+    elseif part.type == 'tool_call' then
+      handlers['agent:tool_call'](chat, { toolId = part.name, callId = part.id,
+        toolInput = part.args })
+    elseif part.type == 'tool_result' then
+      local name = (chat.tool_names or {})[part.toolCallId] or part.toolCallId
+      append_block(chat, vim.list_extend({ string.format('◂ %s %s',
+        format.one_line(name, 200), part.isError and '✗' or '✓') },
+        format.body(part.result or '')), 'tool')
+    elseif part.type == 'media' then
+      append_block(chat, { '[media ' .. format.one_line(part.mimeType or '', 80) .. ' '
+        .. format.one_line(part.name or '', 120) .. ']' }, 'tool')
+    end
+  end
+end
+
+return M

@@ -1,0 +1,226 @@
+"""A real headless Neovim with the relavium plugin, driven from pytest over msgpack-RPC.
+
+Each :func:`neovim` context starts ``nvim --headless --clean`` in the workspace with
+``editors/neovim`` on its runtimepath and its own HOME / XDG directories (which the language
+server it starts inherits), waits for a readiness byte on a pipe, and attaches ``pynvim``
+to its socket. Tests wait on conditions *inside* Neovim with ``vim.wait(timeout, predicate)``
+(:meth:`Neovim.wait_until`), so the editor keeps processing LSP traffic while they wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pynvim
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+PLUGIN_DIR = REPO / "editors" / "neovim"
+SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
+INSTALL_HINT = (
+    "nvim is not installed: run scripts/install-neovim.sh (make test runs it first) "
+    "to install Debian's neovim package"
+)
+STARTUP_TIMEOUT_S = 30.0
+EXIT_TIMEOUT_S = 15.0
+WAIT_MS = 60_000  # a deadline for slow, shared machines; passing tests never reach it
+
+# Lua helpers every test can use: the current chat's text, and recorders for vim.ui.
+_PRELUDE = r"""
+_G.T = {}
+function T.chat()
+  return require('relavium').current_chat()
+end
+function T.chat_text()
+  local chat = T.chat()
+  return chat and table.concat(chat.buffer:lines(), '\n') or ''
+end
+function T.count(text, needle)
+  local count, start = 0, 1
+  while true do
+    local found = text:find(needle, start, true)
+    if not found then return count end
+    count, start = count + 1, found + #needle
+  end
+end
+T.selects = {}
+T.inputs = {}
+T.select_choice = nil
+T.input_answer = nil
+vim.ui.select = function(items, opts, on_choice)
+  local shown = {}
+  for _, item in ipairs(items) do
+    table.insert(shown, opts.format_item and opts.format_item(item) or item)
+  end
+  table.insert(T.selects, { prompt = opts.prompt, items = shown, kind = opts.kind })
+  local pick = T.select_choice
+  if type(pick) == 'function' then pick = pick(items, opts) end
+  if pick == nil then on_choice(nil, nil) else on_choice(items[pick], pick) end
+end
+vim.ui.input = function(opts, on_confirm)
+  table.insert(T.inputs, opts.prompt)
+  on_confirm(T.input_answer)
+end
+"""
+
+
+def nvim_executable() -> str:
+    """The ``nvim`` binary; a missing one fails the test with the way to install it."""
+    found = shutil.which("nvim")
+    if found is None:
+        pytest.fail(INSTALL_HINT, pytrace=False)
+    return found
+
+
+@dataclass
+class Neovim:
+    """One running Neovim and the workspace it was started in."""
+
+    api: pynvim.Nvim
+    workspace: Path
+    log_path: Path
+
+    def lua(self, code: str, *args: Any) -> Any:
+        """Run a Lua chunk (``...`` are ``args``) and return its result."""
+        return self.api.exec_lua(code, *args)
+
+    def wait_until(self, predicate: str, what: str, timeout_ms: int = WAIT_MS) -> None:
+        """Let Neovim run until the Lua expression ``predicate`` is true, or fail."""
+        done = self.lua(f"return vim.wait({timeout_ms}, function() return ({predicate}) end, 10)")
+        if not done:
+            raise AssertionError(
+                f"Neovim: timed out waiting for {what}\n--- chat buffer ---\n"
+                f"{self.chat_text()}\n--- messages ---\n{self.messages()}"
+            )
+
+    def setup(self, **options: Any) -> None:
+        """``require('relavium').setup{...}`` with the test server command, then wait for it."""
+        options.setdefault("cmd", SERVER_COMMAND)
+        self.lua("require('relavium').setup(...)", options)
+        self.wait_until("require('relavium.client').is_ready()", "the server to initialize")
+
+    def chat_text(self) -> str:
+        """The current chat buffer's text."""
+        return str(self.lua("return T.chat_text()"))
+
+    def chat_lines(self) -> list[str]:
+        """The current chat buffer's lines."""
+        return list(self.lua("return T.chat() and T.chat().buffer:lines() or {}"))
+
+    def wait_for_turns(self, count: int) -> None:
+        """Wait until ``count`` turns have completed in the current chat."""
+        self.wait_until(
+            f"T.count(T.chat_text(), '\\n── ') >= {count} and T.chat() and not T.chat().busy",
+            f"{count} completed turn(s)",
+        )
+
+    def session_id(self) -> str:
+        """The current chat's session id."""
+        return str(self.lua("return T.chat().session_id"))
+
+    def buffer_lines(self, path: Path) -> list[str]:
+        """The lines of the buffer editing ``path``."""
+        return list(
+            self.lua(
+                "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", str(path)
+            )
+        )
+
+    def messages(self) -> str:
+        """``:messages``, for failure reports."""
+        try:
+            return str(self.api.command_output("messages"))
+        except Exception as error:  # a dead editor must not hide the original failure
+            return f"(messages unavailable: {error!r})"
+
+
+def _editor_env(home: Path, path: str | None) -> dict[str, str]:
+    env = {
+        "PATH": path if path is not None else os.environ["PATH"],
+        "HOME": str(home),
+        "RELAVIUM_HOME": str(home / ".relavium"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        "XDG_CACHE_HOME": str(home / "xdg-cache"),
+        "XDG_STATE_HOME": str(home / "xdg-state"),
+        "LANG": "C.UTF-8",
+    }
+    return env
+
+
+def _wait_ready(read_fd: int, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    readable, _, _ = select.select([read_fd], [], [], STARTUP_TIMEOUT_S)
+    signal = os.read(read_fd, 16) if readable else b""
+    if signal != b"ready":
+        process.kill()
+        process.wait()
+        log = log_path.read_text(encoding="utf-8", errors="replace")
+        raise AssertionError(f"nvim did not start (exit {process.returncode}):\n{log}")
+
+
+@contextmanager
+def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[Neovim]:
+    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after."""
+    executable = nvim_executable()
+    home.mkdir(parents=True, exist_ok=True)
+    # A short directory: unix socket paths are limited to ~100 bytes.
+    socket_dir = Path(tempfile.mkdtemp(prefix="rlv-nvim-"))
+    socket_path = socket_dir / "nvim.sock"
+    log_path = home / "nvim-output.log"
+    read_fd, write_fd = os.pipe()
+    ready = f"lua local f = io.open('/dev/fd/{write_fd}', 'w') f:write('ready') f:close()"
+    argv = [
+        executable,
+        "--headless",
+        "--clean",
+        "--listen",
+        str(socket_path),
+        "--cmd",
+        f"set rtp^={PLUGIN_DIR}",
+        "--cmd",
+        ready,
+    ]
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            argv,
+            cwd=workspace,
+            env=_editor_env(home, path),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,),
+        )
+    os.close(write_fd)
+    try:
+        _wait_ready(read_fd, process, log_path)
+    finally:
+        os.close(read_fd)
+    api = pynvim.attach("socket", path=str(socket_path))
+    editor = Neovim(api=api, workspace=workspace, log_path=log_path)
+    try:
+        # VimEnter (plugins loaded) has run once the editor answers requests after startup.
+        editor.wait_until("vim.v.vim_did_enter == 1", "Neovim to finish starting")
+        editor.lua(_PRELUDE)
+        yield editor
+    finally:
+        # Neovim exits before answering, so the request ends with a closed connection.
+        with contextlib.suppress(OSError, EOFError):
+            api.command("qa!")
+        api.close()
+        try:
+            process.wait(timeout=EXIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(socket_dir, ignore_errors=True)
