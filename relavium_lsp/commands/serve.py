@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from relavium_lsp.logs import configure_logging
 from relavium_lsp.paths import ensure_private_dir, relavium_home
@@ -18,6 +19,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def announce_tcp_lifecycle() -> None:
+    """In TCP mode stderr is a terminal, not the protocol: say when the port is really open.
+
+    pygls logs ``Serving on (host, port)`` once the socket is bound; showing its server
+    lifecycle lines lets a person (or a test) connect without guessing.
+    """
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("relavium-lsp: %(message)s"))
+    lifecycle = logging.getLogger("pygls.server")
+    lifecycle.setLevel(logging.INFO)
+    lifecycle.addHandler(handler)
+
+
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
     from relavium_lsp.server.app import create_server
@@ -28,6 +43,7 @@ def run(arguments: argparse.Namespace) -> int:
         host, _, port = str(arguments.tcp).rpartition(":")
         if not host or not port.isdigit():
             raise SystemExit("--tcp expects HOST:PORT, e.g. 127.0.0.1:2087")
+        announce_tcp_lifecycle()
         server.start_tcp(host, int(port))
     else:
         server.start_io()

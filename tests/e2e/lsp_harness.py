@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -59,7 +60,16 @@ class EditorClient:
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
     apply_edits: bool = True
+    killed: bool = False
     _event_arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def kill_server(self) -> None:
+        """SIGKILL the server process (no shutdown, no flush) and wait until it is gone."""
+        server = self.lsp._server
+        assert server is not None
+        server.send_signal(signal.SIGKILL)
+        await server.wait()
+        self.killed = True
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a custom request and return its (dict) result."""
@@ -199,7 +209,8 @@ async def editor(
             )
         )
         yield client
-        await lsp.shutdown_session()
+        if not client.killed:
+            await lsp.shutdown_session()
     finally:
         await _stop(lsp)
 
