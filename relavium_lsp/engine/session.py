@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
@@ -37,7 +38,7 @@ from relavium_lsp.contracts.events import (
     TurnError,
     TurnStarted,
 )
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionStatus
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.compaction import CompactionMode, Compactor
 from relavium_lsp.engine.governor import CostGovernor
@@ -51,6 +52,7 @@ from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import EditorHost
 
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,29 @@ class EngineServices:
     temp_dir: Path
     # Folders no tool may touch (the history database's, when it is not the default).
     protected_paths: tuple[Path, ...] = ()
+
+
+def _spent(runner: TurnRunner | None) -> TokenUsage:
+    return runner.usage if runner is not None else TokenUsage()
+
+
+async def _finish_before_cancelling(operation: Awaitable[T]) -> T:
+    """Await ``operation`` to completion even if cancelled meanwhile, then honour the cancel.
+
+    For commits whose outcome the caller must know: a store call cancelled half-way still
+    completes in the database thread, so giving up on it would lose what it wrote.
+    """
+    future = asyncio.ensure_future(operation)
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancelled = True
+    result = future.result()
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
 
 
 class AgentSession:
@@ -207,42 +232,49 @@ class AgentSession:
                     ),
                 )
             )
-        await self._auto_compact()
         store = self._services.store
-        user, turn_count = await store.run(lambda s: s.begin_turn(self.id, user_parts))
-        self.record = self.record.model_copy(
-            update={"turn_count": turn_count, "status": "streaming"}
-        )
-        self.emit(TurnStarted(user_message_sequence=user.sequence_number))
-        runner = TurnRunner(
-            await self._planner.plan(),
-            store=store,
-            bus=self._services.bus,
-            media=self._services.media,
-            tools=self._services.tools,
-            governor=self.governor,
-        )
+        user: SessionMessage | None = None
+        runner: TurnRunner | None = None
         try:
+            await self._auto_compact()
+            started, turn_count = await _finish_before_cancelling(
+                store.run(lambda s: s.begin_turn(self.id, user_parts))
+            )
+            user = started
+            self.record = self.record.model_copy(
+                update={"turn_count": turn_count, "status": "streaming"}
+            )
+            self.emit(TurnStarted(user_message_sequence=started.sequence_number))
+            runner = TurnRunner(
+                await self._planner.plan(),
+                store=store,
+                bus=self._services.bus,
+                media=self._services.media,
+                tools=self._services.tools,
+                governor=self.governor,
+            )
             result = await runner.run()
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            result = TurnResult(stop_reason="aborted", tokens_used=runner.usage)
+            result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
                 stop_reason="error",
-                tokens_used=runner.usage,
+                tokens_used=_spent(runner),
                 error=TurnError(
                     code="internal", message="An internal error ended the turn (see the log)."
                 ),
             )
-        if result.stop_reason in ("error", "aborted"):
-            await store.run(lambda s: s.roll_back_from(self.id, user.sequence_number))
+        if result.stop_reason in ("error", "aborted") and user is not None:
+            rolled_back_from = user.sequence_number
+            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
             last = await store.run(lambda s: s.last_message(self.id))
             result.last_sequence = last.sequence_number if last else 0
-        self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+        if runner is not None:
+            self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
         return await self._settle(result)
 
     async def _settle(self, result: TurnResult) -> TurnResult:

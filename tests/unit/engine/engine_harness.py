@@ -119,6 +119,15 @@ class RecordingHost(FilesystemHost):
     asked: list[ApprovalRequest] = field(default_factory=list)
     hold: asyncio.Event | None = None
     asked_event: asyncio.Event = field(default_factory=asyncio.Event)
+    # When set, reading an open buffer waits for it (reading_event tells the test it began).
+    read_gate: asyncio.Event | None = None
+    reading_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def read_open_buffer(self, path: Path) -> str | None:
+        self.reading_event.set()
+        if self.read_gate is not None:
+            await self.read_gate.wait()
+        return None
 
     def __post_init__(self) -> None:
         super().__init__(self._answer)

@@ -146,3 +146,37 @@ async def test_event_sequences_are_gapless_across_two_engines_on_one_database(
         assert (await b.manager.events_after(other.id, 0))[0].sequence_number == 1
         backlog = await b.manager.events_after(session.id, seqs[4])
         assert [e.sequence_number for e in backlog] == seqs[5:]
+
+
+async def test_abort_during_auto_compaction_leaves_no_trace_of_the_turn(tmp_path: Path) -> None:
+    import asyncio
+
+    import httpx
+
+    from tests.unit.engine.engine_harness import openai_provider
+    from tests.unit.llm.wire_servers import LoopbackServer, openai_stream
+
+    with LoopbackServer() as server:
+        server.script(
+            openai_stream(text=["fine"], usage=(6_000, 5)),  # > 0.5 x the 8,192 default window
+            openai_stream(text=["summary that never ends"], ending="stall"),
+        )
+        toml = "[chat]\ncompact_threshold = 0.5\n"
+        async with httpx.AsyncClient() as client:
+            provider = openai_provider(server.url + "/v1", client)
+            async with engine(tmp_path, provider, project_toml=toml, model="unknown-small") as h:
+                session = await h.start()
+                await session.send_message("first")
+                compacting = asyncio.Event()
+                h.manager.services.bus.subscribe(
+                    lambda e: compacting.set() if e.type == "session:compacting" else None
+                )
+                turn = asyncio.create_task(session.send_message("second"))
+                await compacting.wait()
+                assert await session.abort()
+                result = await turn
+                assert result.stop_reason == "aborted"
+                messages, _ = await h.manager.transcript(session.id)
+                assert [m.role for m in messages] == ["user", "assistant"]  # "second" never stuck
+                assert session.record.status == "idle"
+                assert "session:turn_started" not in h.types(session.id)[3:]

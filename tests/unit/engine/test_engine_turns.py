@@ -231,3 +231,47 @@ async def test_several_sessions_stream_concurrently_without_crosstalk(tmp_path: 
             assert tokens == result.text
             seqs = [e.sequence_number for e in h.events if e.session_id == session.id]
             assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_abort_after_the_user_message_is_committed_rolls_it_back(tmp_path: Path) -> None:
+    from relavium_lsp.contracts.session import Selection, SessionContext
+
+    provider = scripted(text_reply("never asked"))
+    async with engine(tmp_path, provider) as h:
+        (h.workspace / "a.py").write_text("x = 1\n", encoding="utf-8")
+        context = SessionContext(
+            working_dir=str(h.workspace), selection=Selection(file="a.py", start_line=1, end_line=1)
+        )
+        session = await h.manager.start(context=context, agent_ref="helper")
+        h.host.read_gate = asyncio.Event()  # planning the turn reads the selected lines
+        turn = asyncio.create_task(session.send_message("about the selection"))
+        await h.host.reading_event.wait()  # the user message is committed by now
+        assert await session.abort()
+        result = await turn
+        assert result.stop_reason == "aborted"
+        messages, _ = await h.manager.transcript(session.id)
+        assert messages == []
+        assert provider.requests == []
+        assert session.record.status == "idle"
+        record = await h.manager.get_record(session.id)
+        assert record.status == "idle"
+
+
+async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
+    from relavium_lsp.engine.session import _finish_before_cancelling
+
+    started, gate, committed = asyncio.Event(), asyncio.Event(), []
+
+    async def commit() -> int:
+        started.set()
+        await gate.wait()
+        committed.append(7)
+        return 7
+
+    task = asyncio.create_task(_finish_before_cancelling(commit()))
+    await started.wait()
+    task.cancel()
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert committed == [7]
