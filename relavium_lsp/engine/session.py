@@ -110,6 +110,7 @@ class AgentSession:
         self.chain = list(chain)
         self._services = services
         self._turn: asyncio.Task[TurnResult] | None = None
+        self._checkpoint: asyncio.Future[None] | None = None
         self._always_allowed: set[tuple[str, str]] = set()
         self.last_input_tokens: int | None = None
         self.governor = CostGovernor(
@@ -286,7 +287,17 @@ class AgentSession:
             )
         )
         await self._services.bus.drain(self.id)
+        # Between turns is the cheap moment to fold the write-ahead log into the database;
+        # in the background, so the settled turn is answered without waiting for the fsync.
+        self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
         return result
+
+    async def _fold_write_ahead_log(self) -> None:
+        try:
+            await self._services.store.run(lambda s: s.checkpoint())
+        except Exception:
+            # Not a correctness matter: SQLite's own auto-checkpoint remains the safety net.
+            _log.debug("checkpoint after a turn of %s failed", self.id, exc_info=True)
 
     async def _auto_compact(self) -> None:
         window = self.context_window()

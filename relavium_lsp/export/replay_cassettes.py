@@ -24,7 +24,7 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult
+from relavium_lsp.contracts.events import AgentToolResult
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.export.turns import LogicalTurn
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, RecordedCall
@@ -39,8 +39,8 @@ from relavium_lsp.llm.seam import (
     Usage,
 )
 from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
-from relavium_lsp.tools.bounding import sanitize_input, summarize_output
-from relavium_lsp.tools.registry import ToolRegistry
+from relavium_lsp.tools.bounding import summarize_output
+from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
 LIVE_REPLAY_CLASSES = frozenset({"pure", "read-only"})
 NO_RECORDING = "Error: the replay has no recorded result for this tool call."
@@ -132,18 +132,7 @@ class ReplayToolDispatcher:
             if definition.replay in LIVE_REPLAY_CLASSES:
                 self.counters.live += 1
                 return await self._registry.dispatch(call, ctx)
-        ctx.emit(
-            AgentToolCall(
-                tool_id=call.name,
-                call_id=call.id,
-                tool_input=sanitize_input(
-                    call.args,
-                    summarized=definition.summarized_fields if definition else frozenset(),
-                    redacted=definition.redacted_fields if definition else frozenset(),
-                ),
-                model=ctx.model,
-            )
-        )
+        ctx.emit(tool_call_event(call, definition, ctx.model))
         recorded = self._recordings.get(call.id)
         if recorded is None:
             self.counters.missing += 1

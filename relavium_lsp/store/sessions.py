@@ -80,6 +80,14 @@ class SessionStore:
         """Close the connection; the store cannot be used afterwards."""
         self._connection.close()
 
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file (without blocking other writers).
+
+        The engine calls it between turns: SQLite would otherwise checkpoint inside whichever
+        commit crosses the WAL limit, and that commit's fsyncs would stall a token stream.
+        """
+        self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
     def check_integrity(self) -> list[str]:
         """Problems found by SQLite and by FTS5's own check: ``["ok"]`` for a healthy file."""
         problems = [str(row[0]) for row in self._connection.execute("PRAGMA integrity_check")]

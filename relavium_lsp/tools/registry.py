@@ -104,18 +104,7 @@ class ToolRegistry:
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         """Run one call under policy; never raises except for cancellation."""
         definition = self._tools.get(call.name)
-        ctx.emit(
-            AgentToolCall(
-                tool_id=call.name,
-                call_id=call.id,
-                tool_input=sanitize_input(
-                    call.args,
-                    summarized=definition.summarized_fields if definition else frozenset(),
-                    redacted=definition.redacted_fields if definition else frozenset(),
-                ),
-                model=ctx.model,
-            )
-        )
+        ctx.emit(tool_call_event(call, definition, ctx.model))
         timer = _Timer()
         try:
             run = await self._execute(definition, call, ctx, timer)
@@ -285,3 +274,19 @@ def default_registry(
         *tool_output_tools(),
     ]
     return ToolRegistry(definitions)
+
+
+def tool_call_event(
+    call: ToolCallPart, definition: ToolDefinition[Any] | None, model: str
+) -> AgentToolCall:
+    """The ``agent:tool_call`` event for a call, with its input sanitized for clients."""
+    return AgentToolCall(
+        tool_id=call.name,
+        call_id=call.id,
+        tool_input=sanitize_input(
+            call.args,
+            summarized=definition.summarized_fields if definition else frozenset(),
+            redacted=definition.redacted_fields if definition else frozenset(),
+        ),
+        model=model,
+    )

@@ -219,3 +219,14 @@ def test_event_commits_skip_the_fsync_but_restore_full_durability(
     assert seen == [1]
     assert connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
     assert [e.sequence_number for e in store.events_after(session_id, 0)] == [1]
+
+
+def test_checkpoint_folds_the_write_ahead_log(store: SessionStore, session_id: str) -> None:
+    from relavium_lsp.store.db import WAL_AUTOCHECKPOINT_PAGES
+
+    connection = store.connection
+    assert connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_AUTOCHECKPOINT_PAGES
+    store.append_events(session_id, [SessionCancelled()] * 50)
+    store.checkpoint()
+    busy, logged, folded = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0 and logged == folded  # nothing was left unfolded by our checkpoint
