@@ -127,6 +127,7 @@ class CostGovernor:
                 tool_id=COST_CAP_TOOL_ID, call_id=call_id, action="egress", preview=preview
             ),
         )
+        await self._bus.drain(self._session_id)  # the editor sees why before it is asked
         await self._set_status("awaiting_approval")
         try:
             decision = await asyncio.wait_for(

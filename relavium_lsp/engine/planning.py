@@ -26,13 +26,22 @@ MAX_SELECTION_BYTES = 512 * 1024
 
 
 class StatusTrackingHost:
-    """Wraps the editor host so a session shows ``awaiting_approval`` while the user decides."""
+    """Wraps the editor host for one session's approvals.
+
+    The session shows ``awaiting_approval`` while the user decides, and every event emitted
+    so far (the ``agent:tool_call`` and ``agent:approval_requested`` that explain the
+    question) reaches the editor before the question itself does.
+    """
 
     def __init__(
-        self, inner: EditorHost, set_status: Callable[[SessionStatus], Awaitable[None]]
+        self,
+        inner: EditorHost,
+        set_status: Callable[[SessionStatus], Awaitable[None]],
+        flush_events: Callable[[], Awaitable[None]],
     ) -> None:
         self._inner = inner
         self._set_status = set_status
+        self._flush_events = flush_events
 
     async def read_open_buffer(self, path: Path) -> str | None:
         """Delegate to the editor."""
@@ -44,6 +53,7 @@ class StatusTrackingHost:
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the editor, with the session marked as waiting meanwhile."""
+        await self._flush_events()
         await self._set_status("awaiting_approval")
         try:
             return await self._inner.request_approval(request)
@@ -63,7 +73,9 @@ class TurnPlanner:
         self._session = session
         self._services = services
         self._always_allowed = always_allowed
-        self._host = StatusTrackingHost(services.host, session.set_status)
+        self._host = StatusTrackingHost(
+            services.host, session.set_status, lambda: services.bus.drain(session.id)
+        )
 
     def context_window(self) -> int:
         """The first model's context window."""

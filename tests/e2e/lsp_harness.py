@@ -57,6 +57,8 @@ class EditorClient:
     events: list[dict[str, Any]] = field(default_factory=list)
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
+    # For each approval request: the event types the client had received when it arrived.
+    events_before_approval: list[list[str]] = field(default_factory=list)
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
     apply_edits: bool = True
@@ -173,6 +175,7 @@ async def editor(
     @lsp.feature(methods.REQUEST_APPROVAL)
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:
         client.approvals.append(params)
+        client.events_before_approval.append([e["type"] for e in client.events])
         return {"decision": client.decision}
 
     @lsp.feature(methods.OPEN_UNTITLED)

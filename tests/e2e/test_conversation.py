@@ -79,6 +79,8 @@ async def test_full_conversation_then_resume_in_a_new_process(tmp_path: Path) ->
             assert len(client.approvals) == 1
             assert client.approvals[0]["toolId"] == "write_file"
             assert client.approvals[0]["preview"] == {"path": "app.py"}
+            seen = client.events_before_approval[0]
+            assert seen[-2:] == ["agent:tool_call", "agent:approval_requested"]  # why, then ask
             assert len(client.edits) == 1
             edit = client.edits[0]
             assert edit.label is not None and "Fix add" in edit.label
