@@ -133,18 +133,25 @@ class SessionManager:
         if live is not None:
             return live
         lock = self._loading.setdefault(session_id, asyncio.Lock())
-        async with lock:
-            live = self._live.get(session_id)
-            if live is not None:
-                return live
-            record = await self.services.store.run(lambda s: s.get_session(session_id))
-            if record is None:
-                raise SessionNotFound(f"no session with id {session_id!r}")
-            agent = AgentDefinition.model_validate(record.agent_snapshot)
-            config = await self.workspace_config(record.context.working_dir)
-            session = self._make_live(record, agent, config, await self._chain(agent, config))
-            await self._recover_interrupted_turn(session)
-            return session
+        try:
+            async with lock:
+                live = self._live.get(session_id)
+                if live is not None:
+                    return live
+                record = await self.services.store.run(lambda s: s.get_session(session_id))
+                if record is None:
+                    raise SessionNotFound(f"no session with id {session_id!r}")
+                agent = AgentDefinition.model_validate(record.agent_snapshot)
+                config = await self.workspace_config(record.context.working_dir)
+                chain = await self._chain(agent, config)
+                session = self._make_live(record, agent, config, chain)
+                await self._recover_interrupted_turn(session)
+                return session
+        finally:
+            # Waiters keep their reference; dropping it here means requests naming unknown
+            # ids (a client bug or a flood) leave nothing behind.
+            if not lock.locked():
+                self._loading.pop(session_id, None)
 
     async def resume(self, session_id: str) -> ResumeResult:
         """Reload a session (ended ones become idle again) with its history tail."""

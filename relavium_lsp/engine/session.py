@@ -110,6 +110,7 @@ class AgentSession:
         self.chain = list(chain)
         self._services = services
         self._turn: asyncio.Task[TurnResult] | None = None
+        # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
         self._always_allowed: set[tuple[str, str]] = set()
         self.last_input_tokens: int | None = None

@@ -275,3 +275,16 @@ async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert committed == [7]
+
+
+async def test_unknown_session_ids_leave_nothing_behind(tmp_path: Path) -> None:
+    import uuid
+
+    from relavium_lsp.errors import SessionNotFound
+
+    async with engine(tmp_path, scripted()) as h:
+        for _ in range(50):
+            with pytest.raises(SessionNotFound):
+                await h.manager.send_message(str(uuid.uuid4()), "hello?")
+        assert h.manager._loading == {}
+        assert h.manager._live == {}
