@@ -32,10 +32,10 @@ from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.engine.runtime import open_runtime
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.llm.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmChunk, LlmMessage, LlmRequest, TextDelta
-from relavium_lsp.llm.wire_scripts import openai_stream
+from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
+from relavium_lsp.testing.wire_scripts import openai_stream
 from relavium_lsp.tools.host import FilesystemHost
 
 

@@ -25,10 +25,10 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
-from relavium_lsp.llm.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
-from relavium_lsp.llm.wire_scripts import openai_stream
 from relavium_lsp.server import methods
 from relavium_lsp.server.app import relavium_converter
+from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
+from relavium_lsp.testing.wire_scripts import openai_stream
 
 SERVE = [sys.executable, "-m", "relavium_lsp", "serve"]
 FLOOD = [sys.executable, "-m", "bench.notification_flood_server"]

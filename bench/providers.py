@@ -28,10 +28,10 @@ import httpx
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.llm.anthropic import AnthropicProvider, MessagesDecoder
-from relavium_lsp.llm.loopback import LoopbackServer, ScriptedResponse
 from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder, OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, StopChunk, TextDelta
-from relavium_lsp.llm.wire_scripts import SSE_HEADERS, anthropic_events, openai_events
+from relavium_lsp.testing.loopback import LoopbackServer, ScriptedResponse
+from relavium_lsp.testing.wire_scripts import SSE_HEADERS, anthropic_events, openai_events
 
 PIECE_BYTES = 16 * 1024
 

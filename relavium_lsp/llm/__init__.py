@@ -6,11 +6,13 @@
   streaming HTTP adapters (wire mapping in ``openai_wire`` / ``anthropic_wire``; shared HTTP
   error handling in ``http_call``; SSE parsing in ``sse``; key scrubbing in ``redaction``).
 - :mod:`~relavium_lsp.llm.cassette` / :mod:`~relavium_lsp.llm.offline` — record and replay;
-  the bundled offline demo model (re-recorded by ``record_demo`` from ``demo_script``).
+  the bundled offline demo model (recorded from ``demo_script`` by
+  :mod:`relavium_lsp.testing.record_demo`).
 - :mod:`~relavium_lsp.llm.fallback` — the primary → fallback chain.
 - :mod:`~relavium_lsp.llm.catalog` / :mod:`~relavium_lsp.llm.pricing` — prices and windows.
 - :mod:`~relavium_lsp.llm.keys` / :mod:`~relavium_lsp.llm.providers` — keys, configuration →
   providers, agent → chain.
-- :mod:`~relavium_lsp.llm.loopback` / :mod:`~relavium_lsp.llm.wire_scripts` — a scripted
-  loopback HTTP server speaking both wire formats (recording, benchmarks, tests).
+
+The scripted loopback HTTP server used by tests, benchmarks and recording lives in
+:mod:`relavium_lsp.testing`, outside this package.
 """

@@ -2,7 +2,7 @@
 
 It is what a session uses when no provider is configured, and what ``make demo`` and tests
 run against: :func:`offline_provider` replays ``cassettes/offline.json`` (recorded by
-``python -m relavium_lsp.llm.record_demo``) and answers anything it has no recording for
+``python -m relavium_lsp.testing.record_demo``) and answers anything it has no recording for
 with a short, deterministic explanation of how to configure a real provider.
 """
 

@@ -17,7 +17,6 @@ from relavium_lsp.llm.cassette import (
     summarize_request,
 )
 from relavium_lsp.llm.offline import OFFLINE_EXPLANATION, offline_provider
-from relavium_lsp.llm.record_demo import record
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmMessage,
@@ -25,6 +24,7 @@ from relavium_lsp.llm.seam import (
     StopChunk,
     ToolCallEnd,
 )
+from relavium_lsp.testing.record_demo import record
 from tests.unit.llm.llm_helpers import (
     API_KEY,
     READ_FILE,

@@ -33,20 +33,20 @@ Typical use (a real socket on 127.0.0.1, real HTTP/1.1, real SSE bytes)::
   ``anthropic_stream`` / ``anthropic_events`` / ``anthropic_error`` /
   ``anthropic_error_event``, ``sse``, ``ScriptedToolCall``, ``ScriptedThinking``.
 
-The implementation lives in :mod:`relavium_lsp.llm.loopback` and
-:mod:`relavium_lsp.llm.wire_scripts` because the offline cassette recorder uses it too.
+The implementation lives in :mod:`relavium_lsp.testing.loopback` and
+:mod:`relavium_lsp.testing.wire_scripts` because the offline cassette recorder uses it too.
 """
 
 from __future__ import annotations
 
-from relavium_lsp.llm.loopback import (
+from relavium_lsp.testing.loopback import (
     Ending,
     LoopbackServer,
     ReceivedRequest,
     Responder,
     ScriptedResponse,
 )
-from relavium_lsp.llm.wire_scripts import (
+from relavium_lsp.testing.wire_scripts import (
     SSE_HEADERS,
     ScriptedThinking,
     ScriptedToolCall,

@@ -6,7 +6,7 @@ adapters are exercised exactly as against a remote API, while every response is 
 .. code-block:: python
 
     with LoopbackServer() as server:
-        server.script(openai_stream(text=["Hel", "lo"]))   # see relavium_lsp.llm.wire_scripts
+        server.script(openai_stream(text=["Hel", "lo"]))   # see relavium_lsp.testing.wire_scripts
         provider = OpenAICompatibleProvider("openai", base_url=server.url + "/v1", ...)
         ...
         request = server.requests[0]          # method, path, headers, body, json()

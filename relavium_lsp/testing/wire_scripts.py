@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from relavium_lsp.llm.loopback import Ending, ScriptedResponse
+from relavium_lsp.testing.loopback import Ending, ScriptedResponse
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 

@@ -1,4 +1,4 @@
-"""Re-record the bundled offline cassette: ``python -m relavium_lsp.llm.record_demo``.
+"""Re-record the bundled offline cassette: ``python -m relavium_lsp.testing.record_demo``.
 
 The demo conversation (:mod:`relavium_lsp.llm.demo_script`) is played through the real
 OpenAI-compatible adapter against a loopback server that answers in the real Chat
@@ -22,11 +22,11 @@ from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID
 from relavium_lsp.contracts.content import TextPart, ToolCallPart, ToolResultPart
 from relavium_lsp.llm import demo_script as demo
 from relavium_lsp.llm.cassette import RecordingProvider
-from relavium_lsp.llm.loopback import LoopbackServer, ScriptedResponse
 from relavium_lsp.llm.offline import OFFLINE_CASSETTE_NAME
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmChunk, LlmMessage, LlmRequest, StopChunk, ToolSpec
-from relavium_lsp.llm.wire_scripts import ScriptedToolCall, openai_stream
+from relavium_lsp.testing.loopback import LoopbackServer, ScriptedResponse
+from relavium_lsp.testing.wire_scripts import ScriptedToolCall, openai_stream
 
 _SYSTEM = "You are Relavium, a careful coding assistant working inside the user's editor."
 _TOOLS = (
