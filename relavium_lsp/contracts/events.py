@@ -49,16 +49,24 @@ class TurnError(WireModel):
 
 
 class TokenUsage(WireModel):
-    """Tokens spent by a turn (all provider calls, fallbacks and compaction included)."""
+    """Tokens spent by a turn (all provider calls, fallbacks and compaction included).
+
+    ``input_tokens`` counts every prompt token; ``cache_read_tokens`` / ``cache_write_tokens``
+    are the parts of them read from or written to the provider's prompt cache.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def plus(self, other: TokenUsage) -> TokenUsage:
         """Return the sum of two usages."""
         return TokenUsage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -145,6 +153,9 @@ class CostUpdated(WireModel):
     cost_microcents: int
     cumulative_cost_microcents: int
     priced: bool
+    # Parts of input_tokens read from / written to the prompt cache (billed at cache rates).
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 class TurnCompleted(WireModel):

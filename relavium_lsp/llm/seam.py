@@ -68,16 +68,30 @@ class LlmRequest(SeamModel):
 
 
 class Usage(SeamModel):
-    """Tokens reported by the provider for one call."""
+    """Tokens reported by the provider for one call.
+
+    ``input_tokens`` is the whole prompt, cached or not (what the context window holds);
+    ``cache_read_tokens`` and ``cache_write_tokens`` are the parts of it that were read from,
+    or written to, the provider's prompt cache, which are billed at their own rates.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens billed at the ordinary input rate."""
+        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
 
     def plus(self, other: Usage) -> Usage:
         """Return the sum of two usages."""
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -88,11 +102,14 @@ class LlmError(SeamModel):
     message: str
     status: int | None = None
     retry_after_s: float | None = None
+    # Billable output (text, reasoning, a tool call or output tokens) was delivered before
+    # the failure: trying another model would buy the answer twice.
+    partial: bool = False
 
     @property
     def retryable(self) -> bool:
-        """Whether the fallback chain may try the next model."""
-        return self.kind in RETRYABLE_KINDS
+        """Whether the fallback chain may try the next model (never after billable output)."""
+        return self.kind in RETRYABLE_KINDS and not self.partial
 
 
 class TextDelta(SeamModel):

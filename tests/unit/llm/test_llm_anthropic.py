@@ -114,14 +114,16 @@ async def test_thinking_signature_redacted_and_tools(server, client):
     assert body["tool_choice"] == {"type": "auto"}
 
 
-async def test_cache_tokens_count_as_input(server, client):
+async def test_cache_tokens_count_as_input_and_are_reported_apart(server, client):
     events = anthropic_events(text=["x"], usage=(10, 3))
     start = json.loads(events[0].decode().split("data: ", 1)[1])
     start["message"]["usage"].update(cache_creation_input_tokens=5, cache_read_input_tokens=20)
     events[0] = anthropic_event("message_start", message=start["message"])
     server.script(ScriptedResponse(headers=SSE_HEADERS, body=events))
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
-    assert chunks[-1].usage == Usage(input_tokens=35, output_tokens=3)
+    assert chunks[-1].usage == Usage(
+        input_tokens=35, output_tokens=3, cache_read_tokens=20, cache_write_tokens=5
+    )
 
 
 async def test_stop_reasons(server, client):
@@ -160,10 +162,22 @@ async def test_in_stream_error_events_map_by_type(server, client):
     assert kinds == ["overloaded", "rate_limit", "bad_request"]
 
 
-async def test_stream_without_message_stop_is_a_transport_error(server, client):
-    server.script(anthropic_stream(text=["cut"], stop=False))
+async def test_stream_cut_after_its_stop_reason_still_completes(server, client):
+    # message_delta (the stop reason) follows every content block: the answer is whole.
+    server.script(anthropic_stream(text=["whole"], stop=False))
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
+    assert text_of(chunks) == "whole"
+    assert isinstance(chunks[-1], StopChunk) and chunks[-1].stop_reason == "stop"
+
+
+async def test_stream_cut_before_its_stop_reason_is_a_transport_error_not_retryable(server, client):
+    events = anthropic_events(text=["half"])
+    cut = next(i for i, event in enumerate(events) if b"message_delta" in event)
+    server.script(ScriptedResponse(headers=SSE_HEADERS, body=events[:cut]))
+    chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
+    assert text_of(chunks) == "half"
     assert isinstance(chunks[-1], ErrorChunk) and chunks[-1].error.kind == "transport"
+    assert not chunks[-1].error.retryable
 
 
 async def test_projection_rules_on_the_wire(server, client):
