@@ -50,6 +50,8 @@ class ProviderConfig(AuthoredModel):
     timeout_s: float = Field(default=120.0, gt=0, le=3_600)
     context_window: int | None = Field(default=None, ge=1_024)
     cassette: str | None = None
+    # Anthropic only: place cache_control breakpoints (history is billed at cache rates).
+    prompt_caching: bool = True
 
 
 class Preferences(AuthoredModel):

@@ -238,7 +238,12 @@ class TurnRunner:
 
     async def _spend(self, model: str, usage: Usage) -> None:
         self.usage = self.usage.plus(
-            TokenUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+            TokenUsage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+            )
         )
         await self._governor.record(model, usage)
 

@@ -23,7 +23,9 @@ __all__ = ["DEFAULT_ANTHROPIC_BASE_URL", "AnthropicProvider", "MessagesDecoder"]
 
 
 class AnthropicProvider(StreamingHttpProvider):
-    """Claude models through the Messages API."""
+    """Claude models through the Messages API (prompt caching on unless turned off)."""
+
+    prompt_caching = True
 
     def _api_url(self, path: str) -> str:
         base = self._base_url
@@ -42,7 +44,7 @@ class AnthropicProvider(StreamingHttpProvider):
         return headers
 
     def _request_body(self, request: LlmRequest) -> dict[str, Any]:
-        return request_body(request)
+        return request_body(request, prompt_caching=self.prompt_caching)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         return MessagesDecoder(self.provider_id, self._api_key)
