@@ -157,6 +157,9 @@ export interface TurnError {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Parts of inputTokens read from / written to the provider's prompt cache. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export interface ApprovalPreview {
@@ -217,6 +220,9 @@ export interface CostUpdatedPayload {
   costMicrocents: number;
   cumulativeCostMicrocents: number;
   priced: boolean;
+  /** Parts of inputTokens read from / written to the prompt cache (billed at cache rates). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 export interface TurnCompletedPayload {
   type: 'session:turn_completed';
