@@ -114,6 +114,11 @@ class StreamingHttpProvider:
         """The configured base URL (without a trailing slash)."""
         return self._base_url
 
+    @property
+    def has_key(self) -> bool:
+        """Whether an API key will be sent (never the key itself)."""
+        return bool(self._api_key)
+
     def context_window(self, model: str) -> int:
         """The configured window, else the catalog's (conservative when unknown)."""
         return self._context_window or context_window_for(model)

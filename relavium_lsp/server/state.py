@@ -14,6 +14,7 @@ from relavium_lsp.contracts.wire import (
 
 if TYPE_CHECKING:
     from relavium_lsp.engine.runtime import EngineRuntime
+    from relavium_lsp.llm.model_directory import ModelDirectory
 
 
 @dataclass
@@ -36,3 +37,5 @@ class ServerState:
     client_info_name: str | None = None
     runtime: EngineRuntime | None = None
     runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Providers' model lists, cached across relavium/listModels calls.
+    models: ModelDirectory | None = None
