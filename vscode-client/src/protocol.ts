@@ -22,6 +22,7 @@ export const Methods = {
   exportSession: 'relavium/exportSession',
   forkSession: 'relavium/forkSession',
   listAgents: 'relavium/listAgents',
+  listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -425,3 +426,30 @@ export interface InitializationOptions {
 
 /** `data.code` values of JSON-RPC domain errors beyond {@link ErrorCode}. */
 export type DomainErrorCode = ErrorCode | 'session_not_found' | 'session_busy' | 'session_ended';
+
+/** relavium/listModels: the models a picker can offer (prices in micro-cents per Mtok). */
+export interface ListModelsParams {
+  refresh?: boolean;
+}
+export interface ModelEntry {
+  providerId: string;
+  model: string;
+  ref: string;
+  contextWindow?: number;
+  inputMicrocentsPerMtok?: number;
+  outputMicrocentsPerMtok?: number;
+  cacheReadMicrocentsPerMtok?: number;
+  cacheWriteMicrocentsPerMtok?: number;
+  listed: boolean;
+  configured: boolean;
+}
+export interface ProviderModelsStatus {
+  providerId: string;
+  ok: boolean;
+  listed: number;
+  message?: string;
+}
+export interface ListModelsResult {
+  models: ModelEntry[];
+  providers: ProviderModelsStatus[];
+}
