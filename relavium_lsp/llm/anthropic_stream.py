@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.llm.fast_events import messages_text
 from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_codec import loads
+from relavium_lsp.llm.json_codec import Loads, loads
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -35,8 +36,9 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
+    new_text_delta,
 )
-from relavium_lsp.llm.sse import SseEvent, SseStream
+from relavium_lsp.llm.sse import EventData, SseStream
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
@@ -240,9 +242,18 @@ def chunks_from_event(
 class MessagesDecoder:
     """Messages API SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    def __init__(self, provider_id: str, secret: str | None) -> None:
+    def __init__(
+        self,
+        provider_id: str,
+        secret: str | None,
+        *,
+        loads: Loads = loads,
+        fast_sse: bool = True,
+    ) -> None:
         self.state = _StreamState()
-        self._sse = SseStream()
+        self._sse = SseStream(fast=fast_sse)
+        self._loads = loads
+        self._fast = fast_sse
         self._provider_id = provider_id
         self._secret = secret
         self._ended = False
@@ -254,11 +265,11 @@ class MessagesDecoder:
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
-        return self._events(self._sse.feed(data))
+        return self._events(self._sse.feed_data(data))
 
     def finish(self) -> list[LlmChunk]:
         """End of body: without ``message_stop`` or a stop reason the answer is incomplete."""
-        chunks = self._events(self._sse.finish())
+        chunks = self._events(self._sse.finish_data())
         if self._ended:
             return chunks
         self._ended = True
@@ -269,16 +280,24 @@ class MessagesDecoder:
         )
         return [*chunks, ErrorChunk(error=error, usage=self.state.usage)]
 
-    def _events(self, events: list[SseEvent]) -> list[LlmChunk]:
+    def _events(self, events: list[EventData]) -> list[LlmChunk]:
         chunks: list[LlmChunk] = []
-        for event in events:
+        loads = self._loads
+        fast = self._fast
+        text_delta = new_text_delta
+        for data in events:
             if self._ended:
                 break
+            text = messages_text(data) if fast and type(data) is bytes else None
+            if text is not None:  # the common case, without the general dispatch
+                if text:
+                    chunks.append(text_delta(text))
+                continue
             try:
-                payload = loads(event.data)
+                payload = loads(data)
             except ValueError:
                 payload = None
-            if not isinstance(payload, dict):
+            if type(payload) is not dict:
                 self._ended = True
                 chunks.append(
                     ErrorChunk(

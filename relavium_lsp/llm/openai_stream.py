@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.llm.fast_events import chat_text
 from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_codec import loads
+from relavium_lsp.llm.json_codec import Loads, loads
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -35,8 +36,9 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
+    new_text_delta,
 )
-from relavium_lsp.llm.sse import SseEvent, SseStream
+from relavium_lsp.llm.sse import EventData, SseStream
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
@@ -207,21 +209,25 @@ def _content_chunks(content: Any) -> list[LlmChunk]:
     return chunks
 
 
-def _plain_text(payload: dict[str, Any]) -> str | None:
-    """The text of a chunk that carries nothing but text (nearly all of them), else ``None``."""
-    if payload.get("usage") or "error" in payload:
-        return None
+def plain_text(payload: dict[str, Any]) -> str | None:
+    """The text of a chunk that carries nothing but text (nearly all of them), else ``None``.
+
+    One choice, no finish reason, no usage or error, and a delta holding ``content`` (a
+    string) and at most a ``role`` beside it. Runs once per delta, so it is kept flat.
+    """
     choices = payload.get("choices")
-    if type(choices) is not list or len(choices) != 1:
+    if type(choices) is not list or len(choices) != 1 or payload.get("usage"):
         return None
     choice = choices[0]
     if type(choice) is not dict or choice.get("finish_reason") is not None:
         return None
     delta = choice.get("delta")
-    if type(delta) is not dict or len(delta) != 1:
+    if type(delta) is not dict or not (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
         return None
     content = delta.get("content")
-    return content if type(content) is str else None
+    if type(content) is not str or "error" in payload:
+        return None
+    return content
 
 
 def _delta_chunks(state: _StreamState, delta: dict[str, Any]) -> list[LlmChunk]:
@@ -248,7 +254,7 @@ def chunks_from_event(
     state: _StreamState, payload: dict[str, Any], *, provider_id: str, secret: str | None
 ) -> list[LlmChunk]:
     """Translate one parsed ``chat.completion.chunk`` (or in-stream error) into chunks."""
-    text = _plain_text(payload)
+    text = plain_text(payload)
     if text is not None:
         if not text:
             return []
@@ -315,9 +321,18 @@ def _malformed(state: _StreamState) -> ErrorChunk:
 class ChatCompletionsDecoder:
     """``chat.completion.chunk`` SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    def __init__(self, provider_id: str, secret: str | None) -> None:
+    def __init__(
+        self,
+        provider_id: str,
+        secret: str | None,
+        *,
+        loads: Loads = loads,
+        fast_sse: bool = True,
+    ) -> None:
         self.state = _StreamState()
-        self._sse = SseStream()
+        self._sse = SseStream(fast=fast_sse)
+        self._loads = loads
+        self._fast = fast_sse
         self._provider_id = provider_id
         self._secret = secret
 
@@ -328,32 +343,40 @@ class ChatCompletionsDecoder:
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
-        return self._events(self._sse.feed(data))
+        return self._events(self._sse.feed_data(data))
 
     def finish(self) -> list[LlmChunk]:
         """End of body: ``[DONE]`` is optional, a finish reason nearly so."""
-        chunks = self._events(self._sse.finish())
+        chunks = self._events(self._sse.finish_data())
         if not self.state.done:
             self.state.done = True
             chunks.extend(final_chunks(self.state, clean_end=False))
         return chunks
 
-    def _events(self, events: list[SseEvent]) -> list[LlmChunk]:
+    def _events(self, events: list[EventData]) -> list[LlmChunk]:
         state = self.state
         chunks: list[LlmChunk] = []
-        for event in events:
+        loads = self._loads
+        fast = self._fast
+        text_delta = new_text_delta
+        for data in events:
             if state.done:
                 break
-            data = event.data
-            if data == "[DONE]":
+            if data == b"[DONE]" or data == "[DONE]":
                 state.done = True
                 chunks.extend(final_chunks(state, clean_end=True))
                 break
+            text = chat_text(data) if fast and type(data) is bytes else None
+            if text is not None:  # the common case, without the general dispatch
+                if text:
+                    state.delivered = True
+                    chunks.append(text_delta(text))
+                continue
             try:
                 payload = loads(data)
             except ValueError:
                 payload = None
-            if not isinstance(payload, dict):
+            if type(payload) is not dict:
                 state.done = True
                 chunks.append(_malformed(state))
                 break

@@ -119,6 +119,15 @@ class TextDelta(SeamModel):
     text: str
 
 
+def new_text_delta(text: str) -> TextDelta:
+    """``TextDelta(text=text)`` for the hot path, built faster by calling its validator.
+
+    The result is the same validated model; skipping ``BaseModel.__init__`` saves about 40%
+    of the construction, which adds up at one per streamed delta.
+    """
+    return _validate_text_delta({"text": text}, strict=True)  # type: ignore[no-any-return]
+
+
 class ReasoningDelta(SeamModel):
     """Reasoning text; the signature (if any) arrives on the block's last delta."""
 
@@ -126,6 +135,9 @@ class ReasoningDelta(SeamModel):
     text: str
     signature: str | None = None
     redacted: bool = False
+
+
+_validate_text_delta = TextDelta.__pydantic_validator__.validate_python
 
 
 class ToolCallStart(SeamModel):

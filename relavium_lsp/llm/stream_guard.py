@@ -43,19 +43,22 @@ class StreamGuard:
         """The chunks to pass on: everything up to and including the first final one."""
         if self.ended:
             return []
-        # Exact type checks, not isinstance chains: this runs once per delta.
+        # Exact type checks and a local flag: this runs once per delta.
+        delivered = self.delivered
         for position, chunk in enumerate(chunks):
             kind = type(chunk)
             if kind is TextDelta or kind is ReasoningDelta or kind is ToolCallDelta:
-                self.delivered = True
+                delivered = True
             elif isinstance(chunk, ToolCallStart):
-                self.delivered = True
+                delivered = True
                 self._open[chunk.index] = chunk
             elif isinstance(chunk, ToolCallEnd):
-                self.delivered = True
+                delivered = True
                 self._open.pop(chunk.index, None)
             elif isinstance(chunk, StopChunk | ErrorChunk):
+                self.delivered = delivered
                 return [*chunks[:position], *self.final(chunk)]
+        self.delivered = delivered
         return chunks
 
     def final(self, chunk: StopChunk | ErrorChunk) -> list[LlmChunk]:
