@@ -21,7 +21,9 @@ from relavium_lsp import errors
 from relavium_lsp.contracts import events, wire
 from relavium_lsp.server import methods
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # protocol_gen, run or loaded by path
+# docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 from protocol_gen import lua, markdown, typescript
 from protocol_gen.shapes import Direction, Protocol, walk
 
@@ -62,6 +64,7 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,
      wire.OpenUntitledResult),
 )  # fmt: skip
+# Shapes a client sends outside the methods (in `initialize`).
 EXTRA_TYPES: tuple[type[BaseModel], ...] = (
     wire.InitializationOptions,
     wire.RelaviumClientCapabilities,

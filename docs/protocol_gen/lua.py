@@ -66,15 +66,6 @@ def _table(name: str, doc: str, values: Iterable[object]) -> Iterator[str]:
     yield ""
 
 
-def _choices(expr: Choice | OneOf) -> list[object] | None:
-    """The values of a named closed set (a union of closed sets flattened), else None."""
-    if isinstance(expr, Choice):
-        return list(expr.values)
-    if all(isinstance(m, Choice) for m in expr.members):
-        return [v for m in expr.members if isinstance(m, Choice) for v in m.values]
-    return None
-
-
 def _tags(protocol: Protocol, expr: OneOf) -> tuple[str, list[object]] | None:
     """The discriminator name and values of a named union of tagged models."""
     found: list[tuple[str, object]] = []
@@ -90,6 +81,19 @@ def _tags(protocol: Protocol, expr: OneOf) -> tuple[str, list[object]] | None:
     return (names.pop(), [value for _, value in found]) if len(names) == 1 else None
 
 
+def _tagged_unions(protocol: Protocol) -> Iterator[tuple[str, str, list[object]]]:
+    """(table name, doc, values) per distinct tag set of the named unions of tagged models."""
+    sets: dict[tuple[str, frozenset[object]], tuple[str, list[str], list[object]]] = {}
+    for name, expr in protocol.named.items():
+        if isinstance(expr, OneOf) and name != protocol.event_union:
+            tags = _tags(protocol, expr)
+            if tags is not None:
+                tag, values = tags
+                sets.setdefault((tag, frozenset(values)), (tag, [], values))[1].append(name)
+    for tag, names, values in sets.values():
+        yield f"{_snake(names[0])}_{_snake(tag)}", f"`{tag}` of {' and '.join(names)}.", values
+
+
 def render(protocol: Protocol) -> str:
     """The whole Lua module."""
     lines = [HEADER]
@@ -101,15 +105,11 @@ def render(protocol: Protocol) -> str:
     lines.append("")
     event_doc = f"`type` of a `{protocol.event_method}`."
     lines.extend(_table("EVENT_TYPE", event_doc, [shape.tag for shape in protocol.events]))
+    for name, table_doc, values in _tagged_unions(protocol):
+        lines.extend(_table(name, table_doc, values))
     for name, expr in protocol.named.items():
-        values = _choices(expr)
-        if values is not None:
-            lines.extend(_table(_snake(name), f"`{name}` values.", values))
-        elif isinstance(expr, OneOf) and name != protocol.event_union:
-            tags = _tags(protocol, expr)
-            if tags is not None:
-                tag, values = tags
-                lines.extend(_table(f"{_snake(name)}_{_snake(tag)}", f"`{tag}` of {name}.", values))
+        if isinstance(expr, Choice):  # a union of closed sets has each member's table
+            lines.extend(_table(_snake(name), f"`{name}` values.", expr.values))
     lines.append("return closed('', M)")
     text = "\n".join(lines) + "\n"
     too_long = [line for line in text.splitlines() if len(line) > MAX_LINE]

@@ -54,22 +54,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_CANCELLED = 'session:cancelled',
 })
 
---- `FsScopeTier` values.
-M.FS_SCOPE_TIER = closed('.FS_SCOPE_TIER', {
-  SANDBOXED = 'sandboxed',
-  PROJECT = 'project',
-  FULL = 'full',
-})
-
---- `SessionStatus` values.
-M.SESSION_STATUS = closed('.SESSION_STATUS', {
-  IDLE = 'idle',
-  STREAMING = 'streaming',
-  AWAITING_APPROVAL = 'awaiting_approval',
-  ENDED = 'ended',
-})
-
---- `type` of ContentPart.
+--- `type` of ContentPart and DurableContentPart.
 M.CONTENT_PART_TYPE = closed('.CONTENT_PART_TYPE', {
   TEXT = 'text',
   REASONING = 'reasoning',
@@ -83,6 +68,21 @@ M.MEDIA_SOURCE_KIND = closed('.MEDIA_SOURCE_KIND', {
   BASE64 = 'base64',
   HANDLE = 'handle',
   URL = 'url',
+})
+
+--- `FsScopeTier` values.
+M.FS_SCOPE_TIER = closed('.FS_SCOPE_TIER', {
+  SANDBOXED = 'sandboxed',
+  PROJECT = 'project',
+  FULL = 'full',
+})
+
+--- `SessionStatus` values.
+M.SESSION_STATUS = closed('.SESSION_STATUS', {
+  IDLE = 'idle',
+  STREAMING = 'streaming',
+  AWAITING_APPROVAL = 'awaiting_approval',
+  ENDED = 'ended',
 })
 
 --- `StopReason` values.
@@ -119,15 +119,6 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   TOOL = 'tool',
 })
 
---- `type` of DurableContentPart.
-M.DURABLE_CONTENT_PART_TYPE = closed('.DURABLE_CONTENT_PART_TYPE', {
-  TEXT = 'text',
-  REASONING = 'reasoning',
-  TOOL_CALL = 'tool_call',
-  TOOL_RESULT = 'tool_result',
-  MEDIA = 'media',
-})
-
 --- `ApprovalAction` values.
 M.APPROVAL_ACTION = closed('.APPROVAL_ACTION', {
   FS_WRITE = 'fs_write',
@@ -154,25 +145,6 @@ M.APPROVAL_MODE = closed('.APPROVAL_MODE', {
   ASK = 'ask',
   AUTO_EDITS = 'auto_edits',
   NEVER_ASK = 'never_ask',
-})
-
---- `DomainErrorCode` values.
-M.DOMAIN_ERROR_CODE = closed('.DOMAIN_ERROR_CODE', {
-  PROVIDER_RATE_LIMIT = 'provider_rate_limit',
-  PROVIDER_UNAVAILABLE = 'provider_unavailable',
-  PROVIDER_AUTH = 'provider_auth',
-  VALIDATION = 'validation',
-  CONTENT_FILTER = 'content_filter',
-  TOOL_DENIED = 'tool_denied',
-  TOOL_FAILED = 'tool_failed',
-  TOOL_UNAVAILABLE = 'tool_unavailable',
-  TURN_LIMIT = 'turn_limit',
-  BUDGET_EXCEEDED = 'budget_exceeded',
-  CANCELLED = 'cancelled',
-  INTERNAL = 'internal',
-  SESSION_NOT_FOUND = 'session_not_found',
-  SESSION_BUSY = 'session_busy',
-  SESSION_ENDED = 'session_ended',
 })
 
 --- `SessionErrorCode` values.

@@ -7,7 +7,7 @@ local format = require('relavium.format')
 local protocol = require('relavium.protocol')
 
 local EVENT = protocol.EVENT_TYPE
-local PART = protocol.DURABLE_CONTENT_PART_TYPE
+local PART = protocol.CONTENT_PART_TYPE
 local ROLE = protocol.MESSAGE_ROLE
 
 local M = {}
