@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.core import AgentSideConnection, ClientSideConnection
+from acp.core import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
@@ -207,12 +207,14 @@ async def connect_in_process(
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse | None]]:
     """The agent in this process and ``client`` joined by a real socket pair."""
     from relavium_lsp.acp.agent import RelaviumAcpAgent
+    from relavium_lsp.acp.connection import AgentConnection
 
     agent_socket, client_socket = socket.socketpair()
     agent_reader, agent_writer = await asyncio.open_connection(sock=agent_socket)
     client_reader, client_writer = await asyncio.open_connection(sock=client_socket)
     agent = RelaviumAcpAgent()
-    agent_conn = AgentSideConnection(agent, agent_writer, agent_reader, use_unstable_protocol=True)
+    agent_conn = AgentConnection(agent, agent_writer, agent_reader)
+    serving = asyncio.create_task(agent_conn.listen())
     conn = ClientSideConnection(client, client_writer, client_reader, use_unstable_protocol=True)
     client.connection = conn
     try:
@@ -220,6 +222,8 @@ async def connect_in_process(
     finally:
         await conn.close()
         await agent_conn.close()
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
         await agent.close()
         # The SDK's connections leave closing the byte streams to their owner.
         for writer in (client_writer, agent_writer):
