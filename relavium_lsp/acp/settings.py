@@ -73,6 +73,7 @@ class SessionSettings:
             known = f"{MODEL_OPTION}, {APPROVAL_OPTION}"
             raise InvalidInput(f"unknown config option {config_id[:100]!r} (known: {known})")
         _, options = await self.describe(manager, session)
+        await self._outbox().flush()
         return options
 
     async def model_changed(self, manager: SessionManager, session_id: str) -> None:
@@ -87,4 +88,7 @@ class SessionSettings:
 
     async def _announce_options(self, manager: SessionManager, session: AgentSession) -> None:
         _, options = await self.describe(manager, session)
-        self._outbox().push(session.id, options_update(options))
+        outbox = self._outbox()
+        outbox.push(session.id, options_update(options))
+        # Sent before the request that caused it is answered.
+        await outbox.flush()

@@ -207,4 +207,3 @@ async def test_the_newest_sdk_client_over_the_stable_session_surface(
         u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"
     )
     assert result["listedAfterDelete"]["sessions"] == []
-

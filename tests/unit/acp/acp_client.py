@@ -165,12 +165,31 @@ def client_capabilities(*, fs: bool) -> ClientCapabilities:
     return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
 
 
-async def initialize(conn: ClientSideConnection, *, fs: bool) -> InitializeResponse:
+async def initialize(
+    conn: ClientSideConnection, *, fs: bool, early: bool = False
+) -> InitializeResponse:
+    """``initialize`` as this SDK sends it, or (``early``) exactly as a client built on the
+    early v1 schema does: no ``clientInfo``, only the ``fs`` and ``terminal`` capabilities."""
+    if early:
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": {
+                "fs": {"readTextFile": fs, "writeTextFile": fs},
+                "terminal": False,
+            },
+        }
+        answer = await conn._conn.send_request("initialize", params)
+        return InitializeResponse.model_validate(answer)
     return await conn.initialize(
         protocol_version=PROTOCOL_VERSION,
         client_capabilities=client_capabilities(fs=fs),
         client_info=Implementation(name="acp-test-client", version="1.0"),
     )
+
+
+async def delete_session(conn: ClientSideConnection, session_id: str) -> Any:
+    """``session/delete`` (stable v1; the PyPI SDK 0.12 client has no method for it)."""
+    return await conn._conn.send_request("session/delete", {"sessionId": session_id})
 
 
 def agent_environment(home: Path) -> dict[str, str]:
@@ -203,7 +222,7 @@ async def spawn_acp(
 
 @asynccontextmanager
 async def connect_in_process(
-    client: RecordingClient, *, fs: bool = True, initialized: bool = True
+    client: RecordingClient, *, fs: bool = True, initialized: bool = True, early: bool = False
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse | None]]:
     """The agent in this process and ``client`` joined by a real socket pair."""
     from relavium_lsp.acp.agent import RelaviumAcpAgent
@@ -218,7 +237,7 @@ async def connect_in_process(
     conn = ClientSideConnection(client, client_writer, client_reader, use_unstable_protocol=True)
     client.connection = conn
     try:
-        yield conn, (await initialize(conn, fs=fs)) if initialized else None
+        yield conn, (await initialize(conn, fs=fs, early=early)) if initialized else None
     finally:
         await conn.close()
         await agent_conn.close()
