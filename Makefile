@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck unit e2e vscode e2e-vscode bench clean
+.PHONY: demo test setup lint typecheck unit fuzz e2e vscode e2e-vscode bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,14 @@ typecheck: setup
 	$(BIN)/mypy
 
 unit: setup
-	$(BIN)/pytest -m "not e2e" -q
+	$(BIN)/pytest -m "not e2e" -q -n auto --dist worksteal
+
+# Property tests only, with fresh random seeds and ten times the examples (the `fuzz`
+# Hypothesis profile). Prints the seed first; `make fuzz SEED=<seed>` replays a run exactly.
+fuzz: setup
+	@seed="$${SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"; \
+	echo "fuzz seed: $$seed (replay with: make fuzz SEED=$$seed)"; \
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m hypothesis -q --hypothesis-seed="$$seed"
 
 # End-to-end tests over real server processes; the Neovim ones need Debian's neovim, the ACP
 # ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
