@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +45,13 @@ from acp.schema import (
 
 from relavium_lsp.acp.capabilities import agent_capabilities, agent_info
 from relavium_lsp.acp.client_profile import EARLY_CLIENT, client_profile
-from relavium_lsp.acp.commands import CommandHooks, commands_update, parse_command, run_command
+from relavium_lsp.acp.commands import (
+    CommandHooks,
+    SlashCommand,
+    commands_update,
+    parse_command,
+    run_command,
+)
 from relavium_lsp.acp.connection import ClientPeer
 from relavium_lsp.acp.context import (
     ListSessionsMeta,
@@ -74,7 +81,7 @@ from relavium_lsp.acp.updates import (
 )
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import StampedEvent
-from relavium_lsp.engine.manager import utc_now
+from relavium_lsp.engine.manager import SessionManager, utc_now
 from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.engine.turn import TurnResult
@@ -317,14 +324,7 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             command = parse_command(prompt)
             if command is not None:
-                hooks = CommandHooks(
-                    title_changed=self._push_title,
-                    model_changed=lambda sid: self._settings.model_changed(runtime.manager, sid),
-                )
-                answer = await run_command(runtime.manager, session_id, command, hooks)
-                self._require_outbox().push(session_id, message_chunk(answer))
-                await self._require_outbox().flush()
-                return PromptResponse(stop_reason="end_turn")
+                return await self._answer_command(runtime.manager, session_id, command)
             text, attachments = prompt_to_message(prompt)
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
@@ -428,6 +428,20 @@ class RelaviumAcpAgent:
         record = session.record
         if record.title:
             self._require_outbox().push(session.id, title_update(record.title, record.updated_at))
+
+    async def _answer_command(
+        self, manager: SessionManager, session_id: str, command: SlashCommand
+    ) -> PromptResponse:
+        await manager.session(session_id)  # an unknown session is an error, as for any prompt
+        hooks = CommandHooks(
+            title_changed=self._push_title,
+            model_changed=functools.partial(self._settings.model_changed, manager),
+        )
+        answer = await run_command(manager, session_id, command, hooks)
+        outbox = self._require_outbox()
+        outbox.push(session_id, message_chunk(answer))
+        await outbox.flush()
+        return PromptResponse(stop_reason="end_turn")
 
     def _announce_commands(self, session_id: str) -> None:
         self._require_outbox().push(session_id, commands_update())

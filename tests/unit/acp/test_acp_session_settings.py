@@ -147,6 +147,7 @@ async def test_delete_removes_the_session_and_refuses_unknown_ids(
         with pytest.raises(RequestError) as again:
             await delete_session(conn, sid)
         assert again.value.data == {"code": "session_not_found"}
-        with pytest.raises(RequestError) as prompt:
-            await conn.prompt(session_id=sid, prompt=text("still there?"))
-        assert prompt.value.data == {"code": "session_not_found"}
+        for gone in ("still there?", "/usage"):
+            with pytest.raises(RequestError) as prompt:
+                await conn.prompt(session_id=sid, prompt=text(gone))
+            assert prompt.value.data == {"code": "session_not_found"}
