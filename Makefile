@@ -38,9 +38,11 @@ fuzz: setup
 	echo "fuzz seed: $$seed (replay with: make fuzz SEED=$$seed)"; \
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m hypothesis -q --hypothesis-seed="$$seed"
 
-# End-to-end tests over real server processes; the Neovim ones need Debian's neovim.
+# End-to-end tests over real server processes; the Neovim ones need Debian's neovim, the ACP
+# ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
 e2e: setup
 	bash scripts/install-neovim.sh
+	bash tests/e2e/acp_node/install.sh >/dev/null
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).
