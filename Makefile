@@ -43,9 +43,11 @@ fuzz: setup
 protocol: setup
 	$(BIN)/python docs/generate_protocol.py
 
-# End-to-end tests over real server processes; the Neovim ones need Debian's neovim.
+# End-to-end tests over real server processes; the Neovim ones need Debian's neovim, the ACP
+# ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
 e2e: setup
 	bash scripts/install-neovim.sh
+	bash tests/e2e/acp_node/install.sh >/dev/null
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).
