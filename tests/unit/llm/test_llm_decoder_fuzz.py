@@ -11,6 +11,7 @@ from relavium_lsp.llm.anthropic import MessagesDecoder
 from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder, WholeCompletionDecoder
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk
 from relavium_lsp.llm.stream_guard import StreamGuard
+from tests.hypothesis_profiles import examples
 from tests.unit.llm.corpus import assert_stream_invariants
 
 KEYS = st.sampled_from(
@@ -95,19 +96,19 @@ def check(decoder, data: bytes) -> None:
     assert_stream_invariants(guard.admit(chunks))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(JSONISH, max_size=8))
 def test_chat_completions_decoder_survives_anything(payloads):
     check(ChatCompletionsDecoder("p", "secret"), events(payloads))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(JSONISH, max_size=8))
 def test_messages_decoder_survives_anything(payloads):
     check(MessagesDecoder("p", "secret"), events(payloads))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=300))
 def test_raw_bytes_never_crash_either_decoder(data):
     check(ChatCompletionsDecoder("p", None), data)

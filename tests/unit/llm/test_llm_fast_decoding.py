@@ -20,6 +20,7 @@ from relavium_lsp.testing.wire_scripts import (
     anthropic_events,
     openai_events,
 )
+from tests.hypothesis_profiles import examples
 from tests.unit.llm.corpus import recordings, without_generated_ids
 
 SIZES = (1, 7, 64, 1 << 20)
@@ -74,7 +75,7 @@ PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(PIECES, max_size=30), st.integers(1, 9))
 def test_sse_data_is_the_same_on_the_fast_and_the_general_path(pieces, size):
     body = b"".join(pieces)
@@ -93,7 +94,7 @@ def test_sse_data_is_the_same_on_the_fast_and_the_general_path(pieces, size):
     assert as_text == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=60) | st.text(max_size=30).map(str.encode))
 def test_json_loads_agrees_with_the_standard_library(data):
     try:
