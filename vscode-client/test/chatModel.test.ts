@@ -320,6 +320,8 @@ describe('ChatModel: footer', () => {
           costMicrocents: 500,
           cumulativeCostMicrocents: 500,
           priced: true,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
         },
         {
           type: 'cost:updated',
@@ -329,6 +331,8 @@ describe('ChatModel: footer', () => {
           costMicrocents: 0,
           cumulativeCostMicrocents: 500,
           priced: false,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
         },
       ]),
     );
@@ -463,6 +467,8 @@ describe('ChatModel: rebuilding from the server', () => {
         costMicrocents: 100,
         cumulativeCostMicrocents: 1334,
         priced: true,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
       },
       token('still '),
     ]);

@@ -207,8 +207,8 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     }
     case 'cost:updated': {
       const counts = ctx.countsTowardTotals(event);
-      const cacheRead = (ctx.footer.cacheReadTokens ?? 0) + (counts ? (event.cacheReadTokens ?? 0) : 0);
-      const cacheWrite = (ctx.footer.cacheWriteTokens ?? 0) + (counts ? (event.cacheWriteTokens ?? 0) : 0);
+      const cacheRead = (ctx.footer.cacheReadTokens ?? 0) + (counts ? event.cacheReadTokens : 0);
+      const cacheWrite = (ctx.footer.cacheWriteTokens ?? 0) + (counts ? event.cacheWriteTokens : 0);
       ctx.footer = {
         model: event.model,
         inputTokens: ctx.footer.inputTokens + (counts ? event.inputTokens : 0),
