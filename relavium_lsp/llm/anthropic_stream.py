@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import messages_text
 from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_codec import Loads, loads
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -38,7 +38,7 @@ from relavium_lsp.llm.seam import (
     Usage,
     new_text_delta,
 )
-from relavium_lsp.llm.sse import EventData, SseStream
+from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
@@ -82,6 +82,8 @@ class _StreamState:
     blocks: dict[int, _Block] = field(default_factory=dict)
     tool_count: int = 0
     finished: bool = False
+    # No more events are read once a final chunk was made (stop, error or malformed).
+    ended: bool = False
 
     @property
     def usage(self) -> Usage:
@@ -239,40 +241,18 @@ def chunks_from_event(
     return []  # ping and event types added after this adapter was written
 
 
-class MessagesDecoder:
+class MessagesDecoder(EventStreamDecoder[_StreamState]):
     """Messages API SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    def __init__(
-        self,
-        provider_id: str,
-        secret: str | None,
-        *,
-        loads: Loads = loads,
-        fast_sse: bool = True,
-    ) -> None:
-        self.state = _StreamState()
-        self._sse = SseStream(fast=fast_sse)
-        self._loads = loads
-        self._fast = fast_sse
-        self._provider_id = provider_id
-        self._secret = secret
-        self._ended = False
-
-    @property
-    def usage(self) -> Usage:
-        """Input tokens from ``message_start``, output tokens as of the last delta."""
-        return self.state.usage
-
-    def feed(self, data: bytes) -> list[LlmChunk]:
-        """The chunks these bytes complete."""
-        return self._events(self._sse.feed_data(data))
+    def _new_state(self) -> _StreamState:
+        return _StreamState()
 
     def finish(self) -> list[LlmChunk]:
         """End of body: without ``message_stop`` or a stop reason the answer is incomplete."""
-        chunks = self._events(self._sse.finish_data())
-        if self._ended:
+        chunks = self._remaining()
+        if self.state.ended:
             return chunks
-        self._ended = True
+        self.state.ended = True
         if self.state.stop_reason is not None:
             return [*chunks, *_stop(self.state)]
         error = LlmError(
@@ -284,9 +264,10 @@ class MessagesDecoder:
         chunks: list[LlmChunk] = []
         loads = self._loads
         fast = self._fast
+        state = self.state
         text_delta = new_text_delta
         for data in events:
-            if self._ended:
+            if state.ended:
                 break
             text = messages_text(data) if fast and type(data) is bytes else None
             if text is not None:  # the common case, without the general dispatch
@@ -298,7 +279,7 @@ class MessagesDecoder:
             except ValueError:
                 payload = None
             if type(payload) is not dict:
-                self._ended = True
+                state.ended = True
                 chunks.append(
                     ErrorChunk(
                         error=LlmError(
@@ -313,5 +294,5 @@ class MessagesDecoder:
             )
             chunks.extend(produced)
             if produced and isinstance(produced[-1], StopChunk | ErrorChunk):
-                self._ended = True
+                state.ended = True
         return chunks

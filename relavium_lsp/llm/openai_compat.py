@@ -33,27 +33,13 @@ __all__ = [
 class OpenAICompatibleProvider(StreamingHttpProvider):
     """A Chat Completions endpoint spoken over streaming HTTP."""
 
-    def __init__(
-        self,
-        provider_id: str,
-        *,
-        base_url: str,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        timeout_s: float,
-        context_window: int | None = None,
-    ) -> None:
+    @property
+    def _official(self) -> bool:
+        return httpx.URL(self._base_url).host == httpx.URL(DEFAULT_OPENAI_BASE_URL).host
+
+    def _requires_key(self) -> bool:
         # OpenAI itself needs a key; a local or self-hosted server often does not.
-        self._official = httpx.URL(base_url).host == httpx.URL(DEFAULT_OPENAI_BASE_URL).host
-        self.needs_key = self._official
-        super().__init__(
-            provider_id,
-            base_url=base_url,
-            api_key=api_key,
-            client=client,
-            timeout_s=timeout_s,
-            context_window=context_window,
-        )
+        return self._official
 
     def _stream_url(self) -> str:
         return f"{self._base_url}/chat/completions"

@@ -21,9 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import chat_text
 from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_codec import Loads, loads
+from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -38,7 +39,7 @@ from relavium_lsp.llm.seam import (
     Usage,
     new_text_delta,
 )
-from relavium_lsp.llm.sse import EventData, SseStream
+from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
@@ -318,36 +319,15 @@ def _malformed(state: _StreamState) -> ErrorChunk:
     )
 
 
-class ChatCompletionsDecoder:
+class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
     """``chat.completion.chunk`` SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    def __init__(
-        self,
-        provider_id: str,
-        secret: str | None,
-        *,
-        loads: Loads = loads,
-        fast_sse: bool = True,
-    ) -> None:
-        self.state = _StreamState()
-        self._sse = SseStream(fast=fast_sse)
-        self._loads = loads
-        self._fast = fast_sse
-        self._provider_id = provider_id
-        self._secret = secret
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens reported so far (the usage event comes last)."""
-        return self.state.usage
-
-    def feed(self, data: bytes) -> list[LlmChunk]:
-        """The chunks these bytes complete."""
-        return self._events(self._sse.feed_data(data))
+    def _new_state(self) -> _StreamState:
+        return _StreamState()
 
     def finish(self) -> list[LlmChunk]:
         """End of body: ``[DONE]`` is optional, a finish reason nearly so."""
-        chunks = self._events(self._sse.finish_data())
+        chunks = self._remaining()
         if not self.state.done:
             self.state.done = True
             chunks.extend(final_chunks(self.state, clean_end=False))

@@ -52,8 +52,6 @@ class ModelsResult:
 class StreamingHttpProvider:
     """Base of the HTTP adapters (see the module docstring)."""
 
-    needs_key = True
-
     def __init__(
         self,
         provider_id: str,
@@ -74,11 +72,15 @@ class StreamingHttpProvider:
             streaming=True,
             tools=True,
             reasoning=True,
-            needs_key=self.needs_key,
+            needs_key=self._requires_key(),
             key_env_var=key_env_var(provider_id),
         )
 
     # -- what an adapter supplies ---------------------------------------------------------
+
+    def _requires_key(self) -> bool:
+        """Whether calls without an API key are pointless (the vendor's own endpoint)."""
+        return True
 
     def _stream_url(self) -> str:
         raise NotImplementedError
