@@ -28,7 +28,7 @@ from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.demo.edits import PlannedWrite, UnsupportedEdit, plan_workspace_edit
 from relavium_lsp.demo.render import Console, one_line
 from relavium_lsp.server import methods
-from relavium_lsp.server.app import relavium_converter
+from relavium_lsp.server.core import relavium_converter
 from relavium_lsp.tools.host import atomic_write_text
 
 _log = logging.getLogger(__name__)

@@ -36,3 +36,5 @@ class ServerState:
     client_info_name: str | None = None
     runtime: EngineRuntime | None = None
     runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set by the ``shutdown`` request: the engine is closed then and must not open again.
+    shutting_down: bool = False

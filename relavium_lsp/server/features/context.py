@@ -22,7 +22,7 @@ from relavium_lsp.gitref import detect_git_ref
 from relavium_lsp.server.methods import EDITOR_STATE
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 EXPORT_SUFFIX = ".relavium.yaml"

@@ -29,7 +29,7 @@ from relavium_lsp.server.methods import REQUEST_APPROVAL
 from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome, atomic_write_text
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 

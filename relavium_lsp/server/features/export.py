@@ -38,7 +38,7 @@ from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
     from relavium_lsp.export import service
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 _LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}

@@ -22,7 +22,7 @@ from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
     from relavium_lsp.engine.runtime import EngineRuntime
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ def setup(server: RelaviumServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: RelaviumServer, params: Any) -> None:
         state = ls.state
+        state.shutting_down = True
         async with state.runtime_lock:
             if state.runtime is not None:
                 await state.runtime.close()
@@ -74,7 +75,7 @@ async def runtime(ls: RelaviumServer) -> EngineRuntime:
     state = ls.state
     async with state.runtime_lock:
         if state.runtime is None:
-            if ls.protocol._shutdown:
+            if state.shutting_down:
                 raise StoreError("the server is shutting down")
             opened = await open_runtime(
                 LspEditorHost(ls),

@@ -40,7 +40,7 @@ from relavium_lsp.server.features.lifecycle import runtime
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 PROGRESS_CREATE_TIMEOUT_S = 2.0
