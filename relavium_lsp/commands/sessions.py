@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
@@ -38,7 +39,7 @@ from relavium_lsp.export.service import (
     load_snapshot,
     render_export,
 )
-from relavium_lsp.tools.host import FilesystemHost, atomic_write_text
+from relavium_lsp.tools.host import FilesystemHost
 
 Action = Callable[[SessionManager, argparse.Namespace], Awaitable[int]]
 TOOL_RESULT_PREVIEW = 2_000

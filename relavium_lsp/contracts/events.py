@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.session import SessionContext
@@ -49,7 +49,14 @@ class TurnError(WireModel):
 
 
 class TokenUsage(WireModel):
-    """Tokens spent by a turn (all provider calls, fallbacks and compaction included)."""
+    """Tokens spent by a turn (all provider calls, fallbacks and compaction included).
+
+    The one usage type: the same model counts one provider call on the LLM seam
+    (``StopChunk.usage``), a turn in ``session:turn_completed`` and in the
+    ``relavium/sendMessage`` result.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0

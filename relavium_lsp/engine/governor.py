@@ -18,12 +18,12 @@ from relavium_lsp.contracts.events import (
     ApprovalPreview,
     BudgetWarning,
     CostUpdated,
+    TokenUsage,
     TurnError,
 )
 from relavium_lsp.contracts.session import SessionStatus, SessionTotals
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.llm.pricing import price_call
-from relavium_lsp.llm.seam import Usage
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
 
@@ -55,7 +55,7 @@ class CostGovernor:
         self._warned = False
         self._always_approved = False
 
-    async def record(self, model: str, usage: Usage) -> None:
+    async def record(self, model: str, usage: TokenUsage) -> None:
         """Price and persist one provider call, then emit ``cost:updated``."""
         priced = price_call(model, usage)
         self.totals = await self._store.run(
@@ -87,7 +87,9 @@ class CostGovernor:
         cap = self._policy.max_cost_microcents
         if cap is None or self._always_approved:
             return None
-        estimate = price_call(model, Usage(input_tokens=estimated_input_tokens)).cost_microcents
+        estimate = price_call(
+            model, TokenUsage(input_tokens=estimated_input_tokens)
+        ).cost_microcents
         spent = self.totals.cost_microcents
         if spent + estimate <= cap:
             return None

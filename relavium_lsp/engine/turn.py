@@ -50,7 +50,6 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolSpec,
-    Usage,
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
@@ -236,10 +235,8 @@ class TurnRunner:
                 await self._spend(item.model, item.usage)
         return reply
 
-    async def _spend(self, model: str, usage: Usage) -> None:
-        self.usage = self.usage.plus(
-            TokenUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-        )
+    async def _spend(self, model: str, usage: TokenUsage) -> None:
+        self.usage = self.usage.plus(usage)
         await self._governor.record(model, usage)
 
     async def _run_tool(self, call: ToolCallEnd) -> ToolResultPart:

@@ -24,7 +24,7 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from relavium_lsp.contracts.events import AgentToolResult
+from relavium_lsp.contracts.events import AgentToolResult, TokenUsage
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.export.turns import LogicalTurn
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, RecordedCall
@@ -36,7 +36,6 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     ToolSpec,
-    Usage,
 )
 from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
 from relavium_lsp.tools.bounding import summarize_output
@@ -62,7 +61,7 @@ def message_chunks(message: SessionMessage) -> list[LlmChunk]:
     for index, call in enumerate(calls):
         chunks.append(ToolCallStart(index=index, id=call.id, name=call.name))
         chunks.append(ToolCallEnd(index=index, id=call.id, name=call.name, args=call.args))
-    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=Usage()))
+    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=TokenUsage()))
     return chunks
 
 

@@ -18,7 +18,7 @@ import httpx
 
 from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import AgentDefinition
-from relavium_lsp.contracts.events import StampedEvent
+from relavium_lsp.contracts.events import StampedEvent, TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
@@ -35,7 +35,6 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
@@ -59,7 +58,9 @@ def text_reply(text: str, usage: tuple[int, int] = (10, 5)) -> list[LlmChunk]:
     pieces = [TextDelta(text=piece) for piece in text.split(" ") for piece in (piece + " ",)]
     return [
         *pieces,
-        StopChunk(stop_reason="stop", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])),
+        StopChunk(
+            stop_reason="stop", usage=TokenUsage(input_tokens=usage[0], output_tokens=usage[1])
+        ),
     ]
 
 
@@ -71,7 +72,7 @@ def tool_reply(
         ToolCallStart(index=0, id=call_id, name=name),
         ToolCallEnd(index=0, id=call_id, name=name, args=args),
         StopChunk(
-            stop_reason="tool_use", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])
+            stop_reason="tool_use", usage=TokenUsage(input_tokens=usage[0], output_tokens=usage[1])
         ),
     ]
 

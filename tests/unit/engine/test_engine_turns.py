@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
-from relavium_lsp.llm.seam import ErrorChunk, LlmError, Usage
+from relavium_lsp.llm.seam import ErrorChunk, LlmError
 from tests.unit.engine.engine_harness import (
     engine,
     openai_provider,
@@ -112,7 +113,7 @@ async def test_provider_error_mid_turn_is_typed_counted_and_rolled_back(tmp_path
     failing = [
         ErrorChunk(
             error=LlmError(kind="overloaded", message="busy", status=529),
-            usage=Usage(input_tokens=7),
+            usage=TokenUsage(input_tokens=7),
         )
     ]
     provider = scripted(text_reply("first answer"), failing)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.export.jsonl import export_jsonl
 from relavium_lsp.export.workflow_yaml import export_workflow_yaml
-from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd, Usage
+from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.export.export_support import open_engine
@@ -62,7 +63,7 @@ class Seeded:
 
 
 def _answer(text: str) -> list[object]:
-    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=Usage())]
+    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=TokenUsage())]
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ async def seeded(tmp_path: Path) -> Seeded:
         _answer("Two."),
         [
             ToolCallEnd(index=0, id="c1", name="read_file", args={"path": "notes.txt"}),
-            StopChunk(stop_reason="tool_use", usage=Usage()),
+            StopChunk(stop_reason="tool_use", usage=TokenUsage()),
         ],
         _answer("The notes say ship on Friday."),
     ]

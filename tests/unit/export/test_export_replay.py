@@ -7,19 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
 from relavium_lsp.export.replay import replay_session, replay_transcript
 from relavium_lsp.export.replay_cassettes import message_chunks
 from relavium_lsp.export.service import load_snapshot
-from relavium_lsp.llm.seam import (
-    ReasoningDelta,
-    StopChunk,
-    TextDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    Usage,
-)
+from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta, ToolCallEnd, ToolCallStart
 from relavium_lsp.store.media import MediaStore
 from tests.unit.export.export_support import Engine, open_engine
 
@@ -37,16 +31,16 @@ def _tool_round_calls() -> list[list[object]]:
             ToolCallEnd(index=0, id="call-read", name="read_file", args={"path": "notes.txt"}),
             ToolCallStart(index=1, id="call-write", name="write_file"),
             ToolCallEnd(index=1, id="call-write", name="write_file", args=WRITE_ARGS),
-            StopChunk(stop_reason="tool_use", usage=Usage(input_tokens=10, output_tokens=5)),
+            StopChunk(stop_reason="tool_use", usage=TokenUsage(input_tokens=10, output_tokens=5)),
         ],
         [
             TextDelta(text="The notes say: ship on Friday. "),
             TextDelta(text="I could not write out.txt."),
-            StopChunk(stop_reason="stop", usage=Usage(input_tokens=20, output_tokens=9)),
+            StopChunk(stop_reason="stop", usage=TokenUsage(input_tokens=20, output_tokens=9)),
         ],
         [
             TextDelta(text="Anything else?"),
-            StopChunk(stop_reason="stop", usage=Usage(input_tokens=30, output_tokens=3)),
+            StopChunk(stop_reason="stop", usage=TokenUsage(input_tokens=30, output_tokens=3)),
         ],
     ]
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.contracts.content import ReasoningPart, TextPart, de_inline
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.export.service import export_session
-from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta, Usage
+from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta
 from relavium_lsp.store.media import MediaStore
 from tests.unit.export.export_support import open_engine
 
@@ -26,7 +27,7 @@ async def test_exports_hold_no_signature_and_no_key(
         [
             ReasoningDelta(text="Consider the question.", signature=SIGNATURES[0]),
             TextDelta(text="Here is the answer."),
-            StopChunk(stop_reason="stop", usage=Usage(input_tokens=3, output_tokens=4)),
+            StopChunk(stop_reason="stop", usage=TokenUsage(input_tokens=3, output_tokens=4)),
         ]
     ]
     engine = await open_engine(tmp_path / "home", calls)

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from relavium_lsp.contracts.events import SessionExported, StampedEvent
+from relavium_lsp.contracts.events import SessionExported, StampedEvent, TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.export import service
 from relavium_lsp.export.workflow_yaml import parse_workflow
-from relavium_lsp.llm.seam import StopChunk, TextDelta, Usage
+from relavium_lsp.llm.seam import StopChunk, TextDelta
 from tests.unit.export.export_support import Engine, open_engine
 
 
 def _answer(text: str) -> list[object]:
-    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=Usage())]
+    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=TokenUsage())]
 
 
 @pytest.fixture
