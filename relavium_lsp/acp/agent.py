@@ -2,7 +2,7 @@
 
 One :class:`RelaviumAcpAgent` serves one client connection. It opens the engine (encrypted
 store, providers, tools) in the background right after ``initialize`` — every later request
-waits for it — and adapts requests to the :class:`~relavium_lsp.engine.manager.SessionManager`
+waits for it — and adapts requests to the engine's front door (:mod:`relavium_lsp.engine.api`)
 exactly as the LSP features do, so both surfaces share sessions through the same database.
 
 Cancellation follows ACP: ``session/cancel`` cancels the task driving the prompt, which
@@ -67,11 +67,9 @@ from relavium_lsp.acp.updates import (
     title_update,
 )
 from relavium_lsp.contracts.content import ContentPart
-from relavium_lsp.contracts.events import StampedEvent
-from relavium_lsp.engine.manager import utc_now
-from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
-from relavium_lsp.engine.session import AgentSession
-from relavium_lsp.engine.turn import TurnResult
+from relavium_lsp.contracts.events import StampedEvent, TurnResult
+from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
+from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
@@ -90,8 +88,8 @@ class RelaviumAcpAgent:
         self._book = CallBook()
         self._views = SessionViews()
         self._mapper = EventMapper(self._book, self._views.context_window)
-        self._runtime_task: asyncio.Task[EngineRuntime] | None = None
-        self._runtime: EngineRuntime | None = None
+        self._runtime_task: asyncio.Task[Engine] | None = None
+        self._runtime: Engine | None = None
         self._turns = PromptTurns()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -164,7 +162,7 @@ class RelaviumAcpAgent:
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
             note_unsupported(mcp_servers, additional_directories)
-            session = await runtime.manager.start(
+            session = await runtime.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
             self._views.attach(session)
@@ -195,7 +193,7 @@ class RelaviumAcpAgent:
             note_unsupported(mcp_servers, additional_directories)
             session = await self._resume(runtime, session_id)
             outbox = self._require_outbox()
-            for update in await self._views.replay(runtime.manager, session):
+            for update in await self._views.replay(runtime, session):
                 outbox.push(session_id, update)
             self._announce_title(session)
             await outbox.flush()
@@ -223,7 +221,7 @@ class RelaviumAcpAgent:
         """End a session (``ended``; still resumable later), cancelling any running turn."""
         with acp_edge("session/close"):
             runtime = await self._ready()
-            await runtime.manager.cancel(session_id)
+            await runtime.cancel(session_id)
             await self._require_outbox().flush()
             self._views.detach(session_id)
             return CloseSessionResponse()
@@ -236,7 +234,7 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             options = relavium_meta(kwargs, ListSessionsMeta)
             workspace = absolute_path(cwd) if cwd is not None else None
-            page = await runtime.manager.list_sessions(
+            page = await runtime.list_sessions(
                 workspace=workspace,
                 status=options.status,
                 query=options.query,
@@ -337,19 +335,19 @@ class RelaviumAcpAgent:
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
+    async def _open_runtime(self, link: ClientLink) -> Engine:
         registry = default_registry()
-        runtime = await open_runtime(
+        runtime = await open_engine(
             AcpEditorHost(link),
             history_path=self._history_path,
             tools=AcpToolDispatcher(registry, link),
         )
-        self._views.bind(registry, runtime)
-        self._unsubscribe = runtime.manager.services.bus.subscribe(self._on_event)
+        self._views.bind(registry)
+        self._unsubscribe = await runtime.subscribe(self._on_event)
         self._runtime = runtime
         return runtime
 
-    async def _ready(self) -> EngineRuntime:
+    async def _ready(self) -> Engine:
         if self._runtime_task is None:
             raise RequestError.invalid_request({"details": "initialize must come first"})
         return await asyncio.shield(self._runtime_task)
@@ -368,38 +366,38 @@ class RelaviumAcpAgent:
     async def _settle_events(self, session_id: str) -> None:
         """Wait until events emitted so far for the session were mapped into the outbox."""
         if self._runtime is not None:
-            await self._runtime.manager.services.bus.drain(session_id)
+            await self._runtime.flush_events(session_id)
 
-    async def _resume(self, runtime: EngineRuntime, session_id: str) -> AgentSession:
-        await runtime.manager.resume(session_id)
-        session = await runtime.manager.session(session_id)
+    async def _resume(self, runtime: Engine, session_id: str) -> SessionSnapshot:
+        await runtime.resume(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         return session
 
-    def _announce_title(self, session: AgentSession) -> None:
+    def _announce_title(self, session: SessionSnapshot) -> None:
         record = session.record
         if record.title:
             self._require_outbox().push(session.id, title_update(record.title, record.updated_at))
 
     async def _run_turn(
         self,
-        runtime: EngineRuntime,
+        runtime: Engine,
         session_id: str,
         text: str,
         attachments: list[ContentPart],
     ) -> TurnResult:
-        session = await runtime.manager.session(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         await self._title_from_first_prompt(runtime, session, text)
-        return await session.send_message(text, attachments)
+        return await runtime.send(session_id, text, attachments)
 
     async def _title_from_first_prompt(
-        self, runtime: EngineRuntime, session: AgentSession, text: str
+        self, runtime: Engine, session: SessionSnapshot, text: str
     ) -> None:
         if session.record.title or session.record.turn_count:
             return
         title = title_from_prompt(text)
         if title is None:
             return
-        await runtime.manager.rename(session.id, title)
-        self._require_outbox().push(session.id, title_update(title, utc_now()))
+        await runtime.rename(session.id, title)
+        self._require_outbox().push(session.id, title_update(title, utc_timestamp()))

@@ -1,4 +1,4 @@
-"""The one seam between the engine and any model provider (SPEC §5).
+"""The one seam between the engine and any model provider (``docs/design.md`` §5).
 
 No vendor type crosses it: adapters translate their wire format into these chunks, and the
 engine only ever sees :data:`LlmChunk` values from :meth:`Provider.stream`. Token counts use

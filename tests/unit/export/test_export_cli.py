@@ -18,7 +18,7 @@ from relavium_lsp.export.workflow_yaml import export_workflow_yaml
 from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
-from tests.unit.export.export_support import open_engine
+from tests.unit.export.export_support import open_rig
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -81,17 +81,17 @@ async def seeded(tmp_path: Path) -> Seeded:
         ],
         _answer("The notes say ship on Friday."),
     ]
-    engine = await open_engine(home / ".relavium", calls)
+    rig = await open_rig(home / ".relavium", calls)
     try:
         context = SessionContext(working_dir=str(workspace))
-        counting = await engine.manager.start(context=context, title="Counting")
-        await engine.manager.send_message(counting.id, "First?")
-        await engine.manager.send_message(counting.id, "Second?")
-        tools = await engine.manager.start(context=context, title="Read notes")
-        await engine.manager.send_message(tools.id, "What do the notes say?")
+        counting = await rig.engine.start(context=context, title="Counting")
+        await rig.engine.send(counting.id, "First?")
+        await rig.engine.send(counting.id, "Second?")
+        tools = await rig.engine.start(context=context, title="Read notes")
+        await rig.engine.send(tools.id, "What do the notes say?")
     finally:
-        await engine.close()
-    return Seeded(home, workspace, engine.key, counting.id, tools.id)
+        await rig.close()
+    return Seeded(home, workspace, rig.key, counting.id, tools.id)
 
 
 def _ok(result: subprocess.CompletedProcess[str]) -> str:
