@@ -96,17 +96,11 @@ class Engine:
     """Sessions, turns, events, history and export for one process; see the module doc."""
 
     def __init__(
-        self,
-        services: EngineServices,
-        sessions: LiveSessions,
-        *,
-        history_path: Path,
-        http: httpx.AsyncClient,
+        self, services: EngineServices, sessions: LiveSessions, *, http: httpx.AsyncClient
     ) -> None:
         self._services = services
         self._live = sessions
         self._http = http
-        self.history_path = history_path
 
     # -- opening and driving sessions -------------------------------------------------------
 
@@ -397,4 +391,4 @@ async def open_engine(
         load_config=load_config,
         approval_override=approval_override,
     )
-    return Engine(services, sessions, history_path=path, http=http)
+    return Engine(services, sessions, http=http)
