@@ -45,10 +45,11 @@ from relavium_lsp.engine import exports
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
+from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
-from relavium_lsp.errors import SessionBusy
+from relavium_lsp.errors import InvalidInput, SessionBusy
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -71,11 +72,13 @@ __all__ = [
     "ExportFormat",
     "ExportOutcome",
     "Listener",
+    "ModelChoice",
     "ReplayReport",
     "ResumeResult",
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
+    "first_choice",
     "key_lookup_for",
     "open_engine",
 ]
@@ -176,6 +179,31 @@ class Engine:
     ) -> SessionCompacted | SessionTrimmed:
         """Compact a session's visible history now; returns the terminal event."""
         return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
+
+    async def model_choices(self, session_id: str) -> list[ModelChoice]:
+        """The models the session may ask first (see :mod:`relavium_lsp.engine.models`)."""
+        session = await self._live.get(session_id)
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        return model_choices(session.agent, config)
+
+    async def set_model(self, session_id: str, choice_id: str) -> SessionSnapshot:
+        """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
+
+        The choice lives with the served session; reloading it starts from the agent's model.
+        """
+        session = await self._live.get(session_id)
+        if session.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        choices = model_choices(session.agent, config)
+        choice = next((choice for choice in choices if choice.id == choice_id), None)
+        if choice is None:
+            known = ", ".join(choice.id for choice in choices)
+            raise InvalidInput(f"unknown model {choice_id[:200]!r} (known: {known})")
+        session.use_chain(
+            await self._live.chain_for(with_first_model(session.agent, choice), config)
+        )
+        return session.snapshot()
 
     # -- managing history -------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ class LiveSessions:
         """Open a new session for an agent, persist its row and announce it."""
         config = await self.workspace_config(context.working_dir)
         agent = pick_agent(config, agent_ref)
-        chain = await self._chain(agent, config)
+        chain = await self.chain_for(agent, config)
         if context.fs_scope_tier == "sandboxed" and config.policy.fs_scope != "sandboxed":
             context = context.model_copy(update={"fs_scope_tier": config.policy.fs_scope})
         now = utc_timestamp()
@@ -124,7 +124,7 @@ class LiveSessions:
                 record = await self.require_record(session_id)
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
-                chain = await self._chain(agent, config)
+                chain = await self.chain_for(agent, config)
                 session = self._make_live(record, agent, config, chain)
                 await self._recover_interrupted_turn(session)
                 return session
@@ -141,7 +141,10 @@ class LiveSessions:
             raise SessionNotFound(f"no session with id {session_id!r}")
         return record
 
-    async def _chain(self, agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
+    async def chain_for(
+        self, agent: AgentDefinition, config: WorkspaceConfig
+    ) -> Sequence[ChainEntry]:
+        """The agent's model chain, ready to call, under a workspace's configuration."""
         # Building providers may resolve a custom endpoint's host name: keep DNS off the loop.
         return await asyncio.to_thread(self._resolve_chain, agent, config)
 

@@ -124,6 +124,11 @@ class AgentSession:
         """The first model's context window in tokens."""
         return self.snapshot().context_window
 
+    def use_chain(self, chain: Sequence[ChainEntry]) -> None:
+        """Ask another model chain from the next turn on (the row names its first model)."""
+        self.chain = tuple(chain)
+        self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
+
     async def set_status(self, status: SessionStatus) -> None:
         """Persist a status change."""
         if self.record.status != status:
