@@ -18,7 +18,7 @@ from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
-from relavium_lsp.engine.runtime import key_lookup_for
+from relavium_lsp.engine.api import key_lookup_for
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.model_directory import ModelSources, configured_references
 from relavium_lsp.llm.providers import build_provider

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import messages_text
 from relavium_lsp.llm.http_call import in_stream_error
@@ -35,7 +36,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
     new_text_delta,
 )
 from relavium_lsp.llm.sse import EventData
@@ -86,8 +86,8 @@ class _StreamState:
     ended: bool = False
 
     @property
-    def usage(self) -> Usage:
-        return Usage(
+    def usage(self) -> TokenUsage:
+        return TokenUsage(
             input_tokens=self.uncached_tokens + self.cache_read_tokens + self.cache_write_tokens,
             output_tokens=self.output_tokens,
             cache_read_tokens=self.cache_read_tokens,

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Generic, Protocol, TypeVar
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.json_codec import Loads, loads
-from relavium_lsp.llm.seam import LlmChunk, Usage
+from relavium_lsp.llm.seam import LlmChunk
 from relavium_lsp.llm.sse import EventData, SseStream
 
 
 class _Reports(Protocol):
     @property
-    def usage(self) -> Usage: ...
+    def usage(self) -> TokenUsage: ...
 
 
 State = TypeVar("State", bound=_Reports)
@@ -48,7 +49,7 @@ class EventStreamDecoder(Generic[State]):
         raise NotImplementedError
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported so far."""
         return self.state.usage
 

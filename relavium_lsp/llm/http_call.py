@@ -24,8 +24,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.redaction import user_safe_detail
-from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind, Usage
+from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,9 @@ def error_type_kind(error_type: str) -> LlmErrorKind:
     return "unknown"
 
 
-def in_stream_error(provider_id: str, payload: Any, secret: str | None, usage: Usage) -> ErrorChunk:
+def in_stream_error(
+    provider_id: str, payload: Any, secret: str | None, usage: TokenUsage
+) -> ErrorChunk:
     """An ``error`` object sent inside a 200 stream, as a final chunk."""
     code, detail = _error_fields(json.dumps(payload).encode())
     kind = error_type_kind(code)
@@ -243,7 +246,7 @@ class StreamDecoder(Protocol):
     """
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported so far."""
         ...
 
@@ -317,6 +320,6 @@ async def stream_call(
         logger.debug(
             "provider %s: %s (status %s)", target.provider_id, failure.kind, failure.status
         )
-        usage = decoder.usage if decoder is not None else Usage()
+        usage = decoder.usage if decoder is not None else TokenUsage()
         for chunk in guard.final(ErrorChunk(error=failure, usage=usage)):
             yield chunk

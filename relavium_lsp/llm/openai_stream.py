@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import chat_text
 from relavium_lsp.llm.http_call import in_stream_error
@@ -36,7 +37,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
     new_text_delta,
 )
 from relavium_lsp.llm.sse import EventData
@@ -74,7 +74,7 @@ class _PendingToolCall:
 class _StreamState:
     """What one response has produced so far."""
 
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenUsage = field(default_factory=TokenUsage)
     usage_seen: bool = False
     finish_reason: str | None = None
     refused: bool = False
@@ -156,7 +156,7 @@ def _count(value: Any) -> int:
     return value if type(value) is int and value > 0 else 0
 
 
-def usage_from(raw: Any) -> Usage | None:
+def usage_from(raw: Any) -> TokenUsage | None:
     """Chat Completions ``usage``, with the prompt-cache reads and writes it reports."""
     if not isinstance(raw, dict):
         return None
@@ -168,7 +168,7 @@ def usage_from(raw: Any) -> Usage | None:
     )
     cache_write = _count(details.get("cache_write_tokens"))
     prompt = _count(raw.get("prompt_tokens"))
-    return Usage(
+    return TokenUsage(
         input_tokens=max(prompt, cache_read + cache_write),
         output_tokens=_count(raw.get("completion_tokens")),
         cache_read_tokens=cache_read,
@@ -379,7 +379,7 @@ class WholeCompletionDecoder:
         self._secret = secret
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported (known only at the end)."""
         return self.state.usage
 

@@ -13,8 +13,7 @@ from relavium_lsp.contracts.wire import (
 )
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.runtime import EngineRuntime
-    from relavium_lsp.llm.model_directory import ModelDirectory
+    from relavium_lsp.engine.api import Engine
 
 
 @dataclass
@@ -35,7 +34,7 @@ class ServerState:
     client: RelaviumClientCapabilities = field(default_factory=RelaviumClientCapabilities)
     focus: EditorFocus = field(default_factory=EditorFocus)
     client_info_name: str | None = None
-    runtime: EngineRuntime | None = None
-    runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # Providers' model lists, cached across relavium/listModels calls.
-    models: ModelDirectory | None = None
+    engine: Engine | None = None
+    engine_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set by the ``shutdown`` request: the engine is closed then and must not open again.
+    shutting_down: bool = False

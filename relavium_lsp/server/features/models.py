@@ -16,15 +16,14 @@ from relavium_lsp.contracts.wire import (
     ModelEntry,
     ProviderModelsStatus,
 )
-from relavium_lsp.engine.runtime import key_lookup_for
-from relavium_lsp.llm.model_directory import ModelDirectory, ModelEntryFacts, ModelSources
+from relavium_lsp.llm.model_directory import ModelEntryFacts
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.context import detect_context
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 
 def setup(server: RelaviumServer) -> None:
@@ -34,18 +33,9 @@ def setup(server: RelaviumServer) -> None:
 
 async def list_models(ls: RelaviumServer, params: ListModelsParams) -> Result:
     """Listed and configured models of the active workspace, with context windows and prices."""
-    rt = await runtime(ls)
+    engine = await get_engine(ls)
     context = await detect_context(ls)
-    config = await rt.manager.workspace_config(context.working_dir)
-    if ls.state.models is None:
-        ls.state.models = ModelDirectory(rt.http)
-    sources = ModelSources(
-        providers=config.providers,
-        agents=tuple(config.agents.values()),
-        default_model=config.default_model,
-        key_lookup=key_lookup_for(config),
-    )
-    report = await ls.state.models.report(sources, refresh=params.refresh)
+    report = await engine.list_models(context.working_dir, refresh=params.refresh)
     return ListModelsResult(
         models=[_entry(facts) for facts in report.models],
         providers=[
