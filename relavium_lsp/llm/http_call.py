@@ -5,10 +5,11 @@ a successful streaming response into chunks. Everything around it — HTTP statu
 ``retry-after``, timeouts, dropped connections, redaction of the key from provider text —
 lives here so the two adapters cannot disagree about it.
 
-Status mapping (SPEC §5): 401/403 → ``auth``; 400/404/409/413/422 → ``bad_request`` (or
-``content_filter`` when the provider says the content policy rejected the request); 408 →
-``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport faults: no byte
-for ``timeout_s`` → ``timeout``; refused, reset or truncated connections → ``transport``.
+Status mapping (``docs/design.md`` §5): 401/403 → ``auth``; 400/404/409/413/422 →
+``bad_request`` (or ``content_filter`` when the provider says the content policy rejected the
+request); 408 → ``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport
+faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated connections →
+``transport``.
 """
 
 from __future__ import annotations

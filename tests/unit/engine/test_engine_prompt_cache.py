@@ -36,7 +36,7 @@ async def _run_session(tmp_path: Path, *, prompt_caching: bool) -> tuple[list[Ca
             async with engine(tmp_path, CountingProvider(adapter), model=MODEL) as h:
                 session = await h.start()
                 for turn in range(1, TURNS + 1):
-                    result = await session.send_message(user_turn(turn))
+                    result = await h.engine.send(session.id, user_turn(turn))
                     assert result.stop_reason == "stop", result
                 await h.assert_books_balance(session.id)
                 costs = await h.store.run(lambda s: s.get_costs(session.id))
