@@ -72,6 +72,7 @@ from relavium_lsp.engine.manager import utc_now
 from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.engine.turn import TurnResult
+from relavium_lsp.mcp.source import new_mcp_source
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
@@ -338,11 +339,13 @@ class RelaviumAcpAgent:
     # -- internals -------------------------------------------------------------------------
 
     async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
-        registry = default_registry()
+        mcp = new_mcp_source()
+        registry = default_registry(sources=[mcp])
         runtime = await open_runtime(
             AcpEditorHost(link),
             history_path=self._history_path,
             tools=AcpToolDispatcher(registry, link),
+            mcp=mcp,
         )
         self._views.bind(registry, runtime)
         self._unsubscribe = runtime.manager.services.bus.subscribe(self._on_event)

@@ -7,6 +7,7 @@ plus the built-in default agent. A workspace without ``.relavium/`` is perfectly
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from relavium_lsp.contracts.config import (
     ProviderConfig,
 )
 from relavium_lsp.errors import ConfigError
+from relavium_lsp.mcp.definitions import ServerDefinition, merge_servers
 from relavium_lsp.paths import global_config_path, relavium_home
 
 PROJECT_DIR_NAME = ".relavium"
@@ -42,6 +44,8 @@ class WorkspaceConfig:
     # Providers whose endpoint a project file chose: they never receive a stored API key,
     # so a cloned repository cannot point the user's key at a server of its choosing.
     keyless_providers: frozenset[str] = field(default=frozenset())
+    # MCP servers by name, from both files (see relavium_lsp.mcp.definitions).
+    mcp_servers: dict[str, ServerDefinition] = field(default_factory=dict)
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
@@ -95,6 +99,13 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
             provider_id
             for provider_id, provider in project_file.providers.items()
             if provider.model_fields_set & ENDPOINT_FIELDS
+        ),
+        mcp_servers=merge_servers(
+            global_file.mcp,
+            project_file.mcp,
+            workspace=os.path.realpath(workspace) if workspace is not None else None,
+            user_file=str(global_path),
+            project_file=str(project_path) if project_path is not None else None,
         ),
     )
 

@@ -86,7 +86,25 @@ class TurnPlanner:
         """Build the plan for a turn whose user message is already persisted."""
         session = self._session
         agent = session.agent
-        tools = self._services.tools.specs(agent.tools)
+        tool_context = ToolCallContext(
+            session_id=session.id,
+            context=session.record.context,
+            policy=session.policy,
+            host=self._host,
+            emit=session.emit,
+            artifacts=self._services.store,
+            model=session.model,
+            allowed_tools=frozenset(agent.tools),
+            temp_dir=self._services.temp_dir,
+            always_allowed=self._always_allowed,
+            session_title=session.record.title,
+            protected_paths=self._services.protected_paths,
+        )
+        # Resolving may start MCP servers (or ask to trust a project's): it is the turn's work.
+        selection = await self._services.tools.select(agent.tools, tool_context)
+        tool_context.allowed_tools = selection.allowed
+        tool_context.turn_tools = selection.turn_tools
+        tools = selection.specs
         system = await self.system_prompt()
         reserve = agent.max_tokens or DEFAULT_OUTPUT_RESERVE
         overhead = len(system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in tools)
@@ -103,20 +121,7 @@ class TurnPlanner:
             temperature=agent.temperature,
             max_tokens=agent.max_tokens,
             max_tool_turns=session.policy.max_tool_turns,
-            tool_context=ToolCallContext(
-                session_id=session.id,
-                context=session.record.context,
-                policy=session.policy,
-                host=self._host,
-                emit=session.emit,
-                artifacts=self._services.store,
-                model=session.model,
-                allowed_tools=frozenset(agent.tools),
-                temp_dir=self._services.temp_dir,
-                always_allowed=self._always_allowed,
-                session_title=session.record.title,
-                protected_paths=self._services.protected_paths,
-            ),
+            tool_context=tool_context,
         )
 
     async def system_prompt(self) -> str:

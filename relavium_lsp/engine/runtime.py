@@ -25,6 +25,7 @@ from relavium_lsp.engine.session import EngineServices
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import resolve_db_key
@@ -45,12 +46,16 @@ class EngineRuntime:
     http: httpx.AsyncClient
     temp_dir: Path
     history_path: Path
+    # The MCP servers behind ``mcp:`` tool entries (None when a test supplied its own tools).
+    mcp: McpToolSource | None = None
 
     async def close(self) -> None:
         """Abort running turns, flush events, then release every resource."""
         try:
             await self.manager.close()
         finally:
+            if self.mcp is not None:
+                await self.mcp.close()
             await self.http.aclose()
             await self.store.close()
             shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -72,9 +77,14 @@ async def open_runtime(
     *,
     history_path: str | Path | None = None,
     tools: ToolDispatcher | None = None,
+    mcp: McpToolSource | None = None,
     approval_override: ApprovalMode | None = None,
 ) -> EngineRuntime:
-    """Open the encrypted store (creating it and its key on first use) and build the engine."""
+    """Open the encrypted store (creating it and its key on first use) and build the engine.
+
+    ``mcp`` (closed with the runtime) is the MCP tool source inside ``tools``; without
+    ``tools`` the default registry is built around a new one.
+    """
     # The store works in a worker thread while the loop parses a fast token stream; with
     # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
     # a full interval, which showed up as ~5 ms per event-log write (0.4 ms at 1 ms).
@@ -95,16 +105,20 @@ async def open_runtime(
             key_lookup=key_lookup_for(config),
         )
 
+    if tools is None:
+        # ``tools`` callers (ACP, tests) bring their own registry and pass its MCP source.
+        mcp = mcp or new_mcp_source()
+        tools = default_registry(sources=[mcp])
     services = EngineServices(
         store=store,
         bus=EventBus(store),
         media=MediaStore(path.parent / "media"),
-        tools=tools or default_registry(),
+        tools=tools,
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
     )
     manager = SessionManager(services, resolve_chain=chain_for, approval_override=approval_override)
     return EngineRuntime(
-        manager=manager, store=store, http=http, temp_dir=temp_dir, history_path=path
+        manager=manager, store=store, http=http, temp_dir=temp_dir, history_path=path, mcp=mcp
     )

@@ -38,7 +38,7 @@ from relavium_lsp.llm.seam import (
     ToolSpec,
     Usage,
 )
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext, ToolOutcome, ToolSelection
 from relavium_lsp.tools.bounding import summarize_output
 from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
@@ -124,6 +124,10 @@ class ReplayToolDispatcher:
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
         """The same specs the original session offered its model."""
         return self._registry.specs(names)
+
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """The built-ins the original offered (MCP calls always come from the recording)."""
+        return await self._registry.select(entries, ctx)
 
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
         """Run a ``pure``/``read-only`` tool live if allowed, else replay the recording."""

@@ -9,17 +9,20 @@ only ``asyncio.CancelledError`` escapes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import MediaPart, ToolCallPart
 from relavium_lsp.contracts.events import ErrorCode, EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.host import EditorHost
+
+if TYPE_CHECKING:
+    from relavium_lsp.tools.definition import ToolDefinition
 
 SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
@@ -56,6 +59,8 @@ class ToolCallContext:
     session_title: str | None = None
     # Extra locations no tool may touch in any tier (e.g. a custom history database folder).
     protected_paths: tuple[Path, ...] = ()
+    # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
+    turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,31 @@ class ToolOutcome:
     is_error: bool = False
     error_code: ErrorCode | None = None
     duration_ms: int = 0
+    # Binary parts (images…) that belong with the result in the tool message.
+    media: tuple[MediaPart, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolSelection:
+    """The tools of one turn: what the model sees, what may run, and the turn's extra tools."""
+
+    specs: list[ToolSpec]
+    allowed: frozenset[str]
+    turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
+
+
+class ToolSource(Protocol):
+    """Tools that exist only at run time (an MCP server's), chosen by agent ``tools`` entries."""
+
+    def claims(self, entry: str) -> bool:
+        """Whether an agent ``tools`` entry (e.g. ``mcp:NAME``) belongs to this source."""
+        ...
+
+    async def resolve(
+        self, entries: Sequence[str], ctx: ToolCallContext
+    ) -> list[ToolDefinition[Any]]:
+        """The definitions those entries select for this session's turn."""
+        ...
 
 
 class ToolDispatcher(Protocol):
@@ -73,6 +103,10 @@ class ToolDispatcher(Protocol):
 
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
         """LLM-visible specs for the named tools (unknown names are skipped)."""
+        ...
+
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """The tools an agent's ``tools`` entries give one turn (may start MCP servers)."""
         ...
 
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
