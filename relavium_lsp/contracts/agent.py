@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from relavium_lsp.contracts.base import AuthoredModel
 from relavium_lsp.contracts.mcp import SERVER_NAME_MAX, SERVER_NAME_PATTERN
@@ -23,6 +24,19 @@ def parse_mcp_selector(entry: str) -> tuple[str, str | None] | None:
     if match is None or len(match.group("server")) > SERVER_NAME_MAX:
         return None
     return match.group("server"), match.group("tool")
+
+
+def _check_tool_entry(entry: str) -> str:
+    if entry.startswith(MCP_SELECTOR_PREFIX) and parse_mcp_selector(entry) is None:
+        raise ValueError(
+            f"{entry[:200]!r} is not an MCP selector: write mcp:SERVER for every tool of a "
+            "server or mcp:SERVER/TOOL for one"
+        )
+    return entry
+
+
+# A built-in tool name, or an MCP selector (``mcp:SERVER`` / ``mcp:SERVER/TOOL``).
+ToolEntry = Annotated[str, AfterValidator(_check_tool_entry)]
 
 
 class FallbackEntry(AuthoredModel):
@@ -44,19 +58,9 @@ class AgentDefinition(AuthoredModel):
     system_prompt: str = ""
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    tools: list[str] = Field(default_factory=list)
+    tools: list[ToolEntry] = Field(default_factory=list)
     fallback_chain: list[FallbackEntry] = Field(default_factory=list)
 
-    @field_validator("tools")
-    @classmethod
-    def _mcp_selectors(cls, tools: list[str]) -> list[str]:
-        for entry in tools:
-            if entry.startswith(MCP_SELECTOR_PREFIX) and parse_mcp_selector(entry) is None:
-                raise ValueError(
-                    f"{entry[:200]!r} is not an MCP selector: write mcp:SERVER for every tool "
-                    "of a server or mcp:SERVER/TOOL for one"
-                )
-        return tools
 
 
 OFFLINE_PROVIDER_ID = "offline"

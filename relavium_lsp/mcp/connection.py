@@ -388,7 +388,10 @@ def _describe(error: BaseException) -> str:
         inner = error.exceptions[0] if error.exceptions else error
         return _describe(inner)
     from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
 
+    if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+        return "it exited before completing the MCP handshake"
     if isinstance(error, MCPError):
         return f"the server answered with an error: {error.message[:300]}"
     if isinstance(error, OSError):

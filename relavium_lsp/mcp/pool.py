@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 
 from relavium_lsp.errors import ToolError
 from relavium_lsp.llm.keys import keychain_key
+from relavium_lsp.logs import redact
 from relavium_lsp.mcp.connection import (
     ConnectionLost,
     ListedPrompt,
@@ -195,7 +196,11 @@ class ManagedServer:
             tools = await connection.list_tools()
         except Exception as error:
             self._retire(connection)
-            raise self._start_failed(_start_reason(error)) from None
+            reason = _start_reason(error)
+            tail = connection.stderr_tail()
+            if tail:
+                reason += f" (its last words: {redact(tail[-1])[:300]})"
+            raise self._start_failed(reason) from None
         except asyncio.CancelledError:
             self._retire(connection)
             self._state = "idle"

@@ -40,6 +40,7 @@ from relavium_lsp.llm.seam import (
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
 from relavium_lsp.tools.registry import default_registry
 
@@ -192,6 +193,7 @@ async def engine(
     project_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
+    tools: ToolDispatcher | None = None,
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary)."""
     workspace = tmp_path / "workspace"
@@ -208,7 +210,7 @@ async def engine(
         store=store,
         bus=EventBus(store),
         media=MediaStore(path.parent / "media"),
-        tools=default_registry(),
+        tools=tools or default_registry(),
         host=host,
         temp_dir=tmp_path / "tmp",
     )
