@@ -54,6 +54,7 @@ from relavium_lsp.acp.context import (
 from relavium_lsp.acp.dispatch import AcpToolDispatcher
 from relavium_lsp.acp.errors import acp_edge
 from relavium_lsp.acp.host import AcpEditorHost, ClientLink
+from relavium_lsp.acp.mcp_servers import client_servers
 from relavium_lsp.acp.outbox import SessionUpdate, UpdateOutbox
 from relavium_lsp.acp.prompt_content import PromptBlock, prompt_to_message
 from relavium_lsp.acp.prompt_turns import PromptTurns
@@ -164,10 +165,11 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await runtime.manager.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
+            self._bind_mcp_servers(runtime, session.id, mcp_servers, context.working_dir)
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
             return NewSessionResponse(
@@ -193,8 +195,11 @@ class RelaviumAcpAgent:
         with acp_edge("session/load"):
             runtime = await self._ready()
             absolute_path(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
+            self._bind_mcp_servers(
+                runtime, session_id, mcp_servers, session.record.context.working_dir
+            )
             outbox = self._require_outbox()
             for update in await self._views.replay(runtime.manager, session):
                 outbox.push(session_id, update)
@@ -214,8 +219,11 @@ class RelaviumAcpAgent:
         with acp_edge("session/resume"):
             runtime = await self._ready()
             absolute_path(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
+            self._bind_mcp_servers(
+                runtime, session_id, mcp_servers, session.record.context.working_dir
+            )
             self._announce_title(session)
             await self._require_outbox().flush()
             return ResumeSessionResponse()
@@ -227,6 +235,8 @@ class RelaviumAcpAgent:
             await runtime.manager.cancel(session_id)
             await self._require_outbox().flush()
             self._views.detach(session_id)
+            if runtime.mcp is not None:
+                await runtime.mcp.release_session(session_id)
             return CloseSessionResponse()
 
     async def list_sessions(
@@ -337,6 +347,17 @@ class RelaviumAcpAgent:
                 await asyncio.wait_for(self._outbox.close(), timeout=5.0)
 
     # -- internals -------------------------------------------------------------------------
+
+    @staticmethod
+    def _bind_mcp_servers(
+        runtime: EngineRuntime,
+        session_id: str,
+        offered: list[McpServer] | None,
+        working_dir: str,
+    ) -> None:
+        """The client's MCP servers become this session's (replacing any from before)."""
+        if runtime.mcp is not None:
+            runtime.mcp.bind_session(session_id, client_servers(offered), working_dir)
 
     async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
         mcp = new_mcp_source()

@@ -62,7 +62,6 @@ class AgentDefinition(AuthoredModel):
     fallback_chain: list[FallbackEntry] = Field(default_factory=list)
 
 
-
 OFFLINE_PROVIDER_ID = "offline"
 OFFLINE_MODEL_ID = "relavium-offline-demo"
 

@@ -25,6 +25,7 @@ from relavium_lsp.engine.session import EngineServices
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
@@ -48,6 +49,10 @@ class EngineRuntime:
     history_path: Path
     # The MCP servers behind ``mcp:`` tool entries (None when a test supplied its own tools).
     mcp: McpToolSource | None = None
+
+    def builtin_tools(self) -> list[ToolSpec]:
+        """Every built-in tool's spec (as a model would see it)."""
+        return self.manager.services.tools.specs(default_registry().names)
 
     async def close(self) -> None:
         """Abort running turns, flush events, then release every resource."""

@@ -4,8 +4,7 @@ The definition runs through the same registry dispatch as every built-in (saniti
 ``agent:tool_call``, argument validation, the approval gate, bounding with artifacts,
 ``agent:tool_result``); only the pieces below are MCP-specific:
 
-- **name** — ``mcp__SERVER__TOOL``. A tool name outside ``[A-Za-z0-9_-]`` or too long for
-  the 64 characters providers accept is cut and suffixed with a short hash of the original.
+- **name** — ``mcp__SERVER__TOOL`` (:mod:`relavium_lsp.mcp.naming`).
 - **arguments** — the model sees the server's JSON Schema as is; :class:`McpArguments`
   validates against it with ``jsonschema`` (errors name the field, like the built-ins').
 - **approval** — every call asks (action ``process`` for a stdio server, ``egress`` for an
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict, ValidationError, model_validator
@@ -28,6 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
 from relavium_lsp.mcp.connection import ListedTool
+from relavium_lsp.mcp.naming import exposed_name
 from relavium_lsp.mcp.pool import ManagedServer
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (
@@ -38,12 +37,8 @@ from relavium_lsp.tools.definition import (
     ToolRun,
 )
 
-NAME_PREFIX = "mcp__"
-NAME_SEPARATOR = "__"
-MAX_TOOL_NAME = 64
 MAX_DESCRIPTION = 2_000
 MAX_PROBLEM_CHARS = 300
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _log = logging.getLogger(__name__)
 
 
@@ -81,26 +76,6 @@ class McpArguments(ToolArgs):
     def arguments(self) -> dict[str, Any]:
         """The arguments exactly as the model sent them."""
         return dict(self.model_extra or {})
-
-
-def exposed_name(server: str, tool: str) -> str:
-    """``mcp__SERVER__TOOL``, made safe for every provider (see the module doc)."""
-    safe = _UNSAFE.sub("_", tool)
-    name = f"{NAME_PREFIX}{server}{NAME_SEPARATOR}{safe}"
-    if safe == tool and len(name) <= MAX_TOOL_NAME:
-        return name
-    digest = hashlib.sha256(tool.encode("utf-8")).hexdigest()[:6]
-    return f"{name[: MAX_TOOL_NAME - 7]}_{digest}"
-
-
-def split_exposed_name(name: str) -> tuple[str, str] | None:
-    """``(server, tool)`` of a namespaced tool name, ``None`` for any other name."""
-    if not name.startswith(NAME_PREFIX):
-        return None
-    server, separator, tool = name[len(NAME_PREFIX) :].partition(NAME_SEPARATOR)
-    if not separator or not server or not tool:
-        return None
-    return server, tool
 
 
 def arguments_model(schema: dict[str, Any], label: str) -> type[McpArguments]:

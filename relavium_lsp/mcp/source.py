@@ -1,11 +1,11 @@
 """MCP servers as a tool source of the registry: ``mcp:NAME`` and ``mcp:NAME/TOOL`` entries.
 
 When a turn is planned, :meth:`McpToolSource.resolve` turns the agent's ``mcp:`` entries
-into tool definitions: it finds the servers this session may use (the workspace's
-configuration, re-read each turn, plus the servers an ACP client passed for the session),
-makes sure a project-declared server is trusted — asking the user once per definition and
-workspace — starts servers that are not running (:mod:`relavium_lsp.mcp.pool`), and adapts
-their tools (:mod:`relavium_lsp.mcp.adapter`).
+into tool definitions, plus every tool of the servers an ACP client passed for the session.
+It finds the servers the session may use (the workspace's configuration, re-read each turn,
+and the client's), makes sure a project-declared server is trusted — asking the user once per
+definition and workspace — starts servers that are not running (:mod:`relavium_lsp.mcp.pool`)
+and adapts their tools (:mod:`relavium_lsp.mcp.adapter`).
 
 An untrusted server is never started: if the user declines (or nobody answers) its tools are
 simply absent for this session and it is not asked about again until the session is
@@ -26,8 +26,9 @@ from typing import Any
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, parse_mcp_selector
 from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ApprovalPreview
 from relavium_lsp.errors import ConfigError, ToolDenied, ToolError
-from relavium_lsp.mcp.adapter import exposed_name, tool_definition
+from relavium_lsp.mcp.adapter import tool_definition
 from relavium_lsp.mcp.definitions import ServerDefinition, enabled
+from relavium_lsp.mcp.naming import exposed_name
 from relavium_lsp.mcp.pool import ManagedServer, McpServerPool, ServerStatus
 from relavium_lsp.mcp.trust import TrustStore
 from relavium_lsp.tools.approval import require_approval
@@ -85,6 +86,8 @@ class McpToolSource:
     ) -> list[ToolDefinition[Any]]:
         """The tools the entries select for this turn (see the module doc)."""
         wanted = _wanted_tools(entries)
+        # An ACP client's servers were handed to this session: all of their tools are offered.
+        wanted.update(dict.fromkeys(self._client_servers.get(ctx.session_id, {})))
         if not wanted:
             return []
         working_dir = ctx.context.working_dir

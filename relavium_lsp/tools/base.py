@@ -94,7 +94,11 @@ class ToolSource(Protocol):
     async def resolve(
         self, entries: Sequence[str], ctx: ToolCallContext
     ) -> list[ToolDefinition[Any]]:
-        """The definitions those entries select for this session's turn."""
+        """The definitions for this session's turn (entries may be empty).
+
+        Those the entries select, plus any the session was given by other means (an ACP
+        client's MCP servers).
+        """
         ...
 
 

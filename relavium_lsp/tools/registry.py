@@ -114,8 +114,9 @@ class ToolRegistry:
                 claimed.setdefault(owner, []).append(entry)
         specs = self.specs(builtin)
         turn_tools: dict[str, ToolDefinition[Any]] = {}
-        for index, source_entries in claimed.items():
-            for definition in await self._sources[index].resolve(source_entries, ctx):
+        for index, source in enumerate(self._sources):
+            # Asked even without entries: a source may hold tools the session was given.
+            for definition in await source.resolve(claimed.get(index, []), ctx):
                 if definition.name not in self._tools:
                     turn_tools.setdefault(definition.name, definition)
         dynamic = [_spec(definition) for definition in turn_tools.values()]

@@ -10,8 +10,8 @@ Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN]``:
 
 Tools: ``echo`` (readOnlyHint), ``add``, ``pid``, ``env_names``, ``crash`` (the process
 exits), ``hang`` (never returns; records its cancellation), ``hang_started`` and
-``cancellations`` (wait until a hang call runs / was cancelled), ``picture`` (an image and an embedded resource), ``big``
-(a long text). Prompt: ``review``.
+``cancellations`` (wait until a hang call runs / was cancelled), ``picture`` (an image and an
+embedded resource), ``big`` (a long text). Prompt: ``review``.
 """
 
 from __future__ import annotations

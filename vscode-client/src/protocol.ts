@@ -22,6 +22,7 @@ export const Methods = {
   exportSession: 'relavium/exportSession',
   forkSession: 'relavium/forkSession',
   listAgents: 'relavium/listAgents',
+  listTools: 'relavium/listTools',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -368,6 +369,35 @@ export interface ForkSessionParams extends SessionRefParams {
 }
 export interface ForkSessionResult {
   sessionId: string;
+}
+
+export interface ListToolsParams {
+  sessionId?: string;
+  workingDir?: string;
+  start?: boolean;
+}
+export interface ToolInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'mcp';
+  server?: string;
+  serverTool?: string;
+  readOnly?: boolean;
+}
+export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
+export interface McpServerInfo {
+  name: string;
+  origin: 'user' | 'project' | 'client';
+  transport: 'stdio' | 'http';
+  target: string;
+  trusted: boolean;
+  state: McpServerState;
+  error?: string;
+  toolCount: number;
+}
+export interface ListToolsResult {
+  tools: ToolInfo[];
+  servers: McpServerInfo[];
 }
 
 export interface LspPosition {

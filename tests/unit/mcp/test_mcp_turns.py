@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from relavium_lsp.contracts.content import DurableMediaPart, MediaPart, ToolResultPart
+from relavium_lsp.export.service import render_export
+from relavium_lsp.export.workflow_yaml import parse_workflow
 from relavium_lsp.tools.bounding import MAX_RESULT_LINES
 from tests.unit.engine.engine_harness import scripted, text_reply, tool_reply
 from tests.unit.mcp.mcp_harness import mcp_engine, probe_table, time_server_table
@@ -47,13 +49,15 @@ async def test_the_agent_sees_and_calls_a_server_tool_after_approval(tmp_path: P
         assert done.success and done.output_summary == "42"
         types = m.h.types(session.id)
         assert types.index("agent:tool_call") < types.index("agent:approval_requested")
+        # the exported workflow step names the server and the tool
+        exported = await render_export(m.h.manager, session.id, "workflow")
+        [step] = [n for n in parse_workflow(exported.content).nodes if n.type == "agent"]
+        assert step.tools == ["mcp:probe/add"]
 
 
 async def test_a_rejected_call_never_reaches_the_server(tmp_path: Path) -> None:
     marker = tmp_path / "calls"
-    provider = scripted(
-        tool_reply("mcp__probe__crash", {}, "call-1"), text_reply("ok, I will not")
-    )
+    provider = scripted(tool_reply("mcp__probe__crash", {}, "call-1"), text_reply("ok, I will not"))
     async with mcp_engine(
         tmp_path, provider, user_toml=probe_table(args=["--marker", str(marker)])
     ) as m:
@@ -143,7 +147,9 @@ async def test_a_single_tool_selector_offers_only_that_tool(tmp_path: Path) -> N
 
 async def test_a_call_to_an_unselected_server_tool_is_unavailable(tmp_path: Path) -> None:
     provider = scripted(tool_reply("mcp__probe__add", {"a": 1, "b": 1}, "c1"), text_reply("ok"))
-    async with mcp_engine(tmp_path, provider, user_toml=probe_table(), tools=["mcp:probe/echo"]) as m:
+    async with mcp_engine(
+        tmp_path, provider, user_toml=probe_table(), tools=["mcp:probe/echo"]
+    ) as m:
         session = await m.h.start()
         assert (await session.send_message("go")).stop_reason == "stop"
         [done] = m.h.payloads(session.id, "agent:tool_result")

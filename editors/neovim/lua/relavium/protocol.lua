@@ -11,6 +11,7 @@ M.GET_TRANSCRIPT = 'relavium/getTranscript'
 M.SESSION_EVENTS = 'relavium/sessionEvents'
 M.EXPORT_SESSION = 'relavium/exportSession'
 M.LIST_AGENTS = 'relavium/listAgents'
+M.LIST_TOOLS = 'relavium/listTools'
 
 M.EDITOR_STATE = 'relavium/editorState' -- client -> server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server -> client notification
