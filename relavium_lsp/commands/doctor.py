@@ -3,7 +3,9 @@
 Each check prints one ✓ / ✗ / · line (problem lines carry a hint on how to fix them); the
 exit status is 0 when nothing is wrong and 1 otherwise. ``--json`` prints the same as data.
 Doctor only reads: it never creates the data directory, a database or a key, and it never
-prints a key — only where one was found.
+prints a key — only where one was found. It starts the MCP servers the user configured (or
+trusted in the workspace) once, to report whether each starts; see
+:mod:`relavium_lsp.commands.doctor_mcp`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Literal
 import httpx
 
 from relavium_lsp import __version__
+from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.errors import RelaviumError
@@ -55,9 +58,10 @@ def register(subparsers: Any) -> None:
     """Add the ``doctor`` subcommand."""
     parser = subparsers.add_parser(
         "doctor",
-        help="check versions, keychain, database, providers and workspace configuration",
+        help="check versions, keychain, database, providers, MCP servers and configuration",
         description="Check the installation and configuration; exit status 1 if anything "
-        "is wrong. Reads only: nothing is created or changed.",
+        "is wrong. Reads only: nothing is created or changed (MCP servers you configured, or "
+        "trusted in this workspace, are started once to see that they work).",
     )
     parser.add_argument(
         "--workspace",
@@ -96,6 +100,8 @@ def collect_checks(workspace: Path) -> list[Check]:
     config, config_check = _workspace_config(workspace, home)
     checks.append(config_check)
     checks.extend(_providers(config))
+    if config is not None:
+        checks.extend(Check(*found) for found in mcp_checks(config.mcp_servers, workspace, home))
     return checks
 
 
