@@ -9,6 +9,7 @@ from acp.schema import (
     PromptCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionListCapabilities,
     SessionResumeCapabilities,
 )
@@ -17,10 +18,11 @@ from relavium_lsp import __version__
 
 
 def agent_capabilities() -> AgentCapabilities:
-    """``session/load``, ``session/list|resume|close``, text + embedded context prompts.
+    """``session/load``, ``session/list|resume|close|delete``, text + embedded context prompts.
 
     MCP servers over stdio and Streamable HTTP (not SSE); no images or audio in prompts, no
-    modes, no terminals.
+    terminals, no ``session/fork`` (not in the stable v1 schema). Modes and config options
+    come with each session, not here.
     """
     return AgentCapabilities(
         load_session=True,
@@ -28,6 +30,7 @@ def agent_capabilities() -> AgentCapabilities:
         mcp_capabilities=McpCapabilities(http=True, sse=False),
         session_capabilities=SessionCapabilities(
             list=SessionListCapabilities(),
+            delete=SessionDeleteCapabilities(),
             resume=SessionResumeCapabilities(),
             close=SessionCloseCapabilities(),
         ),
