@@ -64,7 +64,7 @@ from relavium_lsp.acp.context import (
 from relavium_lsp.acp.dispatch import AcpToolDispatcher
 from relavium_lsp.acp.errors import acp_edge
 from relavium_lsp.acp.host import AcpEditorHost, ClientLink
-from relavium_lsp.acp.mcp_servers import client_servers
+from relavium_lsp.acp.mcp_session import SessionMcp
 from relavium_lsp.acp.outbox import SessionUpdate, UpdateOutbox
 from relavium_lsp.acp.prompt_content import PromptBlock, prompt_to_message
 from relavium_lsp.acp.prompt_turns import PromptTurns
@@ -111,6 +111,7 @@ class RelaviumAcpAgent:
         self._runtime_task: asyncio.Task[EngineRuntime] | None = None
         self._runtime: EngineRuntime | None = None
         self._turns = PromptTurns()
+        self._mcp = SessionMcp()
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- connection ------------------------------------------------------------------------
@@ -188,7 +189,7 @@ class RelaviumAcpAgent:
             session = await runtime.manager.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
-            self._bind_mcp_servers(runtime, session.id, mcp_servers, context.working_dir)
+            self._mcp.bind(runtime, session.id, mcp_servers, context.working_dir)
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
             modes, config = await self._settings.describe(runtime.manager, session)
@@ -222,9 +223,7 @@ class RelaviumAcpAgent:
             absolute_path(cwd)
             note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
-            self._bind_mcp_servers(
-                runtime, session_id, mcp_servers, session.record.context.working_dir
-            )
+            self._mcp.bind(runtime, session_id, mcp_servers, session.record.context.working_dir)
             outbox = self._require_outbox()
             for update in await self._views.replay(runtime.manager, session):
                 outbox.push(session_id, update)
@@ -248,9 +247,7 @@ class RelaviumAcpAgent:
             absolute_path(cwd)
             note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
-            self._bind_mcp_servers(
-                runtime, session_id, mcp_servers, session.record.context.working_dir
-            )
+            self._mcp.bind(runtime, session_id, mcp_servers, session.record.context.working_dir)
             self._announce_title(session)
             self._announce_commands(session_id)
             await self._require_outbox().flush()
@@ -265,8 +262,7 @@ class RelaviumAcpAgent:
             await self._require_outbox().flush()
             self._views.detach(session_id)
             self._settings.forget(session_id)
-            if runtime.mcp is not None:
-                await runtime.mcp.release_session(session_id)
+            await self._mcp.release(runtime, session_id)
             return CloseSessionResponse()
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse | None:
@@ -337,6 +333,10 @@ class RelaviumAcpAgent:
             if command is not None:
                 return await self._answer_command(runtime.manager, session_id, command)
             text, attachments = prompt_to_message(prompt)
+            picked = await self._mcp.expand(session_id, prompt)
+            if picked is not None and picked.problem is not None:
+                return await self._answer(session_id, picked.problem)
+            text = picked.text if picked is not None and picked.text is not None else text
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
             task = self._turns.start(
@@ -349,6 +349,8 @@ class RelaviumAcpAgent:
                 task.cancel()
                 raise
             await self._settle_events(session_id)
+            if await self._mcp.refresh(runtime, session_id):
+                self._announce_commands(session_id)
             await self._require_outbox().flush()
             if task.cancelled():
                 return PromptResponse(stop_reason="cancelled")
@@ -395,17 +397,6 @@ class RelaviumAcpAgent:
                 await asyncio.wait_for(self._outbox.close(), timeout=5.0)
 
     # -- internals -------------------------------------------------------------------------
-
-    @staticmethod
-    def _bind_mcp_servers(
-        runtime: EngineRuntime,
-        session_id: str,
-        offered: list[McpServer] | None,
-        working_dir: str,
-    ) -> None:
-        """The client's MCP servers become this session's (replacing any from before)."""
-        if runtime.mcp is not None:
-            runtime.mcp.bind_session(session_id, client_servers(offered), working_dir)
 
     async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
         mcp = new_mcp_source()
@@ -461,14 +452,19 @@ class RelaviumAcpAgent:
             title_changed=self._push_title,
             model_changed=functools.partial(self._settings.model_changed, manager),
         )
-        answer = await run_command(manager, session_id, command, hooks)
+        return await self._answer(
+            session_id, await run_command(manager, session_id, command, hooks)
+        )
+
+    async def _answer(self, session_id: str, text: str) -> PromptResponse:
+        """Answer a prompt with a message instead of a turn (a command's result)."""
         outbox = self._require_outbox()
-        outbox.push(session_id, message_chunk(answer))
+        outbox.push(session_id, message_chunk(text))
         await outbox.flush()
         return PromptResponse(stop_reason="end_turn")
 
     def _announce_commands(self, session_id: str) -> None:
-        self._require_outbox().push(session_id, commands_update())
+        self._require_outbox().push(session_id, commands_update(self._mcp.commands(session_id)))
 
     def _push_title(self, session_id: str, title: str) -> None:
         self._require_outbox().push(session_id, title_update(title, utc_now()))

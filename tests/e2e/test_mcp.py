@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from acp.schema import EnvVariable, McpServerStdio, ToolCallStart
+from acp.schema import AvailableCommandsUpdate, EnvVariable, McpServerStdio, ToolCallStart
 from pygls.exceptions import JsonRpcInvalidParams
 
 from relavium_lsp.server import methods
@@ -120,6 +120,7 @@ async def test_acp_mcp_servers_are_honoured_for_the_session(tmp_path: Path) -> N
         model.script(
             openai_stream(tool_calls=[echo_call("call-1", "mcp__probe-tools__echo", "from acp")]),
             openai_stream(text=["Echoed."]),
+            openai_stream(text=["Reviewed."]),
             openai_stream(text=["No tools here."]),
         )
         async with spawn_acp(home, client, fs=True) as (conn, answer):
@@ -139,10 +140,30 @@ async def test_acp_mcp_servers_are_honoured_for_the_session(tmp_path: Path) -> N
             tool_message = model.requests[1].json()["messages"][-1]
             assert tool_message["role"] == "tool" and tool_message["content"] == "from acp"
 
+            # the running server's prompts became slash commands
+            commands = client.updates_of(sid, AvailableCommandsUpdate)[-1].available_commands
+            review = next(c for c in commands if c.name == "mcp__probe-tools__review")
+            assert review.input is not None and review.input.root.hint == "topic"
+            assert {"compact", "title", "usage", "model"} <= {c.name for c in commands}
+            missing = await conn.prompt(
+                session_id=sid, prompt=[{"type": "text", "text": "/mcp__probe-tools__review"}]
+            )
+            assert missing.stop_reason == "end_turn"
+            assert client.message_text(sid).endswith(
+                "/mcp__probe-tools__review failed: missing topic"
+            )
+            assert len(model.requests) == 2  # no turn for that
+            await conn.prompt(
+                session_id=sid,
+                prompt=[{"type": "text", "text": "/mcp__probe-tools__review the parser"}],
+            )
+            sent = model.requests[2].json()["messages"][-1]
+            assert sent == {"role": "user", "content": "Please review the parser carefully."}
+
             # another session without mcpServers does not see them
             other = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
             await conn.prompt(session_id=other, prompt=[{"type": "text", "text": "hi"}])
-            offered = {tool["function"]["name"] for tool in model.requests[2].json()["tools"]}
+            offered = {tool["function"]["name"] for tool in model.requests[3].json()["tools"]}
             assert not any(name.startswith("mcp__") for name in offered)
     logs = list((home / ".relavium" / "logs").glob("*.log*"))
     assert logs, "the agent writes a log"
