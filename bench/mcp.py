@@ -31,12 +31,12 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.mcp import McpServerConfig
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.mcp.connection import McpConnection
-from relavium_lsp.mcp.definitions import ServerDefinition
 from relavium_lsp.mcp.pool import McpServerPool
 from relavium_lsp.mcp.source import McpToolSource
 from relavium_lsp.mcp.trust import TrustStore

@@ -18,7 +18,7 @@ from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.tool_calls import CallRecord, describe_call
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.llm.seam import ToolSpec
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome, ToolSelection
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
@@ -41,7 +41,7 @@ class AcpToolDispatcher:
         """The registry's selection (built-ins and the session's MCP tools)."""
         return await self.registry.select(entries, ctx)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Record the call, then run it through the registry with a session-bound host."""
         roots = ScopeRoots.for_call(ctx)
         definition = self.registry.get(call.name) or ctx.turn_tools.get(call.name)

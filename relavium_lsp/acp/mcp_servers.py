@@ -18,8 +18,8 @@ from typing import Any
 from acp.schema import HttpMcpServer, McpServerStdio
 from pydantic import ValidationError
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.contracts.mcp import SERVER_NAME_MAX, McpServerConfig, valid_server_name
-from relavium_lsp.mcp.definitions import ServerDefinition
 
 _log = logging.getLogger(__name__)
 _NOT_NAME = re.compile(r"[^a-z0-9]+")

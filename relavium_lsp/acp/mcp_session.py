@@ -24,7 +24,7 @@ from relavium_lsp.errors import ToolError
 from relavium_lsp.mcp.prompts import PromptCommand, expand_prompt, find_command, prompt_commands
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.runtime import EngineRuntime
+    from relavium_lsp.engine.api import Engine
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,20 @@ class SessionMcp:
 
     def bind(
         self,
-        runtime: EngineRuntime,
+        engine: Engine,
         session_id: str,
         offered: Sequence[Any] | None,
         working_dir: str,
     ) -> None:
         """The client's MCP servers become this session's (replacing any from before)."""
-        if runtime.mcp is not None:
-            runtime.mcp.bind_session(session_id, client_servers(offered), working_dir)
+        if engine.mcp is not None:
+            engine.mcp.bind_session(session_id, client_servers(offered), working_dir)
 
-    async def release(self, runtime: EngineRuntime, session_id: str) -> None:
+    async def release(self, engine: Engine, session_id: str) -> None:
         """The session closed: forget its commands, stop its client servers."""
         self._commands.pop(session_id, None)
-        if runtime.mcp is not None:
-            await runtime.mcp.release_session(session_id)
+        if engine.mcp is not None:
+            await engine.mcp.release_session(session_id)
 
     def commands(self, session_id: str) -> list[AvailableCommand]:
         """The MCP prompt commands the session offers now."""
@@ -65,12 +65,12 @@ class SessionMcp:
             for command in self._commands.get(session_id, [])
         ]
 
-    async def refresh(self, runtime: EngineRuntime, session_id: str) -> bool:
+    async def refresh(self, engine: Engine, session_id: str) -> bool:
         """Re-list the prompts of the session's running servers; ``True`` when they changed."""
-        if runtime.mcp is None:
+        if engine.mcp is None:
             return False
-        record = await runtime.manager.get_record(session_id)
-        fresh = await prompt_commands(runtime.mcp, session_id, record.context.working_dir)
+        record = await engine.record(session_id)
+        fresh = await prompt_commands(engine.mcp, session_id, record.context.working_dir)
         before = [(c.name, c.description) for c in self._commands.get(session_id, [])]
         self._commands[session_id] = fresh
         return before != [(c.name, c.description) for c in fresh]

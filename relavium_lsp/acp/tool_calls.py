@@ -19,8 +19,8 @@ from urllib.parse import urlparse
 
 from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
 
+from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.mcp.naming import split_exposed_name
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 
 MAX_TITLE_CHARS = 200

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import ToolError
-from relavium_lsp.mcp.definitions import ServerDefinition
 from relavium_lsp.mcp.pool import McpServerPool
 from relavium_lsp.mcp.trust import TrustStore
 

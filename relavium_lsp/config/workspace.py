@@ -13,6 +13,7 @@ from pathlib import Path
 
 from relavium_lsp.config.agents import agent_files, load_agents
 from relavium_lsp.config.locate import KeyPath
+from relavium_lsp.config.mcp_servers import ServerDefinition, merge_servers
 from relavium_lsp.config.merge import merge_policy, merge_providers, resolve_default_model
 from relavium_lsp.config.toml_files import load_toml_model
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
@@ -23,7 +24,6 @@ from relavium_lsp.contracts.config import (
     ProviderConfig,
 )
 from relavium_lsp.errors import ConfigError
-from relavium_lsp.mcp.definitions import ServerDefinition, merge_servers
 from relavium_lsp.paths import global_config_path, relavium_home
 
 PROJECT_DIR_NAME = ".relavium"
@@ -44,7 +44,7 @@ class WorkspaceConfig:
     # Providers whose endpoint a project file chose: they never receive a stored API key,
     # so a cloned repository cannot point the user's key at a server of its choosing.
     keyless_providers: frozenset[str] = field(default=frozenset())
-    # MCP servers by name, from both files (see relavium_lsp.mcp.definitions).
+    # MCP servers by name, from both files (see relavium_lsp.config.mcp_servers).
     mcp_servers: dict[str, ServerDefinition] = field(default_factory=dict)
 
 

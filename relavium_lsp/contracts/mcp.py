@@ -1,4 +1,4 @@
-"""The ``[mcp.servers.NAME]`` configuration contract (SPEC §8): MCP tool servers.
+"""The ``[mcp.servers.NAME]`` configuration contract: MCP tool servers (design.md §6.1, §8).
 
 A server is either a local process spoken to over stdio (``command``, ``args``, ``env``,
 ``cwd``) or a Streamable HTTP endpoint (``url``, ``headers``). Secrets never sit in a config
@@ -15,10 +15,16 @@ secret stored with ``relavium-lsp keys set name``), and an environment value may
     [mcp.servers.tracker]
     url = "https://mcp.example.com/mcp"
     headers = { Authorization = { keychain = "tracker-token", prefix = "Bearer " } }
+
+Tools of a server are namespaced ``mcp__SERVER__TOOL`` (:func:`exposed_name`). Server names
+never contain ``__``, so the first ``__`` after the prefix ends the server name. A tool name
+outside ``[A-Za-z0-9_-]``, or one too long for the 64 characters providers accept, is cut and
+suffixed with a short hash of the original so two such names never collide.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -125,3 +131,29 @@ def _check_names(value: dict[str, Any], pattern: str, what: str) -> None:
     for name in value:
         if re.match(pattern, name) is None:
             raise ValueError(f"{what} name {name[:100]!r} is not valid")
+
+
+NAME_PREFIX = "mcp__"
+NAME_SEPARATOR = "__"
+MAX_TOOL_NAME = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def exposed_name(server: str, tool: str) -> str:
+    """``mcp__SERVER__TOOL``, made safe for every provider (see the module doc)."""
+    safe = _UNSAFE.sub("_", tool)
+    name = f"{NAME_PREFIX}{server}{NAME_SEPARATOR}{safe}"
+    if safe == tool and len(name) <= MAX_TOOL_NAME:
+        return name
+    digest = hashlib.sha256(tool.encode("utf-8")).hexdigest()[:6]
+    return f"{name[: MAX_TOOL_NAME - 7]}_{digest}"
+
+
+def split_exposed_name(name: str) -> tuple[str, str] | None:
+    """``(server, tool)`` of a namespaced tool name, ``None`` for any other name."""
+    if not name.startswith(NAME_PREFIX):
+        return None
+    server, separator, tool = name[len(NAME_PREFIX) :].partition(NAME_SEPARATOR)
+    if not separator or not server or not tool:
+        return None
+    return server, tool

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from relavium_lsp.contracts.content import (
+    DurableMediaPart,
     DurableReasoningPart,
+    MediaPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
-from relavium_lsp.contracts.events import AgentToolResult
+from relavium_lsp.contracts.events import AgentToolResult, TokenUsage
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.export.turns import LogicalTurn
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, RecordedCall
@@ -36,9 +38,8 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     ToolSpec,
-    Usage,
 )
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome, ToolSelection
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
 from relavium_lsp.tools.bounding import summarize_output
 from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
@@ -62,7 +63,7 @@ def message_chunks(message: SessionMessage) -> list[LlmChunk]:
     for index, call in enumerate(calls):
         chunks.append(ToolCallStart(index=index, id=call.id, name=call.name))
         chunks.append(ToolCallEnd(index=index, id=call.id, name=call.name, args=call.args))
-    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=Usage()))
+    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=TokenUsage()))
     return chunks
 
 
@@ -86,15 +87,21 @@ def provider_cassette(turns: Sequence[LogicalTurn]) -> dict[str, Any]:
     return {"format": CASSETTE_FORMAT, "calls": [call.to_json() for call in calls]}
 
 
-def tool_cassette(messages: Iterable[SessionMessage]) -> dict[str, ToolResultPart]:
-    """Every recorded tool result, by the id of the call it answers."""
-    return {
-        part.tool_call_id: part
-        for message in messages
-        if message.role == "tool"
-        for part in message.content
-        if isinstance(part, ToolResultPart)
-    }
+def tool_cassette(messages: Iterable[SessionMessage]) -> dict[str, ToolAnswer]:
+    """Every recorded tool result (with the media beside it), by the id of the call."""
+    answers: dict[str, ToolAnswer] = {}
+    for message in messages:
+        if message.role != "tool":
+            continue
+        media = tuple(
+            MediaPart(mime_type=part.mime_type, source=part.source, name=part.name)
+            for part in message.content
+            if isinstance(part, DurableMediaPart)
+        )
+        for part in message.content:
+            if isinstance(part, ToolResultPart):
+                answers[part.tool_call_id] = ToolAnswer(part, media)
+    return answers
 
 
 @dataclass
@@ -112,7 +119,7 @@ class ReplayToolDispatcher:
     def __init__(
         self,
         registry: ToolRegistry,
-        recordings: dict[str, ToolResultPart],
+        recordings: dict[str, ToolAnswer],
         *,
         live_tools: bool = False,
     ) -> None:
@@ -129,7 +136,7 @@ class ReplayToolDispatcher:
         """The built-ins the original offered (MCP calls always come from the recording)."""
         return await self._registry.select(entries, ctx)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run a ``pure``/``read-only`` tool live if allowed, else replay the recording."""
         definition = self._registry.get(call.name)
         if self._live_tools and definition is not None:
@@ -140,18 +147,21 @@ class ReplayToolDispatcher:
         recorded = self._recordings.get(call.id)
         if recorded is None:
             self.counters.missing += 1
-            outcome = ToolOutcome(result=NO_RECORDING, is_error=True, error_code="tool_unavailable")
+            answer = ToolAnswer(
+                ToolResultPart(tool_call_id=call.id, result=NO_RECORDING, is_error=True)
+            )
         else:
             self.counters.recorded += 1
-            outcome = ToolOutcome(result=recorded.result, is_error=recorded.is_error)
+            answer = recorded
+        result = answer.result
         ctx.emit(
             AgentToolResult(
                 tool_id=call.name,
                 call_id=call.id,
-                success=not outcome.is_error,
-                output_summary=summarize_output(outcome.result),
+                success=not result.is_error,
+                output_summary=summarize_output(result.result),
                 duration_ms=0,
-                error_code=outcome.error_code,
+                error_code="tool_unavailable" if recorded is None else None,
             )
         )
-        return outcome
+        return answer

@@ -1,6 +1,6 @@
 """Session → ``.relavium.yaml`` workflow scaffold, and back to a validated document.
 
-The mapping (SPEC §9), deterministic — no clock, no randomness:
+The mapping (``docs/design.md`` §9), deterministic — no clock, no randomness:
 
 - ``nodes``: ``input``, then one ``agent`` node per *completed* logical turn
   (:mod:`relavium_lsp.export.turns`) named ``turn-1``, ``turn-2``…, then ``output``. Each
@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
+from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
@@ -51,7 +52,6 @@ from relavium_lsp.contracts.workflow import (
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.turns import completed_turns
 from relavium_lsp.export.yaml_io import dump_yaml, load_yaml
-from relavium_lsp.mcp.naming import split_exposed_name
 
 FALLBACK_WORKFLOW_ID = "exported-session"
 FALLBACK_NAME = "Exported session"

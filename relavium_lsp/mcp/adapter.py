@@ -4,7 +4,7 @@ The definition runs through the same registry dispatch as every built-in (saniti
 ``agent:tool_call``, argument validation, the approval gate, bounding with artifacts,
 ``agent:tool_result``); only the pieces below are MCP-specific:
 
-- **name** — ``mcp__SERVER__TOOL`` (:mod:`relavium_lsp.mcp.naming`).
+- **name** — ``mcp__SERVER__TOOL`` (:mod:`relavium_lsp.contracts.mcp`).
 - **arguments** — the model sees the server's JSON Schema as is; :class:`McpArguments`
   validates against it with ``jsonschema`` (errors name the field, like the built-ins').
 - **approval** — every call asks (action ``process`` for a stdio server, ``egress`` for an
@@ -25,8 +25,8 @@ from pydantic import ConfigDict, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
+from relavium_lsp.contracts.mcp import exposed_name
 from relavium_lsp.mcp.connection import ListedTool
-from relavium_lsp.mcp.naming import exposed_name
 from relavium_lsp.mcp.pool import ManagedServer
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (

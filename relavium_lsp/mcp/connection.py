@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from relavium_lsp import __version__
-from relavium_lsp.mcp.definitions import ServerDefinition
+from relavium_lsp.config.mcp_servers import ServerDefinition
 
 _log = logging.getLogger(__name__)
 _stderr_log = logging.getLogger("relavium_lsp.mcp.stderr")

@@ -25,9 +25,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import ToolError
 from relavium_lsp.llm.keys import keychain_key
-from relavium_lsp.logs import redact
+from relavium_lsp.log_secrets import redact
 from relavium_lsp.mcp.connection import (
     ConnectionLost,
     ListedPrompt,
@@ -35,7 +36,6 @@ from relavium_lsp.mcp.connection import (
     McpConnection,
     StartFailed,
 )
-from relavium_lsp.mcp.definitions import ServerDefinition
 from relavium_lsp.mcp.results import tool_run_from_result
 from relavium_lsp.mcp.secrets import KeychainLookup, MissingSecret, resolve_secrets
 from relavium_lsp.tools.definition import ToolRun

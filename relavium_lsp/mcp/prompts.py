@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from relavium_lsp.contracts.mcp import exposed_name
 from relavium_lsp.errors import ToolError
 from relavium_lsp.mcp.connection import ListedPrompt
-from relavium_lsp.mcp.naming import exposed_name
 from relavium_lsp.mcp.pool import ManagedServer
 from relavium_lsp.mcp.source import McpToolSource
 

@@ -1,7 +1,7 @@
 """Resolving a server's keychain references into the env and headers it starts with.
 
 Values exist only in memory, only while a connection is being opened, and are registered
-with the log redactor (:func:`relavium_lsp.logs.register_secret`) so that even a server
+with the log redactor (:func:`relavium_lsp.log_secrets.register_secret`) so that even a server
 echoing them to stderr cannot put them in our log. Nothing here logs or raises with a value.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.contracts.mcp import KeychainRef
 from relavium_lsp.llm.keys import keychain_key
-from relavium_lsp.logs import register_secret
-from relavium_lsp.mcp.definitions import ServerDefinition
+from relavium_lsp.log_secrets import register_secret
 
 KeychainLookup = Callable[[str], str | None]
 

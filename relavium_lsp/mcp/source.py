@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relavium_lsp.config.mcp_servers import ServerDefinition, enabled
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, parse_mcp_selector
 from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ApprovalPreview
+from relavium_lsp.contracts.mcp import exposed_name
 from relavium_lsp.errors import ConfigError, ToolDenied, ToolError
 from relavium_lsp.mcp.adapter import tool_definition
-from relavium_lsp.mcp.definitions import ServerDefinition, enabled
-from relavium_lsp.mcp.naming import exposed_name
 from relavium_lsp.mcp.pool import ManagedServer, McpServerPool, ServerStatus
 from relavium_lsp.mcp.trust import TrustStore
 from relavium_lsp.tools.approval import require_approval

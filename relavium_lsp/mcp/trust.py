@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from relavium_lsp.mcp.definitions import ServerDefinition
+from relavium_lsp.atomic_write import atomic_write_text
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.paths import ensure_private_dir, relavium_home
-from relavium_lsp.tools.host import atomic_write_text
 
 TRUST_FILE_NAME = "mcp-trust.json"
 _VERSION = 1

@@ -13,7 +13,7 @@ from relavium_lsp.contracts.wire import (
 )
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.runtime import EngineRuntime
+    from relavium_lsp.engine.api import Engine
 
 
 @dataclass
@@ -34,5 +34,7 @@ class ServerState:
     client: RelaviumClientCapabilities = field(default_factory=RelaviumClientCapabilities)
     focus: EditorFocus = field(default_factory=EditorFocus)
     client_info_name: str | None = None
-    runtime: EngineRuntime | None = None
-    runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    engine: Engine | None = None
+    engine_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set by the ``shutdown`` request: the engine is closed then and must not open again.
+    shutting_down: bool = False

@@ -11,7 +11,8 @@
 5. the approval gate (:mod:`relavium_lsp.tools.approval`);
 6. run, timed;
 7. bound the result for the model (the full text saved as an artifact when cut);
-8. emit ``agent:tool_result``.
+8. emit ``agent:tool_result`` (success, summary, duration, error code) and return the
+   ``tool_result`` part the model reads (with any media the tool returned).
 
 Arguments are never interpolated: ``{{secrets.*}}`` or ``{{ctx.*}}`` in tool arguments is
 passed through literally. ``read_tool_output`` is a companion of every tool list: it only
@@ -29,12 +30,12 @@ from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ErrorCode
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome, ToolSelection, ToolSource
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection, ToolSource
 from relavium_lsp.tools.bounding import (
     bound_output,
     sanitize_input,
@@ -135,7 +136,7 @@ class ToolRegistry:
     def _lookup(self, name: str, ctx: ToolCallContext) -> ToolDefinition[Any] | None:
         return self._tools.get(name) or ctx.turn_tools.get(name)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run one call under policy; never raises except for cancellation."""
         definition = self._lookup(call.name, ctx)
         ctx.emit(tool_call_event(call, definition, ctx.model))
@@ -155,24 +156,18 @@ class ToolRegistry:
                 )
             )
             raise
-        outcome = ToolOutcome(
-            result=text,
-            is_error=run.failed,
-            error_code=run.error_code if run.failed else None,
-            duration_ms=timer.elapsed_ms(),
-            media=run.media,
-        )
         ctx.emit(
             AgentToolResult(
                 tool_id=call.name,
                 call_id=call.id,
-                success=not outcome.is_error,
+                success=not run.failed,
                 output_summary=summarize_output(text),
-                duration_ms=outcome.duration_ms,
-                error_code=outcome.error_code,
+                duration_ms=timer.elapsed_ms(),
+                error_code=run.error_code if run.failed else None,
             )
         )
-        return outcome
+        result = ToolResultPart(tool_call_id=call.id, result=text, is_error=run.failed)
+        return ToolAnswer(result=result, media=run.media)
 
     async def _execute(
         self,

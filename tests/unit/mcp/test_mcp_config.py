@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.config import load_agent_file, load_workspace_config
+from relavium_lsp.contracts.mcp import exposed_name, split_exposed_name
 from relavium_lsp.errors import ConfigError
-from relavium_lsp.mcp.naming import exposed_name, split_exposed_name
 from tests.unit.mcp.mcp_harness import write_user_config
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.contracts.content import ToolResultPart
 from relavium_lsp.contracts.mcp import McpServerConfig
 from relavium_lsp.errors import ToolError
-from relavium_lsp.mcp.definitions import ServerDefinition
 from relavium_lsp.mcp.pool import McpServerPool, McpUnavailable, backoff_s
 from tests.unit.engine.engine_harness import scripted, text_reply, tool_reply
 from tests.unit.mcp.mcp_harness import PROBE_SERVER, mcp_engine, probe_table, process_exists
@@ -100,9 +100,9 @@ async def test_a_hanging_call_times_out_is_cancelled_and_the_turn_goes_on(tmp_pa
     user = probe_table(extra="timeout_s = 1\nauto_approve_read_only = true")
     async with mcp_engine(tmp_path, provider, user_toml=user) as m:
         session = await m.h.start()
-        result = await session.send_message("wait for it")
+        result = await m.h.engine.send(session.id, "wait for it")
         assert result.stop_reason == "stop" and result.text == "moving on "
-        messages, _ = await m.h.manager.transcript(session.id)
+        messages, _ = await m.h.engine.transcript(session.id)
         hung, cancelled = [
             part for msg in messages for part in msg.content if isinstance(part, ToolResultPart)
         ]
@@ -119,12 +119,12 @@ async def test_abort_cancels_the_mcp_request(tmp_path: Path) -> None:
     provider = scripted(tool_reply("mcp__probe__hang", {}, "call-1"))
     async with mcp_engine(tmp_path, provider, user_toml=probe_table()) as m:
         session = await m.h.start()
-        turn = asyncio.create_task(session.send_message("hang"))
+        turn = asyncio.create_task(m.h.engine.send(session.id, "hang"))
         await asyncio.wait_for(m.h.host.asked_event.wait(), 60)
         [server] = m.source.pool.known()
         # a second request on the same connection returns once the hang call runs there
         assert (await server.call("hang_started", {})).text == "true"
-        assert await session.abort()
+        assert await m.h.engine.abort(session.id)
         result = await turn
         assert result.stop_reason == "aborted"
         [done] = m.h.payloads(session.id, "agent:tool_result")
@@ -174,7 +174,7 @@ async def test_a_server_that_cannot_start_leaves_the_turn_to_the_other_tools(
         tmp_path, provider, user_toml=user, tools=["read_file", "mcp:broken"]
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         offered = sorted(spec.name for spec in provider.requests[0].tools)
         assert offered == ["read_file", "read_tool_output"]
         [server] = m.source.pool.known()

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
+from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.contracts.mcp import McpServerConfig
 from relavium_lsp.errors import ToolError
 from relavium_lsp.mcp.connection import ListedPrompt, PromptArgument
-from relavium_lsp.mcp.definitions import ServerDefinition
 from relavium_lsp.mcp.pool import McpServerPool
 from relavium_lsp.mcp.prompts import expand_prompt, find_command, prompt_arguments, prompt_commands
 from relavium_lsp.mcp.source import McpToolSource

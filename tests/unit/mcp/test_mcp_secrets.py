@@ -16,7 +16,6 @@ from keyrings.alt.file import PlaintextKeyring
 
 from relavium_lsp.config import load_workspace_config
 from relavium_lsp.errors import ConfigError
-from relavium_lsp.export.service import render_export
 from relavium_lsp.llm.keys import KEYRING_SERVICE
 from tests.unit.engine.engine_harness import scripted, text_reply, tool_reply
 from tests.unit.mcp.mcp_harness import PROBE_SERVER, mcp_engine, write_user_config
@@ -78,7 +77,7 @@ async def test_the_header_comes_from_the_keychain_and_never_leaks(
             tmp_path, provider, user_toml=remote_table(url), tools=["mcp:remote"]
         ) as m:
             session = await m.h.start()
-            assert (await session.send_message("call it")).stop_reason == "stop"
+            assert (await m.h.engine.send(session.id, "call it")).stop_reason == "stop"
             [asked] = m.h.host.asked
             assert asked.action == "egress" and asked.preview.host.startswith("127.0.0.1:")
             [done] = m.h.payloads(session.id, "agent:tool_result")
@@ -89,7 +88,7 @@ async def test_the_header_comes_from_the_keychain_and_never_leaks(
             database = await m.h.store.run(lambda s: _dump(s.connection))
             assert SECRET not in database
             for fmt in ("jsonl", "workflow"):
-                exported = await render_export(m.h.manager, session.id, fmt)
+                exported = await m.h.engine.render_export(session.id, fmt)
                 assert SECRET not in exported.content
     assert SECRET not in (tmp_path / "home" / "history.db").read_bytes().decode("latin-1")
     assert all(SECRET not in record.getMessage() for record in caplog.records)
@@ -104,7 +103,7 @@ async def test_a_wrong_or_missing_secret_leaves_the_server_out(
             tmp_path, provider, user_toml=remote_table(url), tools=["mcp:remote"]
         ) as m:
             session = await m.h.start()
-            assert (await session.send_message("hi")).stop_reason == "stop"
+            assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
             [server] = m.source.pool.known()
             assert server.status().error == (
                 "the keychain has no entry 'mcp-remote' (store it with `relavium-lsp keys set "

@@ -23,7 +23,7 @@ async def test_an_untrusted_project_server_never_runs(tmp_path: Path) -> None:
     async with mcp_engine(tmp_path, provider, project_toml=project) as m:
         m.h.host.decision = "reject"
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         [asked] = m.h.host.asked
         assert asked.tool_id == "mcp:probe" and asked.action == "process"
         assert asked.preview.command is not None and "probe_server.py" in asked.preview.command
@@ -34,7 +34,7 @@ async def test_an_untrusted_project_server_never_runs(tmp_path: Path) -> None:
         assert outcome.call_id == card.call_id and outcome.error_code == "tool_denied"
         assert provider.requests[0].tools == ()
         # declined once: not asked again in this session
-        assert (await session.send_message("again")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "again")).stop_reason == "stop"
         assert len(m.h.host.asked) == 1
         assert m.source.pool.known() == []
     assert not marker.exists()  # the command never ran
@@ -47,7 +47,7 @@ async def test_trust_is_remembered_per_definition_and_workspace(tmp_path: Path) 
     provider = scripted(tool_reply("mcp__probe__echo", {"text": "hi"}, "c1"), text_reply("ok"))
     async with mcp_engine(tmp_path, provider, project_toml=project) as m:
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         assert [r.tool_id for r in m.h.host.asked] == ["mcp:probe", "mcp__probe__echo"]
         assert marker.read_text(encoding="utf-8").startswith("started")
         workspace = str(m.h.workspace.resolve())
@@ -67,7 +67,7 @@ async def test_trust_is_remembered_per_definition_and_workspace(tmp_path: Path) 
         tmp_path, again, project_toml=project, db_path=tmp_path / "second" / "history.db"
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         assert m.h.host.asked == []
         assert "mcp__probe__echo" in {spec.name for spec in again.requests[0].tools}
 
@@ -79,7 +79,7 @@ async def test_trust_is_remembered_per_definition_and_workspace(tmp_path: Path) 
     ) as m:
         m.h.host.decision = "reject"
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         assert [r.tool_id for r in m.h.host.asked] == ["mcp:probe"]
         assert asked_again.requests[0].tools == ()
 
@@ -94,7 +94,7 @@ async def test_a_user_server_of_the_same_name_wins_and_needs_no_trust(tmp_path: 
         project_toml=probe_table(args=["--marker", str(marker)]),
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         assert m.h.host.asked == []
         assert "mcp__probe__echo" in {spec.name for spec in provider.requests[0].tools}
     assert not marker.exists()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from relavium_lsp.contracts.content import DurableMediaPart, MediaPart, ToolResultPart
-from relavium_lsp.export.service import render_export
 from relavium_lsp.export.workflow_yaml import parse_workflow
 from relavium_lsp.tools.bounding import MAX_RESULT_LINES
 from tests.unit.engine.engine_harness import scripted, text_reply, tool_reply
@@ -28,7 +27,7 @@ async def test_the_agent_sees_and_calls_a_server_tool_after_approval(tmp_path: P
     )
     async with mcp_engine(tmp_path, provider, user_toml=probe_table()) as m:
         session = await m.h.start()
-        result = await session.send_message("add them")
+        result = await m.h.engine.send(session.id, "add them")
         assert result.stop_reason == "stop", result.error
         offered = {spec.name for spec in provider.requests[0].tools}
         assert {"mcp__probe__echo", "mcp__probe__add", "mcp__probe__crash"} <= offered
@@ -40,7 +39,7 @@ async def test_the_agent_sees_and_calls_a_server_tool_after_approval(tmp_path: P
         assert asked.tool_id == "mcp__probe__add"
         assert asked.action == "process"
         assert asked.preview.command == "MCP probe: add"
-        messages, _ = await m.h.manager.transcript(session.id)
+        messages, _ = await m.h.engine.transcript(session.id)
         [answer] = _results(messages)
         assert answer.result == "42" and not answer.is_error
         [call] = m.h.payloads(session.id, "agent:tool_call")
@@ -50,7 +49,7 @@ async def test_the_agent_sees_and_calls_a_server_tool_after_approval(tmp_path: P
         types = m.h.types(session.id)
         assert types.index("agent:tool_call") < types.index("agent:approval_requested")
         # the exported workflow step names the server and the tool
-        exported = await render_export(m.h.manager, session.id, "workflow")
+        exported = await m.h.engine.render_export(session.id, "workflow")
         [step] = [n for n in parse_workflow(exported.content).nodes if n.type == "agent"]
         assert step.tools == ["mcp:probe/add"]
 
@@ -63,7 +62,7 @@ async def test_a_rejected_call_never_reaches_the_server(tmp_path: Path) -> None:
     ) as m:
         m.h.host.decision = "reject"
         session = await m.h.start()
-        result = await session.send_message("crash it")
+        result = await m.h.engine.send(session.id, "crash it")
         assert result.stop_reason == "stop"
         [done] = m.h.payloads(session.id, "agent:tool_result")
         assert done.error_code == "tool_denied"
@@ -83,7 +82,7 @@ async def test_always_allow_is_remembered_per_tool_for_the_session(tmp_path: Pat
     async with mcp_engine(tmp_path, provider, user_toml=probe_table()) as m:
         m.h.host.decision = "approve_always"
         session = await m.h.start()
-        result = await session.send_message("go")
+        result = await m.h.engine.send(session.id, "go")
         assert result.stop_reason == "stop", result.error
         # once for add (then remembered), once for echo (another tool)
         assert [request.tool_id for request in m.h.host.asked] == [
@@ -101,7 +100,7 @@ async def test_read_only_hints_run_unasked_only_where_the_user_allowed_it(tmp_pa
     user = probe_table(extra="auto_approve_read_only = true")
     async with mcp_engine(tmp_path, provider, user_toml=user) as m:
         session = await m.h.start()
-        assert (await session.send_message("go")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "go")).stop_reason == "stop"
         # echo is readOnlyHint: not asked; add is not: asked
         assert [request.tool_id for request in m.h.host.asked] == ["mcp__probe__add"]
 
@@ -111,7 +110,7 @@ async def test_a_project_cannot_switch_approvals_off(tmp_path: Path) -> None:
     project = probe_table(extra="auto_approve_read_only = true")
     async with mcp_engine(tmp_path, provider, project_toml=project) as m:
         session = await m.h.start()
-        assert (await session.send_message("go")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "go")).stop_reason == "stop"
         # first the trust question, then the call itself — the hint did not lower it
         assert [request.tool_id for request in m.h.host.asked] == ["mcp:probe", "mcp__probe__echo"]
 
@@ -122,10 +121,10 @@ async def test_arguments_are_checked_against_the_servers_schema(tmp_path: Path) 
     )
     async with mcp_engine(tmp_path, provider, user_toml=probe_table()) as m:
         session = await m.h.start()
-        assert (await session.send_message("go")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "go")).stop_reason == "stop"
         [done] = m.h.payloads(session.id, "agent:tool_result")
         assert done.error_code == "validation"
-        messages, _ = await m.h.manager.transcript(session.id)
+        messages, _ = await m.h.engine.transcript(session.id)
         [answer] = _results(messages)
         assert answer.is_error
         assert "invalid arguments for mcp__probe__add" in answer.result
@@ -140,7 +139,7 @@ async def test_a_single_tool_selector_offers_only_that_tool(tmp_path: Path) -> N
         tmp_path, provider, user_toml=probe_table(), tools=["read_file", "mcp:probe/echo"]
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("hi")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "hi")).stop_reason == "stop"
         offered = sorted(spec.name for spec in provider.requests[0].tools)
         assert offered == ["mcp__probe__echo", "read_file", "read_tool_output"]
 
@@ -151,7 +150,7 @@ async def test_a_call_to_an_unselected_server_tool_is_unavailable(tmp_path: Path
         tmp_path, provider, user_toml=probe_table(), tools=["mcp:probe/echo"]
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("go")).stop_reason == "stop"
+        assert (await m.h.engine.send(session.id, "go")).stop_reason == "stop"
         [done] = m.h.payloads(session.id, "agent:tool_result")
         assert done.error_code == "tool_unavailable"
         assert m.h.host.asked == []
@@ -161,8 +160,8 @@ async def test_images_and_resources_become_media_and_text_parts(tmp_path: Path) 
     provider = scripted(tool_reply("mcp__probe__picture", {}, "call-1"), text_reply("nice"))
     async with mcp_engine(tmp_path, provider, user_toml=probe_table()) as m:
         session = await m.h.start()
-        assert (await session.send_message("show me")).stop_reason == "stop"
-        messages, _ = await m.h.manager.transcript(session.id)
+        assert (await m.h.engine.send(session.id, "show me")).stop_reason == "stop"
+        messages, _ = await m.h.engine.transcript(session.id)
         tool_message = next(message for message in messages if message.role == "tool")
         result, media = tool_message.content
         assert isinstance(result, ToolResultPart)
@@ -182,8 +181,8 @@ async def test_a_long_result_is_bounded_with_an_artifact(tmp_path: Path) -> None
     user = probe_table(extra="auto_approve_read_only = true")
     async with mcp_engine(tmp_path, provider, user_toml=user) as m:
         session = await m.h.start()
-        assert (await session.send_message("go")).stop_reason == "stop"
-        messages, _ = await m.h.manager.transcript(session.id)
+        assert (await m.h.engine.send(session.id, "go")).stop_reason == "stop"
+        messages, _ = await m.h.engine.transcript(session.id)
         [answer] = _results(messages)
         assert "read_tool_output" in answer.result and f"line {lines - 1}" in answer.result
         assert "line 3000\n" not in answer.result
@@ -198,10 +197,12 @@ async def test_the_published_time_server(tmp_path: Path) -> None:
         tmp_path, provider, user_toml=time_server_table(), tools=["mcp:time"]
     ) as m:
         session = await m.h.start()
-        assert (await session.send_message("what time is it in Paris?")).stop_reason == "stop"
+        assert (
+            await m.h.engine.send(session.id, "what time is it in Paris?")
+        ).stop_reason == "stop"
         offered = {spec.name for spec in provider.requests[0].tools}
         assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= offered
-        messages, _ = await m.h.manager.transcript(session.id)
+        messages, _ = await m.h.engine.transcript(session.id)
         [answer] = _results(messages)
         assert not answer.is_error
         assert '"timezone": "Europe/Paris"' in answer.result
