@@ -136,9 +136,9 @@ async def _pipeline_samples(calls: int, workspace: Path) -> tuple[list[float], l
             events.clear()
             call = ToolCallPart(id=f"c{next(ids)}", name="mcp__probe__echo", args=ARGS)
             start = time.perf_counter()
-            outcome = await registry.dispatch(call, ctx)
+            answer = await registry.dispatch(call, ctx)
             elapsed = (time.perf_counter() - start) * 1000
-            assert not outcome.is_error, outcome.result
+            assert not answer.result.is_error, answer.result.result
             if index >= calls // 10:
                 totals.append(elapsed)
         inner = sdk_ms[-len(totals) :]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, Approv
 from relavium_lsp.contracts.mcp import exposed_name
 from relavium_lsp.errors import ConfigError, ToolDenied, ToolError
 from relavium_lsp.mcp.adapter import tool_definition
+from relavium_lsp.mcp.connection import ListedTool
 from relavium_lsp.mcp.pool import ManagedServer, McpServerPool, ServerStatus
 from relavium_lsp.mcp.trust import TrustStore
 from relavium_lsp.tools.approval import require_approval
@@ -74,6 +76,9 @@ class McpToolSource:
         self._client_servers: dict[str, dict[str, ServerDefinition]] = {}
         self._client_dirs: dict[str, str | None] = {}
         self._declined: set[tuple[str, str]] = set()
+        self._definitions: weakref.WeakKeyDictionary[
+            ManagedServer, tuple[tuple[ListedTool, ...], list[tuple[str, ToolDefinition[Any]]]]
+        ] = weakref.WeakKeyDictionary()
 
     # -- the ToolSource protocol -------------------------------------------------------------
 
@@ -102,20 +107,35 @@ class McpToolSource:
                 continue
             if not await self._may_start(server, ctx):
                 continue
-            managed = self.pool.server(server, working_dir)
             try:
+                managed = self.pool.server(server, working_dir)
                 tools = await managed.tools()
             except ToolError as error:
                 _log.warning(
                     "MCP server %r is left out of this turn: %s", server_name, error.message
                 )
                 continue
-            for tool in tools:
-                if only is None or tool.name in only:
-                    definition = tool_definition(managed, tool)
-                    if definition is not None:
-                        definitions.append(definition)
+            definitions.extend(
+                definition
+                for name, definition in self._adapted(managed, tools)
+                if only is None or name in only
+            )
         return definitions
+
+    def _adapted(
+        self, managed: ManagedServer, tools: tuple[ListedTool, ...]
+    ) -> list[tuple[str, ToolDefinition[Any]]]:
+        """The server's tools as definitions, built once per listing (schemas compile once)."""
+        cached = self._definitions.get(managed)
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        adapted = [
+            (tool.name, definition)
+            for tool in tools
+            if (definition := tool_definition(managed, tool)) is not None
+        ]
+        self._definitions[managed] = (tools, adapted)
+        return adapted
 
     # -- which servers a session may use ------------------------------------------------------
 
