@@ -105,12 +105,14 @@ async def _pipeline_samples(calls: int, workspace: Path) -> tuple[list[float], l
     )
     registry = default_registry(sources=[source])
     events: list[object] = []
+    host = FilesystemHost()
     ctx = ToolCallContext(
         session_id="bench",
         context=SessionContext(working_dir=str(workspace)),
         policy=EffectiveChatPolicy(),
-        host=FilesystemHost(),
+        host=host,
         emit=events.append,
+        ask_user=host.request_approval,
         artifacts=_Artifacts(),
         model="bench-model",
         allowed_tools=frozenset(),
