@@ -9,9 +9,9 @@ Rules, in order:
    interruption markers included — is dropped.
 2. Each assistant message that called tools is followed by exactly one ``tool`` message
    holding one result per call, in call order, then any media the tools returned (MCP
-   images: the wire mappings put them after the results). A call whose result was never stored (the
-   process died, the turn was interrupted) gets a synthetic error result, so no provider
-   ever sees a dangling call; a result whose call is not in view is dropped.
+   images; the wire mappings put them after the results). A call whose result was never
+   stored (the process died, the turn was interrupted) gets a synthetic error result, so no
+   provider ever sees a dangling call; a result whose call is not in view is dropped.
 3. Media handles are resolved to inline base64 from the media store (a missing blob becomes
    a short text note rather than a failed call).
 4. Messages left without content are skipped. Role alternation is **not** enforced here:

@@ -5,8 +5,8 @@ The engine hands every tool call the model makes to :meth:`ToolDispatcher.dispat
 emits ``agent:tool_call`` / ``agent:tool_result`` through ``emit`` and returns a
 :class:`ToolAnswer`: the bounded :class:`~relavium_lsp.contracts.content.ToolResultPart` the
 model reads next, plus any media the tool returned (the ``agent:tool_result`` event carries
-the error code and duration). It never raises for a tool
-failure — only ``asyncio.CancelledError`` escapes. Questions to the user go through
+the error code and duration). It never raises for a tool failure — only
+``asyncio.CancelledError`` escapes. Questions to the user go through
 ``ask_user`` (which also emits ``agent:approval_requested``); what the user allowed for the
 rest of the session is kept in one :class:`ApprovalMemory`.
 """
