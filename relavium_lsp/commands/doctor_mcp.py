@@ -1,7 +1,8 @@
 """The MCP part of ``relavium-lsp doctor``: every configured server and whether it starts.
 
 Servers from the user's config (and project servers the user already trusted in this
-workspace) are started once, listed and stopped; a project server nobody trusted yet is
+workspace) are started once, listed and stopped (HTTP servers are not contacted with
+``--offline``); a project server nobody trusted yet is
 reported without being started — doctor never runs a repository's command behind the user's
 back. A server that fails shows why, with the last line it wrote to stderr.
 """
@@ -32,16 +33,16 @@ class McpCheck(NamedTuple):
 
 
 def mcp_checks(
-    servers: Mapping[str, ServerDefinition], workspace: Path, home: Path
+    servers: Mapping[str, ServerDefinition], workspace: Path, home: Path, *, network: bool
 ) -> list[McpCheck]:
-    """One check per configured server (starting those that may start)."""
+    """One check per configured server, starting those that may (HTTP ones on ``network``)."""
     if not servers:
         return []
-    return asyncio.run(_check_all(servers, workspace, home))
+    return asyncio.run(_check_all(servers, workspace, home, network))
 
 
 async def _check_all(
-    servers: Mapping[str, ServerDefinition], workspace: Path, home: Path
+    servers: Mapping[str, ServerDefinition], workspace: Path, home: Path, network: bool
 ) -> list[McpCheck]:
     trust = TrustStore(home)
     pool = McpServerPool()
@@ -52,6 +53,9 @@ async def _check_all(
             where = f"{server.origin} config, {server.transport}: {server.describe()}"
             if not server.config.enabled:
                 checks.append(McpCheck(label, "info", f"disabled ({where})"))
+                continue
+            if server.transport == "http" and not network:
+                checks.append(McpCheck(label, "info", f"not contacted (--offline) ({where})"))
                 continue
             if not trust.is_trusted(server):
                 checks.append(

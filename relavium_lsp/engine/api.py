@@ -55,6 +55,7 @@ from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
+from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
@@ -112,6 +113,7 @@ class Engine:
         self._services = services
         self._live = sessions
         self._http = http
+        self._models = ModelDirectory(http)
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
 
@@ -294,6 +296,21 @@ class Engine:
         return await list_tools(
             builtins, self.mcp, session_id=session_id, working_dir=working_dir, start=start
         )
+
+    async def list_models(self, working_dir: str | None, *, refresh: bool = False) -> ModelsReport:
+        """Every model the workspace can use, with the state of each provider's list.
+
+        Each provider's ``/models`` list is cached for a few minutes (``refresh`` asks again);
+        the models the configuration names are added even when no list has them.
+        """
+        config = await self._live.workspace_config(working_dir)
+        sources = ModelSources(
+            providers=config.providers,
+            agents=tuple(config.agents.values()),
+            default_model=config.default_model,
+            key_lookup=key_lookup_for(config),
+        )
+        return await self._models.report(sources, refresh=refresh)
 
     async def tool_roots(self, session_id: str) -> ScopeRoots:
         """The filesystem roots the session's tool calls are jailed to."""

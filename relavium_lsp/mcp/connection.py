@@ -37,6 +37,7 @@ STDERR_TAIL_LINES = 20
 MAX_STDERR_LINE = 2_000
 MAX_LIST_PAGES = 50
 CLOSE_TIMEOUT_S = 10.0
+STDERR_DRAIN_S = 2.0
 _READ_CHUNK = 4_096
 
 
@@ -126,8 +127,13 @@ class _StderrPump:
             _stderr_log.info("[%s] %s", self._server_name, line)
 
     async def aclose(self) -> None:
+        """Log what the stopped server still had in the pipe, then close it."""
         self.release_writer()
         if self._task is not None:
+            # The process is gone by now, so end-of-file follows its last lines; a grandchild
+            # that kept the pipe open must not hold the shutdown up.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._task), STDERR_DRAIN_S)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -8,11 +8,19 @@ registers the features on it.
 from __future__ import annotations
 
 from relavium_lsp.server.core import RelaviumServer
-from relavium_lsp.server.features import commands, context, export, lifecycle, sessions, tools
+from relavium_lsp.server.features import (
+    commands,
+    context,
+    export,
+    lifecycle,
+    models,
+    sessions,
+    tools,
+)
 from relavium_lsp.server.state import ServerState
 
 # Registration order: ``commands`` last, it mirrors every request registered before it.
-FEATURES = (lifecycle, context, sessions, tools, export, commands)
+FEATURES = (lifecycle, context, sessions, tools, export, models, commands)
 
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:

@@ -17,6 +17,7 @@ EXPORT_SESSION = "relavium/exportSession"
 FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
+LIST_MODELS = "relavium/listModels"
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification

@@ -27,6 +27,7 @@ export const Methods = {
   forkSession: 'relavium/forkSession',
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
+  listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -227,6 +228,17 @@ export interface ListToolsResult {
   servers: McpServerInfo[];
 }
 
+/** `relavium/listModels`: `refresh` asks every provider again instead of the cache. */
+export interface ListModelsParams {
+  refresh?: boolean;
+}
+
+/** Result of `relavium/listModels`. */
+export interface ListModelsResult {
+  models: ModelEntry[];
+  providers: ProviderModelsStatus[];
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -328,6 +340,8 @@ export interface CostUpdatedPayload {
   costMicrocents: number;
   cumulativeCostMicrocents: number;
   priced: boolean;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A turn settled; exactly one per turn. */
@@ -502,6 +516,8 @@ export interface UrlSource {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A typed, user-safe, secret-free error. */
@@ -626,6 +642,28 @@ export interface McpServerInfo {
   state: McpServerState;
   error?: string;
   toolCount: number;
+}
+
+/** One model a model picker can offer; prices in micro-cents per million tokens. */
+export interface ModelEntry {
+  providerId: string;
+  model: string;
+  ref: string;
+  contextWindow?: number;
+  inputMicrocentsPerMtok?: number;
+  outputMicrocentsPerMtok?: number;
+  cacheReadMicrocentsPerMtok?: number;
+  cacheWriteMicrocentsPerMtok?: number;
+  listed: boolean;
+  configured: boolean;
+}
+
+/** Whether a provider's model list could be read (`message` says why not). */
+export interface ProviderModelsStatus {
+  providerId: string;
+  ok: boolean;
+  listed: number;
+  message?: string;
 }
 
 /** An LSP range. */
