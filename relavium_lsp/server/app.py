@@ -15,11 +15,12 @@ from relavium_lsp.server.features import (
     lifecycle,
     models,
     sessions,
+    tools,
 )
 from relavium_lsp.server.state import ServerState
 
 # Registration order: ``commands`` last, it mirrors every request registered before it.
-FEATURES = (lifecycle, context, sessions, export, models, commands)
+FEATURES = (lifecycle, context, sessions, tools, export, models, commands)
 
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:
