@@ -144,6 +144,8 @@ def load_yaml(text: str) -> LoadedYaml:
         raise ExportError(f"not valid YAML: {error.problem or error.context}", line=line) from None
     except YAMLError as error:
         raise ExportError(f"not valid YAML: {type(error).__name__}") from None
+    except AssertionError:  # ruamel asserts on a %YAML directive it does not know (1.91)
+        raise ExportError("not valid YAML: unsupported %YAML directive") from None
     return LoadedYaml(data=_to_plain(root, set()), root=root)
 
 
