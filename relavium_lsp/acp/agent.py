@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
+    DeleteSessionResponse,
     FileSystemCapabilities,
     ForkSessionResponse,
     HttpMcpServer,
@@ -43,6 +44,15 @@ from acp.schema import (
 )
 
 from relavium_lsp.acp.capabilities import agent_capabilities, agent_info
+from relavium_lsp.acp.client_profile import EARLY_CLIENT, client_profile
+from relavium_lsp.acp.commands import (
+    CommandHooks,
+    SlashCommand,
+    commands_update,
+    parse_command,
+    run_command,
+)
+from relavium_lsp.acp.connection import ClientPeer
 from relavium_lsp.acp.context import (
     ListSessionsMeta,
     NewSessionMeta,
@@ -57,10 +67,13 @@ from relavium_lsp.acp.host import AcpEditorHost, ClientLink
 from relavium_lsp.acp.outbox import SessionUpdate, UpdateOutbox
 from relavium_lsp.acp.prompt_content import PromptBlock, prompt_to_message
 from relavium_lsp.acp.prompt_turns import PromptTurns
+from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.session_views import SessionViews
+from relavium_lsp.acp.settings import SessionSettings
 from relavium_lsp.acp.tool_calls import CallBook
 from relavium_lsp.acp.updates import (
     EventMapper,
+    message_chunk,
     prompt_response,
     session_info,
     title_from_prompt,
@@ -68,7 +81,7 @@ from relavium_lsp.acp.updates import (
 )
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import StampedEvent
-from relavium_lsp.engine.manager import utc_now
+from relavium_lsp.engine.manager import SessionManager, utc_now
 from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.engine.turn import TurnResult
@@ -85,10 +98,13 @@ class RelaviumAcpAgent:
 
     def __init__(self, *, history_path: str | None = None) -> None:
         self._history_path = history_path
-        self._client: Client | None = None
+        self._client: ClientPeer | None = None
         self._outbox: UpdateOutbox | None = None
+        self._profile = EARLY_CLIENT
         self._book = CallBook()
         self._views = SessionViews()
+        self._approvals = ApprovalChoices()
+        self._settings = SessionSettings(self._approvals, self._views, self._require_outbox)
         self._mapper = EventMapper(self._book, self._views.context_window)
         self._runtime_task: asyncio.Task[EngineRuntime] | None = None
         self._runtime: EngineRuntime | None = None
@@ -97,13 +113,14 @@ class RelaviumAcpAgent:
 
     # -- connection ------------------------------------------------------------------------
 
-    def on_connect(self, conn: Client) -> None:
-        """Remember the client side of the connection (called by the SDK)."""
+    def on_connect(self, conn: ClientPeer) -> None:
+        """Remember the client side of the connection (called by the connection)."""
         self._client = conn
         self._outbox = UpdateOutbox(self._send_update)
 
     async def _send_update(self, session_id: str, update: SessionUpdate) -> None:
-        if self._client is not None:
+        # The one way out for updates: nothing reaches a client that would reject it.
+        if self._client is not None and self._profile.knows(update.session_update):
             await self._client.session_update(session_id=session_id, update=update)
 
     async def initialize(
@@ -120,6 +137,7 @@ class RelaviumAcpAgent:
             fs = (client_capabilities.fs if client_capabilities else None) or (
                 FileSystemCapabilities()
             )
+            self._profile = client_profile(client_capabilities, client_info)
             if self._runtime_task is None:
                 link = ClientLink(
                     client=self._client,
@@ -132,11 +150,12 @@ class RelaviumAcpAgent:
                 )
                 self._runtime_task = asyncio.create_task(self._open_runtime(link))
             _log.info(
-                "ACP client %s (protocol %d; fs read=%s write=%s)",
-                client_info.name if client_info else "unknown",
+                "ACP client %s (protocol %d; fs read=%s write=%s; later v1 updates: %s)",
+                self._profile.name,
                 protocol_version,
                 bool(fs.read_text_file),
                 bool(fs.write_text_file),
+                self._profile.knows_later_updates,
             )
             return InitializeResponse(
                 protocol_version=PROTOCOL_VERSION,
@@ -169,8 +188,14 @@ class RelaviumAcpAgent:
             )
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
+            modes, config = await self._settings.describe(runtime.manager, session)
+            # The client learns the session id from this answer: the commands follow it (the
+            # SDK queues the answer before this callback can run).
+            asyncio.get_running_loop().call_soon(self._announce_commands, session.id)
             return NewSessionResponse(
                 session_id=session.id,
+                modes=modes,
+                config_options=list(config),
                 field_meta={
                     "relavium": {
                         "agentRef": session.agent.id,
@@ -198,8 +223,10 @@ class RelaviumAcpAgent:
             for update in await self._views.replay(runtime.manager, session):
                 outbox.push(session_id, update)
             self._announce_title(session)
+            self._announce_commands(session_id)
             await outbox.flush()
-            return LoadSessionResponse()
+            modes, config = await self._settings.describe(runtime.manager, session)
+            return LoadSessionResponse(modes=modes, config_options=list(config))
 
     async def resume_session(
         self,
@@ -216,8 +243,10 @@ class RelaviumAcpAgent:
             note_unsupported(mcp_servers, additional_directories)
             session = await self._resume(runtime, session_id)
             self._announce_title(session)
+            self._announce_commands(session_id)
             await self._require_outbox().flush()
-            return ResumeSessionResponse()
+            modes, config = await self._settings.describe(runtime.manager, session)
+            return ResumeSessionResponse(modes=modes, config_options=list(config))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End a session (``ended``; still resumable later), cancelling any running turn."""
@@ -226,7 +255,17 @@ class RelaviumAcpAgent:
             await runtime.manager.cancel(session_id)
             await self._require_outbox().flush()
             self._views.detach(session_id)
+            self._settings.forget(session_id)
             return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse | None:
+        """Delete a session from ``session/list`` (refused while its prompt runs)."""
+        with acp_edge("session/delete"):
+            runtime = await self._ready()
+            await runtime.manager.delete(session_id)
+            self._views.detach(session_id)
+            self._settings.forget(session_id)
+            return DeleteSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -249,14 +288,20 @@ class RelaviumAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
-        """Sessions have no modes (none are advertised)."""
-        raise RequestError.method_not_found("session/set_mode")
+        """Pick the session's approval mode (its modes are the approval modes)."""
+        with acp_edge("session/set_mode"):
+            runtime = await self._ready()
+            await self._settings.set_mode(runtime.manager, session_id, mode_id)
+            return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """Sessions have no config options (none are advertised)."""
-        raise RequestError.method_not_found("session/set_config_option")
+        """Set the ``model`` or the ``approval`` option; answers with every option."""
+        with acp_edge("session/set_config_option"):
+            runtime = await self._ready()
+            options = await self._settings.set_option(runtime.manager, session_id, config_id, value)
+            return SetSessionConfigOptionResponse(config_options=list(options))
 
     async def fork_session(
         self,
@@ -277,6 +322,9 @@ class RelaviumAcpAgent:
         """Run one turn; updates stream as ``session/update``, the stop reason is the answer."""
         with acp_edge("session/prompt"):
             runtime = await self._ready()
+            command = parse_command(prompt)
+            if command is not None:
+                return await self._answer_command(runtime.manager, session_id, command)
             text, attachments = prompt_to_message(prompt)
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
@@ -342,7 +390,7 @@ class RelaviumAcpAgent:
         runtime = await open_runtime(
             AcpEditorHost(link),
             history_path=self._history_path,
-            tools=AcpToolDispatcher(registry, link),
+            tools=AcpToolDispatcher(registry, link, self._approvals),
         )
         self._views.bind(registry, runtime)
         self._unsubscribe = runtime.manager.services.bus.subscribe(self._on_event)
@@ -381,6 +429,26 @@ class RelaviumAcpAgent:
         if record.title:
             self._require_outbox().push(session.id, title_update(record.title, record.updated_at))
 
+    async def _answer_command(
+        self, manager: SessionManager, session_id: str, command: SlashCommand
+    ) -> PromptResponse:
+        await manager.session(session_id)  # an unknown session is an error, as for any prompt
+        hooks = CommandHooks(
+            title_changed=self._push_title,
+            model_changed=functools.partial(self._settings.model_changed, manager),
+        )
+        answer = await run_command(manager, session_id, command, hooks)
+        outbox = self._require_outbox()
+        outbox.push(session_id, message_chunk(answer))
+        await outbox.flush()
+        return PromptResponse(stop_reason="end_turn")
+
+    def _announce_commands(self, session_id: str) -> None:
+        self._require_outbox().push(session_id, commands_update())
+
+    def _push_title(self, session_id: str, title: str) -> None:
+        self._require_outbox().push(session_id, title_update(title, utc_now()))
+
     async def _run_turn(
         self,
         runtime: EngineRuntime,
@@ -402,4 +470,4 @@ class RelaviumAcpAgent:
         if title is None:
             return
         await runtime.manager.rename(session.id, title)
-        self._require_outbox().push(session.id, title_update(title, utc_now()))
+        self._push_title(session.id, title)

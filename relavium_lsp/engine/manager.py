@@ -34,6 +34,7 @@ from relavium_lsp.contracts.session import (
     SessionStatus,
 )
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.models import ModelChoice, model_choices, with_first_model
 from relavium_lsp.engine.session import AgentSession, EngineServices
 from relavium_lsp.engine.turn import TurnResult
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionNotFound
@@ -217,6 +218,30 @@ class SessionManager:
         await self._require(session_id)
         await self.services.store.run(lambda s: s.soft_delete_session(session_id))
         self._live.pop(session_id, None)
+
+    async def model_choices(self, session_id: str) -> list[ModelChoice]:
+        """The models the session may ask first (see :mod:`relavium_lsp.engine.models`)."""
+        session = await self.session(session_id)
+        config = await self.workspace_config(session.record.context.working_dir)
+        return model_choices(session.agent, config)
+
+    async def set_model(self, session_id: str, choice_id: str) -> AgentSession:
+        """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
+
+        The choice lives with the served session; reloading it starts from the agent's model.
+        """
+        session = await self.session(session_id)
+        if session.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        config = await self.workspace_config(session.record.context.working_dir)
+        choices = model_choices(session.agent, config)
+        choice = next((choice for choice in choices if choice.id == choice_id), None)
+        if choice is None:
+            known = ", ".join(choice.id for choice in choices)
+            raise InvalidInput(f"unknown model {choice_id[:200]!r} (known: {known})")
+        session.chain = list(await self._chain(with_first_model(session.agent, choice), config))
+        session.record = session.record.model_copy(update={"model_id": session.model})
+        return session
 
     # -- reading ---------------------------------------------------------------------------
 
