@@ -20,11 +20,14 @@ from relavium_lsp.errors import ExportError
 from relavium_lsp.export.workflow_yaml import export_workflow_yaml, parse_workflow
 from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import dump_ruamel, load_yaml
+from tests.hypothesis_profiles import examples
 from tests.unit.export.long_session import long_session
 from tests.unit.export.yaml_strategies import documents
 
 GOLDEN = Path(__file__).parent / "golden"
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 def same(left: Any, right: Any, *, ordered: bool = True) -> bool:

@@ -8,6 +8,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from relavium_lsp.export.yaml_scalars import STR_TAG, looks_like_another_type, plain_tag
+from tests.hypothesis_profiles import examples
 from tests.unit.export.yaml_strategies import TRICKY_PIECES, text
 
 RUAMEL = {version: VersionedResolver(version=version) for version in ((1, 1), (1, 2))}
@@ -23,7 +24,7 @@ def ruamel_tag(text: str, version: tuple[int, int]) -> str:
     return str(RUAMEL[version].resolve(ScalarNode, text, (True, False)))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(text, st.sampled_from(SPELLINGS), st.sampled_from(TRICKY_PIECES)))
 def test_tables_agree_with_ruamel(value: str) -> None:
     for version in RUAMEL:

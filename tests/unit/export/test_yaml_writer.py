@@ -17,13 +17,16 @@ from hypothesis import strategies as st
 from relavium_lsp.export.workflow_yaml import build_workflow
 from relavium_lsp.export.yaml_io import dump_ruamel, dump_yaml
 from relavium_lsp.export.yaml_writer import Unsupported, write_yaml
+from tests.hypothesis_profiles import examples
 from tests.unit.export.export_scenarios import SCENARIOS
 from tests.unit.export.export_support import make_record
 from tests.unit.export.long_session import long_session
 from tests.unit.export.test_export_property import snapshots, transcripts
 from tests.unit.export.yaml_strategies import LINE_BREAKS, documents, text
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 EDGE_CASES: list[dict[str, Any]] = [
     {},
@@ -106,7 +109,7 @@ def test_what_the_writer_leaves_to_ruamel(data: Any) -> None:
         assert dump_yaml(data) == dump_ruamel(data)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(messages=transcripts(), title=st.none() | text, snapshot=snapshots)
 def test_generated_sessions_export_identically(
     messages: list[Any], title: str | None, snapshot: dict[str, Any]
