@@ -52,6 +52,8 @@ from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import EditorHost
 
 _log = logging.getLogger(__name__)
+# How long a session stays idle after a turn before its write-ahead log is checkpointed.
+CHECKPOINT_IDLE_S = 1.0
 T = TypeVar("T")
 
 
@@ -112,6 +114,7 @@ class AgentSession:
         self._turn: asyncio.Task[TurnResult] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
+        self._checkpoint_timer: asyncio.TimerHandle | None = None
         self._always_allowed: set[tuple[str, str]] = set()
         self.last_input_tokens: int | None = None
         self.governor = CostGovernor(
@@ -174,6 +177,7 @@ class AgentSession:
             durable = de_inline(parts, self._services.media)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
+        self._cancel_pending_checkpoint()
         task = asyncio.create_task(self._run_turn(durable))
         self._turn = task
         try:
@@ -237,12 +241,19 @@ class AgentSession:
         store = self._services.store
         user: SessionMessage | None = None
         runner: TurnRunner | None = None
+        synced: asyncio.Future[None] | None = None
         try:
             await self._auto_compact()
             started, turn_count = await _finish_before_cancelling(
-                store.run(lambda s: s.begin_turn(self.id, user_parts))
+                # The commit does not wait for its fsync; the fsync runs while the model request
+                # is already on its way, and the turn does not settle before it is done (issue
+                # 25: one fsync was most of the per-turn overhead). A killed process keeps the
+                # message either way (it is in the write-ahead log); only an OS crash in those
+                # few milliseconds could lose it — the message in flight, never an earlier one.
+                store.run(lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False))
             )
             user = started
+            synced = asyncio.ensure_future(store.sync_log())
             self.record = self.record.model_copy(
                 update={"turn_count": turn_count, "status": "streaming"}
             )
@@ -277,6 +288,8 @@ class AgentSession:
             result.last_sequence = last.sequence_number if last else 0
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+        if synced is not None:
+            await _wait_for_disk(synced)
         return await self._settle(result)
 
     async def _settle(self, result: TurnResult) -> TurnResult:
@@ -288,10 +301,26 @@ class AgentSession:
             )
         )
         await self._services.bus.drain(self.id)
-        # Between turns is the cheap moment to fold the write-ahead log into the database;
-        # in the background, so the settled turn is answered without waiting for the fsync.
-        self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
+        # Between turns is the cheap moment to fold the write-ahead log into the database: in
+        # the background, so the settled turn is answered without waiting for its fsyncs, and
+        # only once the session has stayed idle for CHECKPOINT_IDLE_S. A checkpoint holds the
+        # store's one worker thread; a follow-up sent at once would otherwise queue its first
+        # reads and its user-message commit behind it (issue 25: most of the per-turn p99).
+        self._cancel_pending_checkpoint()
+        self._checkpoint_timer = asyncio.get_running_loop().call_later(
+            CHECKPOINT_IDLE_S, self._start_checkpoint
+        )
         return result
+
+    def _cancel_pending_checkpoint(self) -> None:
+        if self._checkpoint_timer is not None:
+            self._checkpoint_timer.cancel()
+            self._checkpoint_timer = None
+
+    def _start_checkpoint(self) -> None:
+        self._checkpoint_timer = None
+        if not self.busy:
+            self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
 
     async def _fold_write_ahead_log(self) -> None:
         try:
@@ -327,3 +356,14 @@ class AgentSession:
                 keep_messages=keep,
             )
             self.last_input_tokens = None
+
+
+async def _wait_for_disk(synced: asyncio.Future[None]) -> None:
+    """Let the user message's fsync finish before the turn settles (never fails the turn)."""
+    try:
+        await asyncio.shield(synced)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        # The message is committed; the turn's next durable commit syncs the log as well.
+        _log.warning("could not sync the history database's log", exc_info=True)

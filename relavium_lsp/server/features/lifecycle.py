@@ -8,6 +8,7 @@ as a clear error by every request — the server itself stays up.
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,11 @@ async def runtime(ls: RelaviumServer) -> EngineRuntime:
                 lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire())
             )
             state.runtime = opened
+            # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
+            # schemas, the engine): freeze it out of the cyclic GC, whose full collections
+            # would otherwise walk it all again, pausing a token stream (issue 25).
+            gc.collect()
+            gc.freeze()
         return state.runtime
 
 

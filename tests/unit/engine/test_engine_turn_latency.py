@@ -1,0 +1,98 @@
+"""What keeps disk waits off a turn's critical path (issue 25), and that nothing is lost by it.
+
+- The user message is committed without waiting for its fsync; the write-ahead log is synced
+  while the model request is under way, and always before the turn settles.
+- The between-turns checkpoint waits until the session has been idle for a moment, so a
+  follow-up sent at once never queues behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from relavium_lsp.engine import session as session_module
+from relavium_lsp.store import async_store
+from relavium_lsp.store.sessions import SessionStore
+from tests.unit.engine.engine_harness import engine, scripted, text_reply
+
+
+async def test_the_user_message_is_synced_before_the_turn_settles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[Path] = []
+    real_fsync = async_store._fsync
+
+    def recording_fsync(path: Path) -> None:
+        real_fsync(path)
+        synced.append(path)
+
+    monkeypatch.setattr(async_store, "_fsync", recording_fsync)
+    async with engine(tmp_path, scripted(text_reply("one"), text_reply("two"))) as h:
+        session = await h.start()
+        assert (await session.send_message("first")).stop_reason == "stop"
+        assert synced == [tmp_path / "home" / "history.db-wal"]
+        assert (await session.send_message("second")).stop_reason == "stop"
+        assert len(synced) == 2
+        messages, _ = await h.manager.transcript(session.id)
+        assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_a_failed_sync_is_logged_and_the_turn_still_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def failing_fsync(path: Path) -> None:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(async_store, "_fsync", failing_fsync)
+    async with engine(tmp_path, scripted(text_reply("fine"))) as h:
+        session = await h.start()
+        with caplog.at_level(logging.WARNING):
+            result = await session.send_message("hello")
+        assert result.stop_reason == "stop"
+        assert "could not sync the history database's log" in caplog.text
+        messages, _ = await h.manager.transcript(session.id)
+        assert [m.role for m in messages] == ["user", "assistant"]
+
+
+async def test_a_missing_log_file_is_nothing_to_sync(tmp_path: Path) -> None:
+    async_store._fsync(tmp_path / "never-created.db-wal")  # no error
+
+
+async def test_the_checkpoint_runs_once_the_session_is_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkpoints: list[str] = []
+    monkeypatch.setattr(SessionStore, "checkpoint", lambda self: checkpoints.append("done"))
+    async with engine(tmp_path, scripted(text_reply("one"))) as h:
+        session = await h.start()
+        await session.send_message("hi")
+        assert checkpoints == []  # not while settling: only after the idle delay
+        timer = session._checkpoint_timer
+        assert timer is not None
+        delay = timer.when() - asyncio.get_running_loop().time()
+        assert 0 < delay <= session_module.CHECKPOINT_IDLE_S
+        session._start_checkpoint()  # what the timer does when it fires
+        assert session._checkpoint is not None
+        await session._checkpoint
+        assert checkpoints == ["done"]
+
+
+async def test_a_follow_up_turn_cancels_the_pending_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkpoints: list[str] = []
+    monkeypatch.setattr(SessionStore, "checkpoint", lambda self: checkpoints.append("done"))
+    monkeypatch.setattr(session_module, "CHECKPOINT_IDLE_S", 3600.0)
+    async with engine(tmp_path, scripted(text_reply("one"), text_reply("two"))) as h:
+        session = await h.start()
+        await session.send_message("first")
+        pending = session._checkpoint_timer
+        assert pending is not None and not pending.cancelled()
+        await session.send_message("second")
+        assert pending.cancelled()
+        assert session._checkpoint_timer is not None  # re-armed after the second turn
+        assert checkpoints == [] and session._checkpoint is None
