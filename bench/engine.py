@@ -33,7 +33,7 @@ from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
-from relavium_lsp.engine.runtime import open_runtime
+from relavium_lsp.engine.api import open_engine
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest
 from relavium_lsp.testing.loopback import LoopbackServer
@@ -71,7 +71,7 @@ async def run(quick: bool) -> list[Row]:
         os.environ["HOME"] = str(home)
         os.environ["RELAVIUM_HOME"] = str(home / ".relavium")
         write_config(home, workspace, server.url + "/v1")
-        runtime = await open_runtime(FilesystemHost())
+        engine = await open_engine(FilesystemHost())
         current: list[Turn] = []
         latencies = {rate: Latencies() for rate in RATES}
         live: list[Latencies] = []
@@ -80,8 +80,8 @@ async def run(quick: bool) -> list[Row]:
             if isinstance(event.payload, AgentToken) and live:
                 live[0].record(current[0], event.payload.token, time.perf_counter())
 
-        runtime.manager.services.bus.subscribe(on_event)
-        session = await runtime.manager.start(
+        await engine.subscribe(on_event)
+        session = await engine.start(
             context=SessionContext(working_dir=str(workspace)), agent_ref="bench"
         )
         overheads: list[float] = []
@@ -90,7 +90,7 @@ async def run(quick: bool) -> list[Row]:
             current[:] = [provider.plan(tokens, rate)]
             live[:] = [into] if into is not None else []
             started = time.perf_counter()
-            result = await session.send_message(f"turn {len(overheads)}: stream please")
+            result = await engine.send(session.id, f"turn {len(overheads)}: stream please")
             finished = time.perf_counter()
             assert result.stop_reason == "stop", result.error
             overheads.append(current[0].arrived - started)
@@ -101,7 +101,7 @@ async def run(quick: bool) -> list[Row]:
         for rate in RATES:
             await turn(paced_tokens[rate], rate, latencies[rate])
         engine_seconds = await turn(burst, None, None)
-        await runtime.close()
+        await engine.close()
         adapter_seconds = await adapter_alone(provider, server.url, burst)
 
     rows = [

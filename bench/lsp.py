@@ -33,7 +33,7 @@ from pygls.lsp.client import BaseLanguageClient
 from bench.paced import Latencies, PacedProvider, Turn, percentile
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.server import methods
-from relavium_lsp.server.app import relavium_converter
+from relavium_lsp.server.core import relavium_converter
 from relavium_lsp.testing.loopback import LoopbackServer
 
 SERVE = [sys.executable, "-m", "relavium_lsp", "serve"]

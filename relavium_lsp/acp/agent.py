@@ -2,7 +2,7 @@
 
 One :class:`RelaviumAcpAgent` serves one client connection. It opens the engine (encrypted
 store, providers, tools) in the background right after ``initialize`` — every later request
-waits for it — and adapts requests to the :class:`~relavium_lsp.engine.manager.SessionManager`
+waits for it — and adapts requests to the engine's front door (:mod:`relavium_lsp.engine.api`)
 exactly as the LSP features do, so both surfaces share sessions through the same database.
 
 Cancellation follows ACP: ``session/cancel`` cancels the task driving the prompt, which
@@ -80,11 +80,9 @@ from relavium_lsp.acp.updates import (
     title_update,
 )
 from relavium_lsp.contracts.content import ContentPart
-from relavium_lsp.contracts.events import StampedEvent
-from relavium_lsp.engine.manager import SessionManager, utc_now
-from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
-from relavium_lsp.engine.session import AgentSession
-from relavium_lsp.engine.turn import TurnResult
+from relavium_lsp.contracts.events import StampedEvent, TurnResult
+from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
+from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
@@ -106,8 +104,8 @@ class RelaviumAcpAgent:
         self._approvals = ApprovalChoices()
         self._settings = SessionSettings(self._approvals, self._views, self._require_outbox)
         self._mapper = EventMapper(self._book, self._views.context_window)
-        self._runtime_task: asyncio.Task[EngineRuntime] | None = None
-        self._runtime: EngineRuntime | None = None
+        self._runtime_task: asyncio.Task[Engine] | None = None
+        self._runtime: Engine | None = None
         self._turns = PromptTurns()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -183,12 +181,12 @@ class RelaviumAcpAgent:
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
             note_unsupported(mcp_servers, additional_directories)
-            session = await runtime.manager.start(
+            session = await runtime.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
-            modes, config = await self._settings.describe(runtime.manager, session)
+            modes, config = await self._settings.describe(runtime, session)
             # The client learns the session id from this answer: the commands follow it (the
             # SDK queues the answer before this callback can run).
             asyncio.get_running_loop().call_soon(self._announce_commands, session.id)
@@ -220,12 +218,12 @@ class RelaviumAcpAgent:
             note_unsupported(mcp_servers, additional_directories)
             session = await self._resume(runtime, session_id)
             outbox = self._require_outbox()
-            for update in await self._views.replay(runtime.manager, session):
+            for update in await self._views.replay(runtime, session):
                 outbox.push(session_id, update)
             self._announce_title(session)
             self._announce_commands(session_id)
             await outbox.flush()
-            modes, config = await self._settings.describe(runtime.manager, session)
+            modes, config = await self._settings.describe(runtime, session)
             return LoadSessionResponse(modes=modes, config_options=list(config))
 
     async def resume_session(
@@ -245,14 +243,14 @@ class RelaviumAcpAgent:
             self._announce_title(session)
             self._announce_commands(session_id)
             await self._require_outbox().flush()
-            modes, config = await self._settings.describe(runtime.manager, session)
+            modes, config = await self._settings.describe(runtime, session)
             return ResumeSessionResponse(modes=modes, config_options=list(config))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End a session (``ended``; still resumable later), cancelling any running turn."""
         with acp_edge("session/close"):
             runtime = await self._ready()
-            await runtime.manager.cancel(session_id)
+            await runtime.cancel(session_id)
             await self._require_outbox().flush()
             self._views.detach(session_id)
             self._settings.forget(session_id)
@@ -262,7 +260,7 @@ class RelaviumAcpAgent:
         """Delete a session from ``session/list`` (refused while its prompt runs)."""
         with acp_edge("session/delete"):
             runtime = await self._ready()
-            await runtime.manager.delete(session_id)
+            await runtime.delete(session_id)
             self._views.detach(session_id)
             self._settings.forget(session_id)
             return DeleteSessionResponse()
@@ -275,7 +273,7 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             options = relavium_meta(kwargs, ListSessionsMeta)
             workspace = absolute_path(cwd) if cwd is not None else None
-            page = await runtime.manager.list_sessions(
+            page = await runtime.list_sessions(
                 workspace=workspace,
                 status=options.status,
                 query=options.query,
@@ -291,7 +289,7 @@ class RelaviumAcpAgent:
         """Pick the session's approval mode (its modes are the approval modes)."""
         with acp_edge("session/set_mode"):
             runtime = await self._ready()
-            await self._settings.set_mode(runtime.manager, session_id, mode_id)
+            await self._settings.set_mode(runtime, session_id, mode_id)
             return SetSessionModeResponse()
 
     async def set_config_option(
@@ -300,7 +298,7 @@ class RelaviumAcpAgent:
         """Set the ``model`` or the ``approval`` option; answers with every option."""
         with acp_edge("session/set_config_option"):
             runtime = await self._ready()
-            options = await self._settings.set_option(runtime.manager, session_id, config_id, value)
+            options = await self._settings.set_option(runtime, session_id, config_id, value)
             return SetSessionConfigOptionResponse(config_options=list(options))
 
     async def fork_session(
@@ -324,7 +322,7 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             command = parse_command(prompt)
             if command is not None:
-                return await self._answer_command(runtime.manager, session_id, command)
+                return await self._answer_command(runtime, session_id, command)
             text, attachments = prompt_to_message(prompt)
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
@@ -385,19 +383,19 @@ class RelaviumAcpAgent:
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
+    async def _open_runtime(self, link: ClientLink) -> Engine:
         registry = default_registry()
-        runtime = await open_runtime(
+        runtime = await open_engine(
             AcpEditorHost(link),
             history_path=self._history_path,
             tools=AcpToolDispatcher(registry, link, self._approvals),
         )
-        self._views.bind(registry, runtime)
-        self._unsubscribe = runtime.manager.services.bus.subscribe(self._on_event)
+        self._views.bind(registry)
+        self._unsubscribe = await runtime.subscribe(self._on_event)
         self._runtime = runtime
         return runtime
 
-    async def _ready(self) -> EngineRuntime:
+    async def _ready(self) -> Engine:
         if self._runtime_task is None:
             raise RequestError.invalid_request({"details": "initialize must come first"})
         return await asyncio.shield(self._runtime_task)
@@ -416,28 +414,28 @@ class RelaviumAcpAgent:
     async def _settle_events(self, session_id: str) -> None:
         """Wait until events emitted so far for the session were mapped into the outbox."""
         if self._runtime is not None:
-            await self._runtime.manager.services.bus.drain(session_id)
+            await self._runtime.flush_events(session_id)
 
-    async def _resume(self, runtime: EngineRuntime, session_id: str) -> AgentSession:
-        await runtime.manager.resume(session_id)
-        session = await runtime.manager.session(session_id)
+    async def _resume(self, runtime: Engine, session_id: str) -> SessionSnapshot:
+        await runtime.resume(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         return session
 
-    def _announce_title(self, session: AgentSession) -> None:
+    def _announce_title(self, session: SessionSnapshot) -> None:
         record = session.record
         if record.title:
             self._require_outbox().push(session.id, title_update(record.title, record.updated_at))
 
     async def _answer_command(
-        self, manager: SessionManager, session_id: str, command: SlashCommand
+        self, runtime: Engine, session_id: str, command: SlashCommand
     ) -> PromptResponse:
-        await manager.session(session_id)  # an unknown session is an error, as for any prompt
+        await runtime.session(session_id)  # an unknown session is an error, as for any prompt
         hooks = CommandHooks(
             title_changed=self._push_title,
-            model_changed=functools.partial(self._settings.model_changed, manager),
+            model_changed=functools.partial(self._settings.model_changed, runtime),
         )
-        answer = await run_command(manager, session_id, command, hooks)
+        answer = await run_command(runtime, session_id, command, hooks)
         outbox = self._require_outbox()
         outbox.push(session_id, message_chunk(answer))
         await outbox.flush()
@@ -447,27 +445,27 @@ class RelaviumAcpAgent:
         self._require_outbox().push(session_id, commands_update())
 
     def _push_title(self, session_id: str, title: str) -> None:
-        self._require_outbox().push(session_id, title_update(title, utc_now()))
+        self._require_outbox().push(session_id, title_update(title, utc_timestamp()))
 
     async def _run_turn(
         self,
-        runtime: EngineRuntime,
+        runtime: Engine,
         session_id: str,
         text: str,
         attachments: list[ContentPart],
     ) -> TurnResult:
-        session = await runtime.manager.session(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         await self._title_from_first_prompt(runtime, session, text)
-        return await session.send_message(text, attachments)
+        return await runtime.send(session_id, text, attachments)
 
     async def _title_from_first_prompt(
-        self, runtime: EngineRuntime, session: AgentSession, text: str
+        self, runtime: Engine, session: SessionSnapshot, text: str
     ) -> None:
         if session.record.title or session.record.turn_count:
             return
         title = title_from_prompt(text)
         if title is None:
             return
-        await runtime.manager.rename(session.id, title)
+        await runtime.rename(session.id, title)
         self._push_title(session.id, title)

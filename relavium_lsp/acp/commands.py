@@ -24,8 +24,7 @@ from acp.schema import (
 from relavium_lsp.acp.prompt_content import PromptBlock
 from relavium_lsp.acp.session_config import model_menu
 from relavium_lsp.contracts.events import SessionCompacted
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.models import first_choice
+from relavium_lsp.engine.api import Engine, first_choice
 from relavium_lsp.errors import RelaviumError
 
 MICROCENTS_PER_DOLLAR = 100_000_000
@@ -89,26 +88,26 @@ class CommandHooks:
 
 
 async def run_command(
-    manager: SessionManager, session_id: str, command: SlashCommand, hooks: CommandHooks
+    engine: Engine, session_id: str, command: SlashCommand, hooks: CommandHooks
 ) -> str:
     """Run ``command`` in a session; the text the client is answered with."""
     try:
         if command.name == "compact":
-            return await _compact(manager, session_id, command.argument)
+            return await _compact(engine, session_id, command.argument)
         if command.name == "title":
-            return await _title(manager, session_id, command.argument, hooks)
+            return await _title(engine, session_id, command.argument, hooks)
         if command.name == "usage":
-            return await _usage(manager, session_id)
-        return await _model(manager, session_id, command.argument, hooks)
+            return await _usage(engine, session_id)
+        return await _model(engine, session_id, command.argument, hooks)
     except RelaviumError as error:
         return f"/{command.name} failed: {error.message}"
 
 
-async def _compact(manager: SessionManager, session_id: str, argument: str) -> str:
+async def _compact(engine: Engine, session_id: str, argument: str) -> str:
     mode = argument or "summarize"
     if mode not in ("summarize", "trim"):
         return f"/compact takes 'summarize' or 'trim', not {mode[:50]!r}."
-    event = await manager.compact(session_id, mode="trim" if mode == "trim" else "summarize")
+    event = await engine.compact(session_id, mode="trim" if mode == "trim" else "summarize")
     verb = "Summarised" if isinstance(event, SessionCompacted) else "Trimmed"
     return (
         f"{verb} the history the model sees: {event.messages_before} → "
@@ -117,19 +116,17 @@ async def _compact(manager: SessionManager, session_id: str, argument: str) -> s
     )
 
 
-async def _title(
-    manager: SessionManager, session_id: str, argument: str, hooks: CommandHooks
-) -> str:
+async def _title(engine: Engine, session_id: str, argument: str, hooks: CommandHooks) -> str:
     title = " ".join(argument.split())[:MAX_TITLE_CHARS]
     if not title:
         return "Usage: /title <the new title>"
-    await manager.rename(session_id, title)
+    await engine.rename(session_id, title)
     hooks.title_changed(session_id, title)
     return f"Renamed this chat to “{title}”."
 
 
-async def _usage(manager: SessionManager, session_id: str) -> str:
-    record = await manager.get_record(session_id)
+async def _usage(engine: Engine, session_id: str) -> str:
+    record = await engine.record(session_id)
     totals = record.totals
     dollars = totals.cost_microcents / MICROCENTS_PER_DOLLAR
     return (
@@ -138,14 +135,12 @@ async def _usage(manager: SessionManager, session_id: str) -> str:
     )
 
 
-async def _model(
-    manager: SessionManager, session_id: str, argument: str, hooks: CommandHooks
-) -> str:
+async def _model(engine: Engine, session_id: str, argument: str, hooks: CommandHooks) -> str:
     if argument:
-        session = await manager.set_model(session_id, argument)
+        session = await engine.set_model(session_id, argument)
         await hooks.model_changed(session_id)
         return f"From the next message on, this chat asks {first_choice(session.chain).id} first."
-    current = first_choice((await manager.session(session_id)).chain)
-    choices = model_menu(await manager.model_choices(session_id), current)
+    current = first_choice((await engine.session(session_id)).chain)
+    choices = model_menu(await engine.model_choices(session_id), current)
     lines = [f"{'→' if choice == current else ' '} {choice.id}" for choice in choices]
     return "Models (switch with /model provider/model):\n" + "\n".join(lines)

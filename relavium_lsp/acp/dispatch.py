@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from relavium_lsp.acp.host import CallScopedHost, ClientLink
 from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.tool_calls import CallRecord, describe_call
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.llm.seam import ToolSpec
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
@@ -37,7 +37,7 @@ class AcpToolDispatcher:
         """The registry's specs."""
         return self.registry.specs(names)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
         """Record the call, then run it through the registry with a session-bound host."""
         roots = ScopeRoots.for_call(ctx)
         definition = self.registry.get(call.name)

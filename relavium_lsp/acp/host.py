@@ -261,5 +261,5 @@ class CallScopedHost:
         return WriteOutcome(applied=True)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Through the engine's wrapper (it shows ``awaiting_approval`` meanwhile)."""
+        """The process-wide host's (the engine asks through its session scope, not here)."""
         return await self._inner.request_approval(request)

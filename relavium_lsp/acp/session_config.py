@@ -4,7 +4,7 @@ Two stable ACP surfaces carry them, and both are offered so every v1 client has 
 
 - **config options** (``configOptions`` in the session responses, ``session/set_config_option``,
   ``config_option_update``): ``model`` (category ``model``; the choices of
-  :mod:`relavium_lsp.engine.models`) and ``approval`` (category ``mode``);
+  ``Engine.model_choices``) and ``approval`` (category ``mode``);
 - **session modes** (``modes``, ``session/set_mode``, ``current_mode_update``): the approval
   mode alone, for clients built before config options existed.
 
@@ -12,7 +12,7 @@ The approval mode a client picks applies to this connection's tool calls in that
 (``ask`` / ``auto_edits`` / ``never_ask``, as ``[chat].approval``); until it picks one the
 workspace policy decides. Like the editor setting of the LSP surface, it is the user's own
 choice, so it may be looser than a project file's. The model choice is the engine's
-(:meth:`~relavium_lsp.engine.manager.SessionManager.set_model`).
+(:meth:`~relavium_lsp.engine.api.Engine.set_model`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from acp.schema import (
 )
 
 from relavium_lsp.contracts.config import ApprovalMode, EffectiveChatPolicy
-from relavium_lsp.engine.models import ModelChoice
+from relavium_lsp.engine.api import ModelChoice
 from relavium_lsp.errors import InvalidInput
 
 MODEL_OPTION = "model"

@@ -24,9 +24,7 @@ from relavium_lsp.acp.session_config import (
     options_update,
 )
 from relavium_lsp.acp.session_views import SessionViews
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.models import first_choice
-from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.engine.api import Engine, SessionSnapshot, first_choice
 from relavium_lsp.errors import InvalidInput
 
 
@@ -41,53 +39,53 @@ class SessionSettings:
         self._outbox = outbox
 
     async def describe(
-        self, manager: SessionManager, session: AgentSession
+        self, engine: Engine, session: SessionSnapshot
     ) -> tuple[SessionModeState, list[SessionConfigOptionSelect]]:
         """The ``modes`` and ``configOptions`` of a session response."""
         approval = self._approvals.current(session.id, session.policy)
-        models = await manager.model_choices(session.id)
+        models = await engine.model_choices(session.id)
         return mode_state(approval), config_options(models, first_choice(session.chain), approval)
 
-    async def set_mode(self, manager: SessionManager, session_id: str, mode_id: str) -> None:
+    async def set_mode(self, engine: Engine, session_id: str, mode_id: str) -> None:
         """``session/set_mode``: pick the approval mode."""
         mode = approval_mode(mode_id)
-        session = await manager.session(session_id)
+        session = await engine.session(session_id)
         self._approvals.pick(session_id, mode)
-        await self._announce_options(manager, session)
+        await self._announce_options(engine, session)
 
     async def set_option(
-        self, manager: SessionManager, session_id: str, config_id: str, value: str | bool
+        self, engine: Engine, session_id: str, config_id: str, value: str | bool
     ) -> list[SessionConfigOptionSelect]:
         """``session/set_config_option``: every option afterwards."""
         if not isinstance(value, str):
             raise InvalidInput(f"config option {config_id[:100]!r} takes one of its values")
         if config_id == APPROVAL_OPTION:
             mode = approval_mode(value)
-            session = await manager.session(session_id)
+            session = await engine.session(session_id)
             self._approvals.pick(session_id, mode)
             self._outbox().push(session_id, mode_update(mode))
         elif config_id == MODEL_OPTION:
-            session = await manager.set_model(session_id, value)
+            session = await engine.set_model(session_id, value)
             self._views.attach(session)
         else:
             known = f"{MODEL_OPTION}, {APPROVAL_OPTION}"
             raise InvalidInput(f"unknown config option {config_id[:100]!r} (known: {known})")
-        _, options = await self.describe(manager, session)
+        _, options = await self.describe(engine, session)
         await self._outbox().flush()
         return options
 
-    async def model_changed(self, manager: SessionManager, session_id: str) -> None:
+    async def model_changed(self, engine: Engine, session_id: str) -> None:
         """The model changed outside ``set_config_option`` (``/model``): tell the client."""
-        session = await manager.session(session_id)
+        session = await engine.session(session_id)
         self._views.attach(session)
-        await self._announce_options(manager, session)
+        await self._announce_options(engine, session)
 
     def forget(self, session_id: str) -> None:
         """The session was closed or deleted on this connection."""
         self._approvals.forget(session_id)
 
-    async def _announce_options(self, manager: SessionManager, session: AgentSession) -> None:
-        _, options = await self.describe(manager, session)
+    async def _announce_options(self, engine: Engine, session: SessionSnapshot) -> None:
+        _, options = await self.describe(engine, session)
         outbox = self._outbox()
         outbox.push(session.id, options_update(options))
         # Sent before the request that caused it is answered.

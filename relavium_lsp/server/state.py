@@ -14,7 +14,7 @@ if TYPE_CHECKING:
         LspRange,
         RelaviumClientCapabilities,
     )
-    from relavium_lsp.engine.runtime import EngineRuntime
+    from relavium_lsp.engine.api import Engine
 
 
 @dataclass
@@ -39,8 +39,10 @@ class ServerState:
 
     focus: EditorFocus = field(default_factory=EditorFocus)
     client_info_name: str | None = None
-    runtime: EngineRuntime | None = None
-    runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    engine: Engine | None = None
+    engine_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set by the ``shutdown`` request: the engine is closed then and must not open again.
+    shutting_down: bool = False
     raw_options: Any = None
     raw_client: Any = None
     _options: InitializationOptions | None = field(default=None, repr=False)

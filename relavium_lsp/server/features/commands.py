@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 # Imported at runtime, not only for type checking: pygls resolves a command handler's
 # annotations with typing.get_type_hints when it prepares the command's arguments.
-from relavium_lsp.server.app import RelaviumServer
+from relavium_lsp.server.core import RelaviumServer
 from relavium_lsp.server.methods import REQUESTS, command_name
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""``relavium/exportSession`` and ``relavium/forkSession`` (SPEC §4, §9).
+"""``relavium/exportSession`` and ``relavium/forkSession`` (``docs/design.md`` §4, §9).
 
 Opening an export, when the request asks for it (``open``, the default):
 
@@ -33,12 +33,12 @@ from relavium_lsp.contracts.wire import (
 )
 from relavium_lsp.errors import ExportError
 from relavium_lsp.server import methods
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.export import service
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import ExportOutcome
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 _LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}
@@ -52,12 +52,12 @@ def setup(server: RelaviumServer) -> None:
 
 async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Result:
     """Export a session; open it as an untitled document or a written file when asked."""
-    from relavium_lsp.export import service  # loaded with the engine, not at server start
+    from relavium_lsp.engine.api import UNTITLED  # loaded with the engine, not at server start
 
-    manager = (await runtime(ls)).manager
-    outcome = await service.render_export(manager, params.session_id, params.format)
+    engine = await get_engine(ls)
+    outcome = await engine.render_export(params.session_id, params.format)
     opened = False
-    location = service.UNTITLED
+    location = UNTITLED
     suggested = outcome.suggested_path
     if params.open and ls.state.client.open_untitled:
         opened = await _open_untitled(ls, outcome)
@@ -66,7 +66,7 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
         if written is not None:
             location = suggested = str(written)
             opened = await _show_document(ls, written)
-    await service.announce_export(manager, outcome.session_id, outcome.format, location)
+    await engine.announce_export(outcome.session_id, outcome.format, location)
     return ExportSessionResult(
         format=outcome.format, content=outcome.content, suggested_path=suggested, opened=opened
     )
@@ -74,14 +74,11 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
 
 async def fork_session(ls: RelaviumServer, params: ForkSessionParams) -> Result:
     """Branch a session at one of its messages."""
-    from relavium_lsp.export import service
-
-    manager = (await runtime(ls)).manager
-    new_id = await service.fork_session(manager, params.session_id, params.at_sequence)
+    new_id = await (await get_engine(ls)).fork(params.session_id, params.at_sequence)
     return ForkSessionResult(session_id=new_id)
 
 
-async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> bool:
+async def _open_untitled(ls: RelaviumServer, outcome: ExportOutcome) -> bool:
     params = OpenUntitledParams(
         language=_LANGUAGES[outcome.format], content=outcome.content, title=outcome.file_name
     )
@@ -97,7 +94,7 @@ async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> 
     return False
 
 
-async def _write_in_workspace(outcome: service.ExportOutcome) -> Path | None:
+async def _write_in_workspace(outcome: ExportOutcome) -> Path | None:
     from relavium_lsp.export.files import write_export_file
 
     try:

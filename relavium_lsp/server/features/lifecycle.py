@@ -17,8 +17,8 @@ from lsprotocol import types
 from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.runtime import EngineRuntime
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import Engine
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def setup(server: RelaviumServer) -> None:
 
         ls.load_deferred_features()
         try:
-            await runtime(ls)
+            await get_engine(ls)
         except RelaviumError as exc:
             ls.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Error, message=exc.message)
@@ -51,10 +51,11 @@ def setup(server: RelaviumServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: RelaviumServer, params: Any) -> None:
         state = ls.state
-        async with state.runtime_lock:
-            if state.runtime is not None:
-                await state.runtime.close()
-                state.runtime = None
+        state.shutting_down = True
+        async with state.engine_lock:
+            if state.engine is not None:
+                await state.engine.close()
+                state.engine = None
 
 
 def settle_initialization(ls: RelaviumServer) -> None:
@@ -75,34 +76,32 @@ def settle_initialization(ls: RelaviumServer) -> None:
         warn(ls, describe_validation_error("experimental.relavium", exc) + "; ignoring it")
 
 
-async def runtime(ls: RelaviumServer) -> EngineRuntime:
+async def get_engine(ls: RelaviumServer) -> Engine:
     """The engine, opened on first use; raises a clear :class:`StoreError` if it cannot be."""
     # Imported here, not at module load: answering `initialize` fast matters more than
     # having the engine's dependencies (store, providers, tools) loaded before it is needed.
-    from relavium_lsp.engine.runtime import open_runtime
+    from relavium_lsp.engine.api import open_engine
     from relavium_lsp.errors import StoreError
     from relavium_lsp.server.features.editor_host import LspEditorHost
 
     state = ls.state
-    async with state.runtime_lock:
-        if state.runtime is None:
-            if ls.protocol._shutdown:
+    async with state.engine_lock:
+        if state.engine is None:
+            if state.shutting_down:
                 raise StoreError("the server is shutting down")
-            opened = await open_runtime(
+            opened = await open_engine(
                 LspEditorHost(ls),
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
             )
-            opened.manager.services.bus.subscribe(
-                lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire())
-            )
-            state.runtime = opened
+            await opened.subscribe(lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire()))
+            state.engine = opened
             # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
             # schemas, the engine): freeze it out of the cyclic GC, whose full collections
             # would otherwise walk it all again, pausing a token stream (issue 25).
             gc.collect()
             gc.freeze()
-        return state.runtime
+        return state.engine
 
 
 def warn(ls: RelaviumServer, message: str) -> None:

@@ -1,4 +1,4 @@
-"""The session requests of SPEC §4: start, send, abort, cancel, resume, list and more."""
+"""The session requests (``docs/design.md`` §4): start, send, abort, resume, list, and more."""
 
 from __future__ import annotations
 
@@ -36,11 +36,11 @@ from relavium_lsp.contracts.wire import (
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.context import detect_context
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 PROGRESS_CREATE_TIMEOUT_S = 2.0
@@ -65,12 +65,12 @@ def setup(server: RelaviumServer) -> None:
 
 async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Result:
     """Open a session in the detected (and overridden) context."""
-    rt = await runtime(ls)
+    engine = await get_engine(ls)
     detected = await detect_context(ls)
     context = params.context.apply_to(detected) if params.context else detected
     if not Path(context.working_dir).is_dir():
         raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
-    session = await rt.manager.start(
+    session = await engine.start(
         context=context,
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
@@ -87,34 +87,28 @@ async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Resul
 
 async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
     """Run one turn; the answer streams as notifications, the settled turn is the result."""
-    rt = await runtime(ls)
-    session = await rt.manager.session(params.session_id)
+    engine = await get_engine(ls)
+    session = await engine.session(params.session_id)
     async with turn_progress(ls, session.record.title or "Relavium"):
-        result = await session.send_message(params.text, params.attachments or [])
-    return SendMessageResult(
-        stop_reason=result.stop_reason,
-        tokens_used=result.tokens_used,
-        error=result.error,
-        text=result.text,
-        last_sequence=result.last_sequence,
-    )
+        result = await engine.send(params.session_id, params.text, params.attachments or [])
+    return SendMessageResult.from_turn(result)
 
 
 async def abort_turn(ls: RelaviumServer, params: AbortTurnParams) -> Result:
     """Abort the running turn, if any."""
-    rt = await runtime(ls)
-    return AbortTurnResult(aborted=await rt.manager.abort(params.session_id))
+    engine = await get_engine(ls)
+    return AbortTurnResult(aborted=await engine.abort(params.session_id))
 
 
 async def cancel_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """End the session."""
-    await (await runtime(ls)).manager.cancel(params.session_id)
+    await (await get_engine(ls)).cancel(params.session_id)
     return {}
 
 
 async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """Reload a session with the history tail that fits its model's context."""
-    resumed = await (await runtime(ls)).manager.resume(params.session_id)
+    resumed = await (await get_engine(ls)).resume(params.session_id)
     return ResumeSessionResult(
         session=resumed.session,
         messages=resumed.messages,
@@ -124,7 +118,7 @@ async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result
 
 async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Result:
     """Sessions newest first, filtered and paged."""
-    page = await (await runtime(ls)).manager.list_sessions(
+    page = await (await get_engine(ls)).list_sessions(
         workspace=params.workspace,
         status=params.status,
         query=params.query,
@@ -136,7 +130,7 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
 
 async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Result:
     """A page of the transcript, oldest first."""
-    messages, has_more = await (await runtime(ls)).manager.transcript(
+    messages, has_more = await (await get_engine(ls)).transcript(
         params.session_id, before_sequence=params.before_sequence, limit=params.limit
     )
     return GetTranscriptResult(messages=messages, has_more=has_more)
@@ -144,7 +138,7 @@ async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Res
 
 async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Result:
     """The durable event backlog after a sequence number."""
-    events = await (await runtime(ls)).manager.events_after(
+    events = await (await get_engine(ls)).events_after(
         params.session_id, params.after_sequence, params.limit
     )
     return SessionEventsResult(events=[event.to_wire() for event in events])
@@ -152,27 +146,27 @@ async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Res
 
 async def rename_session(ls: RelaviumServer, params: RenameSessionParams) -> Result:
     """Set the title."""
-    await (await runtime(ls)).manager.rename(params.session_id, params.title)
+    await (await get_engine(ls)).rename(params.session_id, params.title)
     return {}
 
 
 async def delete_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """Soft-delete."""
-    await (await runtime(ls)).manager.delete(params.session_id)
+    await (await get_engine(ls)).delete(params.session_id)
     return {}
 
 
 async def compact_session(ls: RelaviumServer, params: CompactSessionParams) -> Result:
     """Compact now; the result is the terminal compaction event's payload."""
-    event = await (await runtime(ls)).manager.compact(params.session_id, mode=params.mode)
+    event = await (await get_engine(ls)).compact(params.session_id, mode=params.mode)
     return event.to_wire()
 
 
 async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
     """The agents available in the active workspace (always including the default)."""
-    rt = await runtime(ls)
+    engine = await get_engine(ls)
     context = await detect_context(ls)
-    config = await rt.manager.workspace_config(context.working_dir)
+    agents = await engine.list_agents(context.working_dir)
     return ListAgentsResult(
         agents=[
             AgentInfo(
@@ -182,7 +176,7 @@ async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
                 model=agent.model,
                 provider=agent.provider,
             )
-            for agent in config.agents.values()
+            for agent in agents
         ]
     )
 

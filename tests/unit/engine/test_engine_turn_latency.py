@@ -33,28 +33,36 @@ async def test_the_user_message_is_synced_before_the_turn_settles(
     monkeypatch.setattr(async_store, "_fsync", recording_fsync)
     async with engine(tmp_path, scripted(text_reply("one"), text_reply("two"))) as h:
         session = await h.start()
-        assert (await session.send_message("first")).stop_reason == "stop"
+        assert (await h.engine.send(session.id, "first")).stop_reason == "stop"
         assert synced == [tmp_path / "home" / "history.db-wal"]
-        assert (await session.send_message("second")).stop_reason == "stop"
+        assert (await h.engine.send(session.id, "second")).stop_reason == "stop"
         assert len(synced) == 2
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_a_failed_sync_is_logged_and_the_turn_still_completes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def failing_fsync(path: Path) -> None:
         raise OSError("disk went away")
 
     monkeypatch.setattr(async_store, "_fsync", failing_fsync)
+    warnings: list[logging.LogRecord] = []
+    recorder = logging.Handler(logging.WARNING)
+    recorder.emit = warnings.append  # type: ignore[method-assign]
+    session_module._log.addHandler(recorder)  # direct: other tests may stop propagation
+    # import-linter (test_architecture) configures logging with disable_existing_loggers.
+    monkeypatch.setattr(session_module._log, "disabled", False)
     async with engine(tmp_path, scripted(text_reply("fine"))) as h:
         session = await h.start()
-        with caplog.at_level(logging.WARNING):
-            result = await session.send_message("hello")
+        try:
+            result = await h.engine.send(session.id, "hello")
+        finally:
+            session_module._log.removeHandler(recorder)
         assert result.stop_reason == "stop"
-        assert "could not sync the history database's log" in caplog.text
-        messages, _ = await h.manager.transcript(session.id)
+        assert any("could not sync" in record.getMessage() for record in warnings)
+        messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant"]
 
 
@@ -68,8 +76,9 @@ async def test_the_checkpoint_runs_once_the_session_is_idle(
     checkpoints: list[str] = []
     monkeypatch.setattr(SessionStore, "checkpoint", lambda self: checkpoints.append("done"))
     async with engine(tmp_path, scripted(text_reply("one"))) as h:
-        session = await h.start()
-        await session.send_message("hi")
+        started = await h.start()
+        await h.engine.send(started.id, "hi")
+        session = await h.engine._live.get(started.id)  # the live session behind the door
         assert checkpoints == []  # not while settling: only after the idle delay
         timer = session._checkpoint_timer
         assert timer is not None
@@ -88,11 +97,12 @@ async def test_a_follow_up_turn_cancels_the_pending_checkpoint(
     monkeypatch.setattr(SessionStore, "checkpoint", lambda self: checkpoints.append("done"))
     monkeypatch.setattr(session_module, "CHECKPOINT_IDLE_S", 3600.0)
     async with engine(tmp_path, scripted(text_reply("one"), text_reply("two"))) as h:
-        session = await h.start()
-        await session.send_message("first")
+        started = await h.start()
+        await h.engine.send(started.id, "first")
+        session = await h.engine._live.get(started.id)  # the live session behind the door
         pending = session._checkpoint_timer
         assert pending is not None and not pending.cancelled()
-        await session.send_message("second")
+        await h.engine.send(started.id, "second")
         assert pending.cancelled()
         assert session._checkpoint_timer is not None  # re-armed after the second turn
         assert checkpoints == [] and session._checkpoint is None

@@ -312,7 +312,7 @@ _STEP = st.one_of(
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_STEP, min_size=1, max_size=40), budget=st.integers(0, 3000))
 # A marker that is itself the newest message, after a tool result whose call does not fit:
-# the tail is [marker, call, result] (docs/design.md, "History tail"). Found by CI (issue 26).
+# the tail is [marker, call, result] (docs/design.md §2.4, "History tail"). Found by CI (issue 26).
 @example(steps=[("tools", [0]), ("compact", 0)], budget=8)
 def test_tail_properties_on_random_histories(
     shared_store: SessionStore, steps: list[tuple[str, object]], budget: int
@@ -381,7 +381,7 @@ def _drop_orphans(messages: list[SessionMessage]) -> list[SessionMessage]:
 
 
 def _reference_tail(visible: list[SessionMessage], budget: int) -> list[SessionMessage]:
-    """The specification (docs/design.md, "History tail"), over the whole in-memory history."""
+    """The specification (docs/design.md §2.4, "History tail"), over the whole in-memory history."""
     walked: list[SessionMessage] = []
     marker: SessionMessage | None = None
     boundary = 0
