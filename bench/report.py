@@ -102,6 +102,26 @@ class Row:
         )
 
 
+def coerce(row: object) -> Row:
+    """A :class:`Row`, from a Row or from a row-like tuple with the same meaning.
+
+    A bridge for modules written before this type: anything with ``measure``, ``value``,
+    ``anchor`` (the anchor's number) and ``goal`` (a ratio limit or ``None``) attributes.
+    """
+    if isinstance(row, Row):
+        return row
+    goal = getattr(row, "goal", None)
+    anchor = getattr(row, "anchor", None)
+    return Row(
+        measure=str(getattr(row, "measure")),  # noqa: B009 - a duck-typed row
+        value=float(getattr(row, "value")),  # noqa: B009
+        unit=str(getattr(row, "unit", "")),
+        anchor="anchor" if isinstance(anchor, int | float) else "",
+        anchor_value=float(anchor) if isinstance(anchor, int | float) else None,
+        goal=Goal(float(goal)) if isinstance(goal, int | float) else None,
+    )
+
+
 def format_number(value: float | None, unit: str = "") -> str:
     """Three significant figures, thousands separators for big numbers, then the unit."""
     if value is None:
