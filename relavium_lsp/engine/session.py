@@ -327,11 +327,16 @@ class AgentSession:
 
 
 async def _wait_for_disk(synced: asyncio.Future[None]) -> None:
-    """Let the user message's fsync finish before the turn settles (never fails the turn)."""
+    """Let the user message's fsync finish before the turn settles (never fails the turn).
+
+    An abort arriving meanwhile does not stop the turn from settling: its result is decided.
+    """
     try:
         await asyncio.shield(synced)
     except asyncio.CancelledError:
-        raise
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
     except Exception:
         # The message is committed; the turn's next durable commit syncs the log as well.
         _log.warning("could not sync the history database's log", exc_info=True)

@@ -106,3 +106,13 @@ async def test_a_follow_up_turn_cancels_the_pending_checkpoint(
         assert pending.cancelled()
         assert session._checkpoint_timer is not None  # re-armed after the second turn
         assert checkpoints == [] and session._checkpoint is None
+
+
+async def test_an_abort_while_waiting_for_the_disk_still_lets_the_turn_settle() -> None:
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.ensure_future(session_module._wait_for_disk(never))
+    await asyncio.sleep(0)  # let it reach the wait (a yield, not a timed wait)
+    waiting.cancel()
+    await waiting  # returns normally: the turn goes on to settle
+    assert not waiting.cancelled()
+    never.cancel()
