@@ -128,7 +128,8 @@ def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
     home, workspace = root / "home", root / "ws"
     (home / ".relavium").mkdir(parents=True)
     (home / ".relavium" / "config.toml").write_text(
-        f'[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
+        # One session runs every measured turn: lift the default 50-turn limit.
+        f'[chat]\nmax_turns = 1000\n\n[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
         "allow_local_endpoint = true\n",
         encoding="utf-8",
     )
@@ -165,9 +166,10 @@ async def turn(client: Client, provider: PacedProvider, session_id: str, tokens:
     client.token_chars = client.notifications = 0
     client.turn_done.clear()
     began = time.perf_counter()
-    await client.protocol.send_request_async(
+    result = await client.protocol.send_request_async(
         methods.SEND_MESSAGE, {"sessionId": session_id, "text": "stream please"}
     )
+    assert result["stopReason"] == "stop", result  # a failed turn would skew every row
     await client.turn_done.wait()
     return client.turn.arrived - began, time.perf_counter() - began
 
