@@ -28,11 +28,12 @@ EAGER = (lifecycle, context, commands)
 
 def load_deferred_features(server: RelaviumServer) -> None:
     """Validate the stored initialization options, then register the session features."""
-    from relavium_lsp.server.features import export, sessions  # the heavy imports: see above
+    # The heavy imports (see the module doc).
+    from relavium_lsp.server.features import export, models, sessions
 
     lifecycle.settle_initialization(server)
-    sessions.setup(server)
-    export.setup(server)
+    for feature in (sessions, export, models):
+        feature.setup(server)
     context.setup_editor_state(server)
 
 

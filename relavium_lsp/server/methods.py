@@ -16,6 +16,7 @@ COMPACT_SESSION = "relavium/compactSession"
 EXPORT_SESSION = "relavium/exportSession"
 FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
+LIST_MODELS = "relavium/listModels"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -35,6 +36,7 @@ REQUESTS = (
     EXPORT_SESSION,
     FORK_SESSION,
     LIST_AGENTS,
+    LIST_MODELS,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
