@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode bench clean
+.PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,15 @@ e2e-vscode: setup
 	bash tests/e2e/vscode/run.sh
 
 test: lint typecheck unit vscode e2e e2e-vscode
+
+# Every benchmark in one process tree, one table of ratios to same-run anchors (pass/miss per
+# goal), JSON in bench/results/latest.json. Not part of `make test`: timings live here only.
+bench: setup
+	$(BIN)/python -m bench
+
+# The same rows on smaller fixtures (about two minutes); writes bench/results/latest-quick.json.
+bench-quick: setup
+	$(BIN)/python -m bench --quick
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,13 +1,18 @@
-"""Benchmark of the language server: ``python -m bench.lsp [--tokens N]``.
+"""Benchmark of the language server, over real server processes: ``python -m bench.lsp``.
 
-Prints numbers and ratios (never pass/fail), all against real server processes:
+Each measure has its anchor measured in the same run against a bare pygls server
+(:mod:`bench.baseline_server`):
 
-1. cold start: spawning ``relavium-lsp serve`` → the ``initialize`` result (p50 of 5);
-2. end-to-end token throughput: a loopback provider streams N tokens with no delay; the
-   client counts token characters arriving in ``relavium/sessionEvent`` notifications — as a
-   ratio to a tiny pygls server that does nothing but send notifications (the floor any
-   pygls server can reach), per token and per notification;
-3. server RSS idle (engine open, no session) and with 100 open sessions.
+1. cold start: spawn ``relavium-lsp serve`` → its ``initialize`` result (p50), against the
+   bare pygls server; the two are started alternately;
+2. per-token latency at realistic rates: the loopback provider (:mod:`bench.paced`) writes a
+   delta at 50, 200 and 1,000 tokens/s → the client reads the notification carrying it (p99
+   over every token), against the bare server relaying the same paced stream;
+3. per-turn overhead: ``relavium/sendMessage`` sent → the provider receives the HTTP request
+   (p99 over every turn; the client advertises work-done progress, as VS Code does);
+4. end-to-end throughput of an unpaced 10,000-token turn, against the bare server sending
+   notifications as fast as pygls can;
+5. server RSS idle (engine open, no session) and with 100 open sessions.
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
+from bench.paced import Latencies, PacedProvider, Turn, percentile
+from bench.report import Goal, Row, print_rows
 from relavium_lsp.server import methods
 from relavium_lsp.server.core import relavium_converter
-from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
-from relavium_lsp.testing.wire_scripts import openai_stream
+from relavium_lsp.testing.loopback import LoopbackServer
 
 SERVE = [sys.executable, "-m", "relavium_lsp", "serve"]
-FLOOD = [sys.executable, "-m", "bench.notification_flood_server"]
+BASELINE = [sys.executable, "-m", "bench.baseline_server"]
+RATES = (50, 200, 1_000)
 
 
 def rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
@@ -42,19 +50,24 @@ def rss_mb(pid: int) -> float:
 
 
 class Client(BaseLanguageClient):
-    """A minimal editor: counts streamed token characters."""
+    """A minimal editor: times every streamed token against the provider's write."""
 
     def __init__(self) -> None:
         super().__init__("bench", "1", converter_factory=relavium_converter)
         self.token_chars = 0
         self.notifications = 0
         self.turn_done = asyncio.Event()
+        self.turn: Turn | None = None
+        self.latencies: Latencies | None = None
 
         @self.feature(methods.SESSION_EVENT)
         def on_event(params: dict[str, Any]) -> None:
+            received = time.perf_counter()
             if params["type"] == "agent:token":
                 self.token_chars += len(params["token"])
                 self.notifications += 1
+                if self.turn is not None and self.latencies is not None:
+                    self.latencies.record(self.turn, params["token"], received)
             elif params["type"] == "session:turn_completed":
                 self.turn_done.set()
 
@@ -62,33 +75,61 @@ class Client(BaseLanguageClient):
         def on_note(params: dict[str, Any]) -> None:
             self.notifications += 1
 
+        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def on_progress_create(params: Any) -> None:
+            return None
 
-async def start(command: list[str], env: dict[str, str], workspace: Path) -> tuple[Client, float]:
+        @self.feature(types.PROGRESS)
+        def on_progress(params: Any) -> None:
+            return None
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def start(
+    command: list[str], env: dict[str, str], workspace: Path, cpu: list[float] | None = None
+) -> tuple[Client, float]:
+    """Spawn a server, initialize it; the client and seconds to the ``initialize`` result.
+
+    With ``cpu``, the server's CPU seconds at that moment (before ``initialized``, which
+    starts the work deferred past ``initialize``) are appended to it.
+    """
     client = Client()
     began = time.perf_counter()
     await client.start_io(*command, env=env)
     await client.initialize_async(
         types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True)
+            ),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
         )
     )
     elapsed = time.perf_counter() - began
+    if cpu is not None:
+        cpu.append(cpu_seconds(client._server.pid))  # type: ignore[union-attr]
     client.initialized(types.InitializedParams())
     return client, elapsed
 
 
 async def stop(client: Client) -> None:
+    """Shut a server down politely."""
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
 
 
 def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
+    """A home with a loopback provider, a workspace with an agent that uses it."""
     home, workspace = root / "home", root / "ws"
     (home / ".relavium").mkdir(parents=True)
     (home / ".relavium" / "config.toml").write_text(
-        f'[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
+        # One session runs every measured turn: lift the default 50-turn limit.
+        f'[chat]\nmax_turns = 1000\n\n[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
         "allow_local_endpoint = true\n",
         encoding="utf-8",
     )
@@ -101,21 +142,55 @@ def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
     return env, workspace
 
 
-async def run(tokens: int) -> None:
-    pieces = [f"t{n} " for n in range(tokens)]
-    token_text_chars = sum(map(len, pieces))
-
-    def respond(request: ReceivedRequest) -> ScriptedResponse:
-        return openai_stream(text=pieces, usage=(10, tokens))
-
-    with tempfile.TemporaryDirectory() as scratch, LoopbackServer(responder=respond) as server:
-        env, workspace = prepare(Path(scratch), server.url + "/v1")
-
-        starts = []
-        for _ in range(5):
-            client, elapsed = await start(SERVE, env, workspace)
-            starts.append(elapsed)
+async def cold_starts(
+    count: int, env: dict[str, str], workspace: Path
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds to the ``initialize`` result, relavium and bare pygls alternately."""
+    starts: dict[str, list[float]] = {"relavium": [], "pygls": []}
+    cpu: dict[str, list[float]] = {"relavium": [], "pygls": []}
+    commands = {"relavium": SERVE, "pygls": BASELINE}
+    for attempt in range(count):
+        order = ["relavium", "pygls"] if attempt % 2 else ["pygls", "relavium"]
+        for name in order:
+            client, elapsed = await start(commands[name], env, workspace, cpu[name])
+            starts[name].append(elapsed)
             await stop(client)
+    return starts, cpu
+
+
+async def turn(client: Client, provider: PacedProvider, session_id: str, tokens: int,
+               rate: float | None, latencies: Latencies | None) -> tuple[float, float]:  # fmt: skip
+    """One turn through the server; (send → provider request, send → turn completed)."""
+    client.turn = provider.plan(tokens, rate)
+    client.latencies = latencies
+    client.token_chars = client.notifications = 0
+    client.turn_done.clear()
+    began = time.perf_counter()
+    result = await client.protocol.send_request_async(
+        methods.SEND_MESSAGE, {"sessionId": session_id, "text": "stream please"}
+    )
+    assert result["stopReason"] == "stop", result  # a failed turn would skew every row
+    await client.turn_done.wait()
+    return client.turn.arrived - began, time.perf_counter() - began
+
+
+async def relayed(client: Client, provider: PacedProvider, url: str, tokens: int,
+                  rate: float, latencies: Latencies) -> None:  # fmt: skip
+    """The same paced stream through the bare pygls relay."""
+    client.turn = provider.plan(tokens, rate)
+    client.latencies = latencies
+    await client.protocol.send_request_async("bench/relay", {"url": url})
+
+
+async def run(quick: bool) -> list[Row]:
+    """Every measure; the rows."""
+    provider = PacedProvider()
+    seconds_per_rate = 3 if quick else 12
+    burst = 3_000 if quick else 10_000
+    with tempfile.TemporaryDirectory() as scratch, LoopbackServer(responder=provider) as server:
+        url = server.url + "/v1"
+        env, workspace = prepare(Path(scratch), url)
+        starts, cpu = await cold_starts(7 if quick else 15, env, workspace)
 
         client, _ = await start(SERVE, env, workspace)
         pid = client._server.pid  # type: ignore[union-attr]
@@ -125,55 +200,113 @@ async def run(tokens: int) -> None:
             methods.START_SESSION, {"agentRef": "bench"}
         )
         session_id = started["sessionId"]
+        overheads = []
+        for _ in range(15 if quick else 60):
+            overhead, _ = await turn(client, provider, session_id, 20, None, None)
+            overheads.append(overhead)
+        ours = {rate: Latencies() for rate in RATES}
+        for rate in RATES:
+            overhead, _ = await turn(
+                client, provider, session_id, rate * seconds_per_rate, rate, ours[rate]
+            )
+            overheads.append(overhead)
         rates = []
         notes = []
-        for turn in range(3):
-            client.token_chars = client.notifications = 0
-            client.turn_done.clear()
-            began = time.perf_counter()
-            await client.protocol.send_request_async(
-                methods.SEND_MESSAGE, {"sessionId": session_id, "text": f"stream {turn}"}
-            )
-            await client.turn_done.wait()
-            elapsed = time.perf_counter() - began
-            assert client.token_chars == token_text_chars, (client.token_chars, token_text_chars)
-            rates.append(tokens / elapsed)
+        for _ in range(3):
+            _, elapsed = await turn(client, provider, session_id, burst, None, None)
+            rates.append(burst / elapsed)
             notes.append(client.notifications)
         for _ in range(100):
             await client.protocol.send_request_async(methods.START_SESSION, {"agentRef": "bench"})
         busy_rss = rss_mb(pid)
         await stop(client)
 
-        flood, _ = await start(FLOOD, dict(os.environ), workspace)
+        baseline, _ = await start(BASELINE, dict(os.environ), workspace)
+        floor = {rate: Latencies() for rate in RATES}
+        for rate in RATES:
+            await relayed(baseline, provider, url, rate * seconds_per_rate, rate, floor[rate])
         flood_rates = []
         for _ in range(3):
-            flood.notifications = 0
+            baseline.notifications = 0
             began = time.perf_counter()
-            await flood.protocol.send_request_async("bench/flood", {"count": tokens, "size": 6})
-            elapsed = time.perf_counter() - began
-            flood_rates.append(flood.notifications / elapsed)
-        await stop(flood)
+            await baseline.protocol.send_request_async("bench/flood", {"count": burst, "size": 6})
+            flood_rates.append(baseline.notifications / (time.perf_counter() - began))
+        await stop(baseline)
 
-    rate, floor = statistics.median(rates), statistics.median(flood_rates)
-    print(f"lsp benchmark: {tokens:,} tokens per turn from a loopback provider")
-    print(
-        f"  cold start to initialize result: p50 {statistics.median(starts) * 1000:.0f} ms "
-        f"(min {min(starts) * 1000:.0f}, max {max(starts) * 1000:.0f})"
-    )
-    print(
-        f"  end-to-end: {rate:,.0f} tokens/s in {statistics.median(notes):,.0f} notifications "
-        "(deltas coalesced while the durable log write is in flight)"
-    )
-    print(f"  raw pygls floor: {floor:,.0f} notifications/s (one token each)")
-    print(f"  ratio tokens/s to the floor: {rate / floor:.2f}")
-    print(f"  server RSS: idle {idle_rss:.0f} MB, with 101 sessions {busy_rss:.0f} MB")
+    rows = [
+        Row(
+            "cold start → initialize result, p50",
+            statistics.median(starts["relavium"]) * 1000,
+            "ms",
+            anchor="bare pygls server",
+            anchor_value=statistics.median(starts["pygls"]) * 1000,
+            goal=Goal(1.1),
+            note=f"{len(starts['relavium'])} starts each, alternating",
+        ),
+        Row(
+            "cold start: server CPU to initialize result, p50",
+            statistics.median(cpu["relavium"]) * 1000,
+            "ms",
+            anchor="bare pygls server",
+            anchor_value=statistics.median(cpu["pygls"]) * 1000,
+            note="user+system CPU of the server process; steadier than wall time on a busy machine",
+        ),
+        Row(
+            "per-turn overhead (sendMessage → provider request), p99",
+            percentile(overheads[1:], 0.99) * 1000,
+            "ms",
+            anchor="its p50",
+            anchor_value=statistics.median(overheads[1:]) * 1000,
+            goal=Goal(10.0, on="value", strict=True),
+            note=f"{len(overheads) - 1} turns after the first; work-done progress on",
+        ),
+        Row(
+            "per-turn overhead, the first turn after start",
+            overheads[0] * 1000,
+            "ms",
+            note="one-time: the engine's first HTTP connection, statements, lazily loaded code",
+        ),
+    ]
+    for rate in RATES:
+        rows.append(
+            Row(
+                f"per-token latency at {rate:,} tok/s (provider write → client read), p99",
+                ours[rate].p(0.99),
+                "ms",
+                anchor="bare pygls relay",
+                anchor_value=floor[rate].p(0.99),
+                goal=Goal(1.0, on="value"),
+                note=(
+                    f"{len(ours[rate].values):,} tokens; p50 {ours[rate].p(0.5):.3f} ms "
+                    f"(relay {floor[rate].p(0.5):.3f} ms)"
+                ),
+            )
+        )
+    rows += [
+        Row(
+            f"end-to-end throughput, unpaced {burst:,}-token turn",
+            statistics.median(rates),
+            "tok/s",
+            anchor="bare pygls notifications/s",
+            anchor_value=statistics.median(flood_rates),
+            note=f"{statistics.median(notes):,.0f} notifications (deltas coalesce under load)",
+        ),
+        Row("server RSS, idle", idle_rss, "MB"),
+        Row("server RSS, 101 open sessions", busy_rss, "MB", anchor="idle", anchor_value=idle_rss),
+    ]
+    return rows
+
+
+def rows(quick: bool) -> list[Row]:
+    """The LSP rows (``quick``: fewer starts and turns, shorter paced streams)."""
+    return asyncio.run(run(quick))
 
 
 def main() -> None:
+    """Run the benchmark and print its rows."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--tokens", type=int, default=10_000)
-    arguments = parser.parse_args()
-    asyncio.run(run(arguments.tokens))
+    parser.add_argument("--quick", action="store_true")
+    print_rows(rows(parser.parse_args().quick))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Benchmark of the encrypted session store: ``python -m bench.store [--quick]``.
 
-Prints numbers and ratios (never pass/fail):
+Rows (:mod:`bench.report`), plus details printed along the way:
 
 1. append latency per durable message — SQLCipher vs stdlib ``sqlite3`` with the same schema
    and pragmas (``synchronous=FULL``, the store's default), plus both with ``NORMAL`` to show
-   what the per-commit fsync costs;
+   the encryption's CPU cost without the fsync; the variants' appends are interleaved;
 2. tail load (the resume path) for sessions of 100 / 10,000 / 100,000 messages — p50 of
    repeated loads with the same budget; it should be flat;
 3. ``list_sessions`` over 10,000 sessions — first page, a filtered page, a deep page;
@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart, estimate_tokens, plain_text
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext
 from relavium_lsp.store.db import Synchronous, configure_connection
@@ -86,41 +87,62 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:8.3f} ms"
 
 
-def bench_append(directory: Path, count: int) -> None:
-    print(f"\n## append latency per durable message ({count} appends, one commit each)")
+def bench_append(directory: Path, count: int) -> list[Row]:
+    """Durable append latency, SQLCipher vs stdlib sqlite3, interleaved append by append.
+
+    The variants take turns (in a shuffled order each round) rather than running one after
+    the other, so a burst of load from anything else on the machine — other processes'
+    fsyncs, CPU contention — lands on all of them alike and the ratio stays meaningful.
+    """
+    print(f"\n## append latency per durable message ({count} appends each, interleaved)")
     words = "the quick brown fox jumps over the lazy dog while reviewing main.py".split()
-    results: dict[str, list[float]] = {}
-    variants: list[tuple[str, Callable[[Path], SessionStore]]] = [
-        ("sqlite3   (FULL)", lambda path: _open_plain(path, "FULL")),
-        ("sqlcipher (FULL)", lambda path: _open_sqlcipher(path, "FULL")),
-        ("sqlite3   (NORMAL)", lambda path: _open_plain(path, "NORMAL")),
-        ("sqlcipher (NORMAL)", lambda path: _open_sqlcipher(path, "NORMAL")),
-    ]
-    for name, opener in variants:
-        store = opener(directory / f"append-{uuid.uuid4().hex}.db")
-        store.create_session(_record("s"))
-        rng = random.Random(1)
-        samples = []
+    variants: dict[str, SessionStore] = {
+        "sqlite3 FULL": _open_plain(directory / "append-plain-full.db", "FULL"),
+        "sqlcipher FULL": _open_sqlcipher(directory / "append-cipher-full.db", "FULL"),
+        "sqlite3 NORMAL": _open_plain(directory / "append-plain-normal.db", "NORMAL"),
+        "sqlcipher NORMAL": _open_sqlcipher(directory / "append-cipher-normal.db", "NORMAL"),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    rng = random.Random(1)
+    try:
+        for store in variants.values():
+            store.create_session(_record("s"))
+        order = list(variants)
         for _ in range(count):
             content = [TextPart(text=" ".join(rng.choices(words, k=40)))]
-            start = time.perf_counter()
-            store.append_message("s", "assistant", content)
-            samples.append(time.perf_counter() - start)
-        store.close()
-        results[name] = samples
+            rng.shuffle(order)
+            for name in order:
+                start = time.perf_counter()
+                variants[name].append_message("s", "assistant", content)
+                samples[name].append(time.perf_counter() - start)
+    finally:
+        for store in variants.values():
+            store.close()
+    for name, values in samples.items():
         print(
-            f"{name:20} mean {_ms(statistics.fmean(samples))}  p50 {_ms(_percentile(samples, 0.5))}"
-            f"  p95 {_ms(_percentile(samples, 0.95))}"
+            f"{name:18} p50 {_ms(_percentile(values, 0.5))}  p95 {_ms(_percentile(values, 0.95))}"
+            f"  mean {_ms(statistics.fmean(values))}"
         )
-    for mode in ("FULL", "NORMAL"):
-        ratio = statistics.fmean(results[f"sqlcipher ({mode})"]) / statistics.fmean(
-            results[f"sqlite3   ({mode})"]
-        )
-        print(f"ratio sqlcipher / sqlite3 ({mode}): {ratio:5.2f}x")
-    full_cost = statistics.fmean(results["sqlcipher (FULL)"]) / statistics.fmean(
-        results["sqlcipher (NORMAL)"]
-    )
-    print(f"ratio sqlcipher FULL / NORMAL: {full_cost:5.2f}x")
+    median = {name: statistics.median(values) * 1000 for name, values in samples.items()}
+    return [
+        Row(
+            "SQLCipher durable append (FULL), p50",
+            median["sqlcipher FULL"],
+            "ms",
+            anchor="plain sqlite3 (FULL)",
+            anchor_value=median["sqlite3 FULL"],
+            goal=Goal(2.0),
+            note="same schema and pragmas; interleaved appends; includes the commit's fsync",
+        ),
+        Row(
+            "SQLCipher append (NORMAL, no fsync), p50",
+            median["sqlcipher NORMAL"],
+            "ms",
+            anchor="plain sqlite3 (NORMAL)",
+            anchor_value=median["sqlite3 NORMAL"],
+            note="the encryption's CPU cost without the disk: AES-256-CBC + HMAC-SHA512 per page",
+        ),
+    ]
 
 
 def _bulk_messages(store: SessionStore, session_id: str, count: int, rng: random.Random) -> None:
@@ -179,7 +201,7 @@ def _bulk_messages(store: SessionStore, session_id: str, count: int, rng: random
     connection.execute("COMMIT")
 
 
-def bench_tail_and_fts(directory: Path, sizes: list[int], repeat: int) -> None:
+def bench_tail_and_fts(directory: Path, sizes: list[int], repeat: int) -> list[Row]:
     print(f"\n## resume: tail within a {TAIL_BUDGET}-token budget (p50 of {repeat} loads)")
     store = _open_sqlcipher(directory / "tail.db")
     rng = random.Random(2)
@@ -208,6 +230,16 @@ def bench_tail_and_fts(directory: Path, sizes: list[int], repeat: int) -> None:
     print(
         f"ratio tail {largest:,} / {smallest:,}: {p50s[largest] / p50s[smallest]:5.2f}x (flat ≈ 1)"
     )
+    produced = [
+        Row(
+            f"resume: tail load, {largest:,}-message session, p50",
+            p50s[largest] * 1000,
+            "ms",
+            anchor=f"{smallest:,}-message session",
+            anchor_value=p50s[smallest] * 1000,
+            note=f"{TAIL_BUDGET:,}-token budget; flat (ratio ≈ 1) means resume ignores history",
+        )
+    ]
 
     largest_id = f"tail-{largest}"
     print(f"\n## full-text search over {sum(sizes):,} messages (p50 of {repeat})")
@@ -226,11 +258,19 @@ def bench_tail_and_fts(directory: Path, sizes: list[int], repeat: int) -> None:
             f"{label:20} {_ms(_percentile(samples, 0.5))}  ({hits:,} matching messages,"
             f" sessions {found if len(found) < 4 else len(found)})"
         )
+        produced.append(
+            Row(
+                f"full-text search over {sum(sizes):,} messages: {label}, p50",
+                _percentile(samples, 0.5) * 1000,
+                "ms",
+            )
+        )
     assert largest_id in [s.id for s in store.list_sessions(query=RARE_WORD).sessions]
     store.close()
+    return produced
 
 
-def bench_list(directory: Path, sessions: int, repeat: int) -> None:
+def bench_list(directory: Path, sessions: int, repeat: int) -> list[Row]:
     print(f"\n## list_sessions over {sessions:,} sessions (p50 of {repeat})")
     store = _open_sqlcipher(directory / "list.db")
     connection = store.connection
@@ -283,27 +323,34 @@ def bench_list(directory: Path, sessions: int, repeat: int) -> None:
         ("title query", lambda: store.list_sessions(query="topic 42"), 1),
         ("pages 1..20 (cursor)", deep_page, 20),
     ]
+    produced = []
     for label, fn, pages in cases:
         samples = _timed(fn, repeat)
         per_page = _percentile(samples, 0.5) / pages
         print(f"{label:22} {_ms(_percentile(samples, 0.5))}  ({_ms(per_page).strip()} per page)")
+        produced.append(
+            Row(f"list_sessions over {sessions:,}: {label}, p50 per page", per_page * 1000, "ms")
+        )
     store.close()
+    return produced
+
+
+def rows(quick: bool) -> list[Row]:
+    """Append, resume, search and listing rows; ``quick`` shrinks the fixtures."""
+    sizes = [100, 1_000, 10_000] if quick else [100, 10_000, 100_000]
+    with tempfile.TemporaryDirectory(prefix="relavium-bench-") as temp:
+        directory = Path(temp)
+        produced = bench_append(directory, 300 if quick else 2_000)
+        produced += bench_tail_and_fts(directory, sizes, repeat=30 if quick else 100)
+        produced += bench_list(directory, 1_000 if quick else 10_000, repeat=10 if quick else 50)
+    return produced
 
 
 def main() -> None:
+    """Run the benchmark and print its rows."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller fixtures (smoke run)")
-    arguments = parser.parse_args()
-    started = time.perf_counter()
-    sizes = [100, 1_000, 10_000] if arguments.quick else [100, 10_000, 100_000]
-    with tempfile.TemporaryDirectory(prefix="relavium-bench-") as temp:
-        directory = Path(temp)
-        bench_append(directory, 300 if arguments.quick else 2_000)
-        bench_tail_and_fts(directory, sizes, repeat=30 if arguments.quick else 100)
-        bench_list(
-            directory, 1_000 if arguments.quick else 10_000, repeat=10 if arguments.quick else 50
-        )
-    print(f"\n(total run {time.perf_counter() - started:.1f} s)")
+    print_rows(rows(parser.parse_args().quick))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Tool registry overhead and scope-jail cost, as p50/p99 per call.
 
-Run: ``python -m bench.tools``. Prints numbers; never pass/fail.
+Run: ``python -m bench.tools [--quick]``. Rows (:mod:`bench.report`); no goals, context only.
 
 - dispatch (trivial tool): validation + availability + events + bounding around a tool that
   returns its input — the registry's own overhead per call.
@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bench.report import Row, print_rows
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.session import SessionContext
@@ -97,10 +99,19 @@ def _time_sync(fn: Callable[[], object], n: int) -> list[int]:
 def _row(label: str, samples: list[int]) -> tuple[float, float]:
     p50, p99 = _percentiles(samples)
     print(f"  {label:<44} p50 {p50:9.1f} us   p99 {p99:9.1f} us   (n={len(samples):,})")
+    ROWS.append(Row(f"tool {label}, p50", p50, "µs", note=f"p99 {p99:.1f} µs, n={len(samples):,}"))
     return p50, p99
 
 
-async def main() -> None:
+ROWS: list[Row] = []
+
+
+async def measure(scale: float) -> None:
+    """Time every case with ``scale`` times the full sample counts; rows go to ``ROWS``."""
+
+    def n(count: int) -> int:
+        return max(50, int(count * scale))
+
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         workspace, temp_dir = root / "ws", root / "tmp"
@@ -136,19 +147,19 @@ async def main() -> None:
         print("Registry dispatch (per call)")
         trivial = _row(
             "trivial tool (validate+events+bound)",
-            await _time_async(call("echo", {"text": "hello world"}), 20_000),
+            await _time_async(call("echo", {"text": "hello world"}), n(20_000)),
         )
         _row(
             "read_file, 300-byte file",
-            await _time_async(call("read_file", {"path": "src/pkg/mod.py"}), 5_000),
+            await _time_async(call("read_file", {"path": "src/pkg/mod.py"}), n(5_000)),
         )
         _row(
             "read_file, 200 KB -> bounded + artifact",
-            await _time_async(call("read_file", {"path": "huge.txt"}), 500),
+            await _time_async(call("read_file", {"path": "huge.txt"}), n(500)),
         )
         _row(
             "unknown tool (tool_unavailable)",
-            await _time_async(call("nope", {"x": 1}), 20_000),
+            await _time_async(call("nope", {"x": 1}), n(20_000)),
         )
 
         print("Scope jail (per path)")
@@ -157,7 +168,7 @@ async def main() -> None:
             "existing nested file",
             _time_sync(
                 lambda: resolve_in_scope("src/pkg/mod.py", roots, must_exist=True, for_write=False),
-                50_000,
+                n(50_000),
             ),
         )
         _row(
@@ -166,7 +177,7 @@ async def main() -> None:
                 lambda: resolve_in_scope(
                     "src/pkg/new_module.py", roots, must_exist=False, for_write=True
                 ),
-                50_000,
+                n(50_000),
             ),
         )
 
@@ -176,8 +187,11 @@ async def main() -> None:
             except ToolDenied:
                 return
 
-        _row("refused escape (../../etc/passwd)", _time_sync(refused, 50_000))
-        _row("ScopeRoots.for_call (per call)", _time_sync(lambda: ScopeRoots.for_call(ctx), 50_000))
+        _row("refused escape (../../etc/passwd)", _time_sync(refused, n(50_000)))
+        _row(
+            "ScopeRoots.for_call (per call)",
+            _time_sync(lambda: ScopeRoots.for_call(ctx), n(50_000)),
+        )
 
         print("Ratios")
         print(f"  trivial dispatch p50 / 1 ms budget     {trivial[0] / 1000:8.3f}")
@@ -185,5 +199,17 @@ async def main() -> None:
         print(f"  jail p50 / trivial dispatch p50        {jail_existing[0] / trivial[0]:8.3f}")
 
 
+def rows(quick: bool) -> list[Row]:
+    """Registry dispatch and scope-jail costs per call (``quick``: a fifth of the samples)."""
+    ROWS.clear()
+    asyncio.run(measure(0.2 if quick else 1.0))
+    return list(ROWS)
+
+
+def main() -> None:
+    """Run the benchmark and print its rows."""
+    print_rows(rows(quick="--quick" in sys.argv))
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

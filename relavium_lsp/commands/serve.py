@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from relavium_lsp.logs import configure_logging
 from relavium_lsp.paths import ensure_private_dir, relavium_home
@@ -33,10 +34,17 @@ def announce_tcp_lifecycle() -> None:
     lifecycle.addHandler(handler)
 
 
+# How long a thread may hold the GIL while another waits (CPython's default is 5 ms). The
+# event loop shares the interpreter with the store's worker thread and pygls' pool; a token
+# ready to go out should not wait behind a whole default slice of their Python work (issue 25).
+GIL_SWITCH_INTERVAL_S = 0.0005
+
+
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
     from relavium_lsp.server.app import create_server
 
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
     server = create_server()
     if arguments.tcp:

@@ -49,6 +49,8 @@ from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
 from relavium_lsp.llm.fallback import ChainEntry
 
 _log = logging.getLogger(__name__)
+# How long a session stays idle after a turn before its write-ahead log is checkpointed.
+CHECKPOINT_IDLE_S = 1.0
 T = TypeVar("T")
 
 
@@ -94,6 +96,7 @@ class AgentSession:
         self._turn: asyncio.Task[TurnResult] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
+        self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
         self.scope = SessionScope(
             services,
@@ -148,6 +151,7 @@ class AgentSession:
             durable = de_inline(parts, self.scope.media)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
+        self._cancel_pending_checkpoint()
         task = asyncio.create_task(self._run_turn(durable))
         self._turn = task
         try:
@@ -211,12 +215,19 @@ class AgentSession:
         store = self.scope.store
         user: SessionMessage | None = None
         runner: TurnRunner | None = None
+        synced: asyncio.Future[None] | None = None
         try:
             await self._auto_compact()
             started, turn_count = await _finish_before_cancelling(
-                store.run(lambda s: s.begin_turn(self.id, user_parts))
+                # The commit does not wait for its fsync; the fsync runs while the model request
+                # is already on its way, and the turn does not settle before it is done (issue
+                # 25: one fsync was most of the per-turn overhead). A killed process keeps the
+                # message either way (it is in the write-ahead log); only an OS crash in those
+                # few milliseconds could lose it — the message in flight, never an earlier one.
+                store.run(lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False))
             )
             user = started
+            synced = asyncio.ensure_future(store.sync_log())
             self.record = self.record.model_copy(
                 update={"turn_count": turn_count, "status": "streaming"}
             )
@@ -245,6 +256,8 @@ class AgentSession:
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+        if synced is not None:
+            await _wait_for_disk(synced)
         return await self._settle(result)
 
     async def _settle(self, result: TurnResult) -> TurnResult:
@@ -256,10 +269,26 @@ class AgentSession:
             )
         )
         await self.scope.flush_events()
-        # Between turns is the cheap moment to fold the write-ahead log into the database;
-        # in the background, so the settled turn is answered without waiting for the fsync.
-        self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
+        # Between turns is the cheap moment to fold the write-ahead log into the database: in
+        # the background, so the settled turn is answered without waiting for its fsyncs, and
+        # only once the session has stayed idle for CHECKPOINT_IDLE_S. A checkpoint holds the
+        # store's one worker thread; a follow-up sent at once would otherwise queue its first
+        # reads and its user-message commit behind it (issue 25: most of the per-turn p99).
+        self._cancel_pending_checkpoint()
+        self._checkpoint_timer = asyncio.get_running_loop().call_later(
+            CHECKPOINT_IDLE_S, self._start_checkpoint
+        )
         return result
+
+    def _cancel_pending_checkpoint(self) -> None:
+        if self._checkpoint_timer is not None:
+            self._checkpoint_timer.cancel()
+            self._checkpoint_timer = None
+
+    def _start_checkpoint(self) -> None:
+        self._checkpoint_timer = None
+        if not self.busy:
+            self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
 
     async def _fold_write_ahead_log(self) -> None:
         try:
@@ -295,3 +324,19 @@ class AgentSession:
                 keep_messages=keep,
             )
             self.last_input_tokens = None
+
+
+async def _wait_for_disk(synced: asyncio.Future[None]) -> None:
+    """Let the user message's fsync finish before the turn settles (never fails the turn).
+
+    An abort arriving meanwhile does not stop the turn from settling: its result is decided.
+    """
+    try:
+        await asyncio.shield(synced)
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+    except Exception:
+        # The message is committed; the turn's next durable commit syncs the log as well.
+        _log.warning("could not sync the history database's log", exc_info=True)

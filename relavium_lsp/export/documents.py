@@ -18,6 +18,7 @@ from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
 from relavium_lsp.export.jsonl import export_jsonl
 from relavium_lsp.export.workflow_yaml import build_workflow, serialize_workflow
+from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import load_yaml
 from relavium_lsp.store.models import utc_timestamp
 
@@ -81,10 +82,12 @@ def exported_session_id(text: str) -> str | None:
     """
     if RELAVIUM_EXPORT_KEY not in text:
         return None  # cheap refusal for every YAML file that was never an export
-    try:
-        data = load_yaml(text).data
-    except ExportError:
-        return None
+    data = load_plain_fast(text)
+    if data is None:
+        try:
+            data = load_yaml(text).data
+        except ExportError:
+            return None
     for key in ("metadata", RELAVIUM_EXPORT_KEY, "sessionId"):
         if not isinstance(data, dict):
             return None

@@ -51,6 +51,7 @@ from relavium_lsp.contracts.workflow import (
 )
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.turns import completed_turns
+from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import dump_yaml, load_yaml
 
 FALLBACK_WORKFLOW_ID = "exported-session"
@@ -162,8 +163,15 @@ def parse_workflow(text: str) -> WorkflowDocument:
     """Parse and strictly validate a ``.relavium.yaml`` document.
 
     Every problem is an :class:`ExportError` naming the line of the offending key (the first
-    problem when there are several).
+    problem when there are several). A valid document is read through libyaml when it can
+    be (:mod:`.yaml_fast_load`); problems are always reported by ruamel's reader, with lines.
     """
+    data = load_plain_fast(text)
+    if isinstance(data, dict):
+        try:
+            return WorkflowDocument.model_validate(data, strict=True, by_alias=True, by_name=False)
+        except ValidationError:
+            pass  # report it the reference way below, which knows every key's line
     loaded = load_yaml(text)
     if not isinstance(loaded.data, dict):
         raise ExportError("a workflow document must be a mapping", line=1)

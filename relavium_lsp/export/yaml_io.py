@@ -30,16 +30,13 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
-from ruamel.yaml.resolver import VersionedResolver
 
 from relavium_lsp.errors import ExportError
+from relavium_lsp.export.yaml_scalars import STR_TAG, looks_like_another_type
+from relavium_lsp.export.yaml_writer import Unsupported, write_yaml
 
-_STR_TAG = "tag:yaml.org,2002:str"
 _NULL_TAG = "tag:yaml.org,2002:null"
-# Both readers a document may meet: YAML 1.1 (yes/on/sexagesimal…) and YAML 1.2.
-_RESOLVERS = (VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2)))
 _UNLIMITED_WIDTH = 2**30
 # Characters a literal block may hold verbatim: YAML's printable set minus every character
 # a reader would treat as (or normalise to) a line break, and minus the byte-order mark.
@@ -48,21 +45,6 @@ _UNLIMITED_WIDTH = 2**30
 _BLOCK_SAFE = re.compile(
     "[\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
 )
-
-
-# Implicit types are found by first character; most strings can be ruled out by it alone.
-_TYPED_FIRST_CHARACTERS = frozenset(
-    first for resolver in _RESOLVERS for first in resolver.versioned_resolver
-)
-
-
-def looks_like_another_type(text: str) -> bool:
-    """Whether a plain scalar ``text`` would be read back as something other than a string."""
-    if text[:1] not in _TYPED_FIRST_CHARACTERS:
-        return False
-    return any(
-        resolver.resolve(ScalarNode, text, (True, False)) != _STR_TAG for resolver in _RESOLVERS
-    )
 
 
 class _StableRepresenter(RoundTripRepresenter):
@@ -77,7 +59,7 @@ def _represent_str(representer: RoundTripRepresenter, data: str) -> Any:
         style = "|"
     elif looks_like_another_type(data):
         style = "'"
-    return representer.represent_scalar(_STR_TAG, data, style=style)
+    return representer.represent_scalar(STR_TAG, data, style=style)
 
 
 def _represent_none(representer: RoundTripRepresenter, data: None) -> Any:
@@ -97,7 +79,20 @@ def _sorted(value: Any) -> Any:
 
 
 def dump_yaml(data: dict[str, Any]) -> str:
-    """Serialize plain data (dicts, lists, str, int, float, bool, None) deterministically."""
+    """Serialize plain data (dicts, lists, str, int, float, bool, None) deterministically.
+
+    The dedicated writer (:mod:`.yaml_writer`) produces ruamel's exact bytes for the data an
+    export holds, about fifty times faster; whatever it does not reproduce (a complex key, an
+    unusual type) goes through ruamel itself, so the output never depends on the path.
+    """
+    try:
+        return write_yaml(data)
+    except Unsupported:
+        return dump_ruamel(data)
+
+
+def dump_ruamel(data: dict[str, Any]) -> str:
+    """The reference serializer: ruamel.yaml's emitter with the rules in the module doc."""
     yaml = YAML(typ="rt")
     yaml.Representer = _StableRepresenter
     yaml.width = _UNLIMITED_WIDTH
@@ -149,6 +144,8 @@ def load_yaml(text: str) -> LoadedYaml:
         raise ExportError(f"not valid YAML: {error.problem or error.context}", line=line) from None
     except YAMLError as error:
         raise ExportError(f"not valid YAML: {type(error).__name__}") from None
+    except AssertionError:  # ruamel asserts on a %YAML directive it does not know (1.91)
+        raise ExportError("not valid YAML: unsupported %YAML directive") from None
     return LoadedYaml(data=_to_plain(root, set()), root=root)
 
 

@@ -7,14 +7,17 @@ features and wires them onto a fresh server, so dependencies point one way:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
+    LanguageServerProtocol,
     default_converter,
 )
 
@@ -42,13 +45,49 @@ def relavium_converter() -> Converter:
     return converter
 
 
+class RelaviumProtocol(LanguageServerProtocol):
+    """pygls's protocol, loading the deferred features before a message could miss them.
+
+    Cold start: see :mod:`relavium_lsp.server.app`. pygls looks every incoming method up
+    here before dispatching it; a method not registered yet loads the deferred features once
+    and is looked up again, so only a truly unknown method is "method not found".
+    """
+
+    def _get_handler(self, feature_name: str) -> Any:
+        try:
+            return super()._get_handler(feature_name)
+        except JsonRpcMethodNotFound:
+            server = self._server
+            if not isinstance(server, RelaviumServer) or not server.load_deferred_features():
+                raise
+            return super()._get_handler(feature_name)
+
+
 class RelaviumServer(LanguageServer):
     """The relavium-lsp server; all session state lives in :attr:`state`."""
 
-    def __init__(self, state: ServerState | None = None) -> None:
+    def __init__(
+        self,
+        state: ServerState | None = None,
+        *,
+        deferred: Callable[[RelaviumServer], None] | None = None,
+    ) -> None:
         super().__init__(
-            "relavium-lsp", __version__, converter_factory=relavium_converter, max_workers=4
+            "relavium-lsp",
+            __version__,
+            protocol_cls=RelaviumProtocol,
+            converter_factory=relavium_converter,
+            max_workers=4,
         )
         self.state = state or ServerState()
         # Custom request handlers by method, reused by workspace/executeCommand.
         self.request_handlers: dict[str, RawHandler] = {}
+        self._deferred = deferred
+
+    def load_deferred_features(self) -> bool:
+        """Register the features left out at start-up (once); False if there were none left."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return False
+        deferred(self)
+        return True

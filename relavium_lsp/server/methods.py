@@ -19,6 +19,28 @@ LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
 
+# Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
+# registered from it at start-up, before the features implementing them are loaded (see
+# ``RelaviumServer.load_deferred_features``); a test keeps it equal to the registered set.
+REQUESTS = (
+    START_SESSION,
+    SEND_MESSAGE,
+    ABORT_TURN,
+    CANCEL_SESSION,
+    RESUME_SESSION,
+    LIST_SESSIONS,
+    GET_TRANSCRIPT,
+    SESSION_EVENTS,
+    RENAME_SESSION,
+    DELETE_SESSION,
+    COMPACT_SESSION,
+    EXPORT_SESSION,
+    FORK_SESSION,
+    LIST_AGENTS,
+    LIST_MODELS,
+    LIST_TOOLS,
+)
+
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -32,12 +33,13 @@ class AsyncSessionStore:
     """An async facade over one :class:`SessionStore`; also the tools' ``ArtifactStore``."""
 
     def __init__(
-        self, executor: concurrent.futures.ThreadPoolExecutor, store: SessionStore
+        self, executor: concurrent.futures.ThreadPoolExecutor, store: SessionStore, path: Path
     ) -> None:
         """Wrap a store already opened on ``executor``'s only thread (use :meth:`open`)."""
         self._executor = executor
         self._store = store
         self._closed = False
+        self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
 
     @classmethod
     async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
@@ -50,7 +52,7 @@ class AsyncSessionStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(executor, store)
+        return cls(executor, store, path)
 
     @property
     def closed(self) -> bool:
@@ -85,6 +87,15 @@ class AsyncSessionStore:
     ) -> None:
         await self.close()
 
+    async def sync_log(self) -> None:
+        """Force everything committed so far to disk: fsync the write-ahead log.
+
+        For commits made with ``wait_for_disk=False``. It runs on a thread of its own, not the
+        store's worker, so the commits queued meanwhile (a token stream's events) do not wait
+        for the disk; an fsync of the file flushes whatever the log holds at that moment.
+        """
+        await asyncio.to_thread(_fsync, self._log_path)
+
     async def save_artifact(self, session_id: str, call_id: str, text: str) -> str:
         """Store a tool's full output and return its artifact id."""
         return await self.run(lambda store: store.save_artifact(session_id, call_id, text))
@@ -92,6 +103,17 @@ class AsyncSessionStore:
     async def load_artifact(self, session_id: str, artifact_id: str) -> str | None:
         """Return a stored artifact of this session, or ``None``."""
         return await self.run(lambda store: store.load_artifact(session_id, artifact_id))
+
+
+def _fsync(path: Path) -> None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return  # no log right now: a checkpoint moved (and synced) it into the database
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]) -> T:

@@ -11,6 +11,7 @@ for an unknown (or soft-deleted) session; getters return ``None`` or empty resul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -177,13 +178,18 @@ class SessionStore:
         return int(row[0])
 
     def begin_turn(
-        self, session_id: str, content: Sequence[DurableContentPart]
+        self, session_id: str, content: Sequence[DurableContentPart], *, wait_for_disk: bool = True
     ) -> tuple[SessionMessage, int]:
         """Mark the session streaming, count the turn and append its user message — one commit.
 
-        Returns the user message and the new turn count.
+        Returns the user message and the new turn count. With ``wait_for_disk=False`` the
+        commit does not wait for its fsync (it is in the write-ahead log, so it survives the
+        process being killed); the caller must then call :meth:`sync_log` (the engine does so
+        while the model request is already on its way, see ``engine.session``).
         """
-        with write_transaction(self._connection):
+        connection = self._connection
+        durability = contextlib.nullcontext() if wait_for_disk else relaxed_durability(connection)
+        with durability, write_transaction(connection):
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
             message = self.append_message(session_id, "user", content)

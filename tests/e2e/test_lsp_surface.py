@@ -262,10 +262,12 @@ async def test_bad_initialization_options_warn_and_fall_back(setup: tuple[Path, 
     workspace, home = setup
     options = {"clientName": 42, "approval": "whenever", "surprise": True}
     async with editor(workspace, home, initialization_options=options) as client:
-        warnings = [m for m in client.lsp.messages if m.type == types.MessageType.Warning]
-        assert warnings and "initializationOptions" in warnings[0].message
         agents = await client.request(methods.LIST_AGENTS)
         assert any(agent["id"] == "relavium-default" for agent in agents["agents"])
+        # The options are validated after `initialize` (cold start), but before any request
+        # is dispatched: the warning precedes the answer on the same stream.
+        warnings = [m for m in client.lsp.messages if m.type == types.MessageType.Warning]
+        assert warnings and "initializationOptions" in warnings[0].message
 
 
 async def test_context_without_editor_state_uses_the_last_touched_document(

@@ -46,6 +46,10 @@ def test_every_method_is_documented_with_the_params_model_the_server_validates()
     }
     assert constants - {methods.SESSION_EVENT} == set(documented)
     server = create_server()
+    assert server.request_handlers == {}  # deferred past initialize (cold start)
+    assert server.load_deferred_features()
+    assert not server.load_deferred_features()  # once only
+    assert set(server.request_handlers) == set(methods.REQUESTS)
     assert set(server.request_handlers) <= set(documented)
     for method, handler in server.request_handlers.items():
         # register_request closes over the pydantic model it validates params with.

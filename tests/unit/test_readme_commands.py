@@ -32,6 +32,8 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "make demo": ("Makefile", "demo: setup\n\t$(BIN)/relavium-lsp demo"),
     "relavium-lsp demo": ("tests/e2e/test_demo.py", '"relavium_lsp", "demo"'),
     "make test": ("Makefile", "test: lint typecheck unit"),
+    "make bench-quick": ("Makefile", "bench-quick: setup\n\t$(BIN)/python -m bench --quick"),
+    "make bench": ("Makefile", "bench: setup\n\t$(BIN)/python -m bench\n"),
     "pip install -e .": ("Makefile", "pip install --quiet -e '.[dev]'"),
     "(cd vscode-client && npm ci && npm run package)": (
         "tests/e2e/vscode/run.sh",

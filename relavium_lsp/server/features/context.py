@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import ValidationError
 from pygls.uris import to_fs_path
 
-from relavium_lsp.contracts.session import Selection, SessionContext
-from relavium_lsp.contracts.wire import EditorStateParams, LspRange
 from relavium_lsp.gitref import detect_git_ref
 from relavium_lsp.server.methods import EDITOR_STATE
 
 if TYPE_CHECKING:
+    # The contracts (and pydantic) load after ``initialize``; see relavium_lsp.server.app.
+    from relavium_lsp.contracts.session import Selection, SessionContext
+    from relavium_lsp.contracts.wire import LspRange
     from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
@@ -55,6 +55,13 @@ def setup(server: RelaviumServer) -> None:
         focus = ls.state.focus
         if focus.last_touched_uri == params.text_document.uri:
             focus.last_touched_uri = None
+
+
+def setup_editor_state(server: RelaviumServer) -> None:
+    """The ``relavium/editorState`` notification: one of the features loaded after start-up."""
+    from pydantic import ValidationError
+
+    from relavium_lsp.contracts.wire import EditorStateParams
 
     @server.feature(EDITOR_STATE)
     def on_editor_state(ls: RelaviumServer, params: Any) -> None:
@@ -93,6 +100,8 @@ def workspace_roots(ls: RelaviumServer) -> list[Path]:
 
 async def detect_context(ls: RelaviumServer) -> SessionContext:
     """The context a new session gets before the client's overrides."""
+    from relavium_lsp.contracts.session import SessionContext
+
     focus = ls.state.focus
     active_uri = focus.uri or focus.last_touched_uri
     active = _file_path(active_uri)
@@ -129,6 +138,8 @@ def _display_path(path: Path, working_dir: Path) -> str:
 
 
 def _selection(file: str, lsp_range: LspRange) -> Selection | None:
+    from relavium_lsp.contracts.session import Selection
+
     start, end = lsp_range.start, lsp_range.end
     if (start.line, start.character) == (end.line, end.character):
         return None

@@ -8,16 +8,12 @@ as a clear error by every request — the server itself stays up.
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import ValidationError
 
-from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
-from relavium_lsp.errors import RelaviumError, StoreError
-from relavium_lsp.rpc_errors import describe_validation_error
-from relavium_lsp.server.features.editor_host import LspEditorHost
 from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
@@ -32,23 +28,19 @@ def setup(server: RelaviumServer) -> None:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: RelaviumServer, params: types.InitializeParams) -> None:
+        # Only stored here: validating needs pydantic, which is not loaded yet (cold start,
+        # see relavium_lsp.server.app); settle_initialization validates them right after.
         state = ls.state
         state.client_info_name = params.client_info.name if params.client_info else None
-        try:
-            state.options = InitializationOptions.model_validate(
-                params.initialization_options or {}
-            )
-        except ValidationError as exc:
-            warn(ls, describe_validation_error("initializationOptions", exc) + "; using defaults")
+        state.raw_options = params.initialization_options
         experimental = params.capabilities.experimental
-        declared = experimental.get("relavium") if isinstance(experimental, dict) else None
-        try:
-            state.client = RelaviumClientCapabilities.model_validate(declared or {})
-        except ValidationError as exc:
-            warn(ls, describe_validation_error("experimental.relavium", exc) + "; ignoring it")
+        state.raw_client = experimental.get("relavium") if isinstance(experimental, dict) else None
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: RelaviumServer, params: types.InitializedParams) -> None:
+        from relavium_lsp.errors import RelaviumError
+
+        ls.load_deferred_features()
         try:
             await get_engine(ls)
         except RelaviumError as exc:
@@ -66,11 +58,31 @@ def setup(server: RelaviumServer) -> None:
                 state.engine = None
 
 
+def settle_initialization(ls: RelaviumServer) -> None:
+    """Validate what ``initialize`` stored; warn about (and drop) anything invalid."""
+    from pydantic import ValidationError
+
+    from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
+    from relavium_lsp.rpc_errors import describe_validation_error
+
+    state = ls.state
+    try:
+        state.options = InitializationOptions.model_validate(state.raw_options or {})
+    except ValidationError as exc:
+        warn(ls, describe_validation_error("initializationOptions", exc) + "; using defaults")
+    try:
+        state.client = RelaviumClientCapabilities.model_validate(state.raw_client or {})
+    except ValidationError as exc:
+        warn(ls, describe_validation_error("experimental.relavium", exc) + "; ignoring it")
+
+
 async def get_engine(ls: RelaviumServer) -> Engine:
     """The engine, opened on first use; raises a clear :class:`StoreError` if it cannot be."""
     # Imported here, not at module load: answering `initialize` fast matters more than
     # having the engine's dependencies (store, providers, tools) loaded before it is needed.
     from relavium_lsp.engine.api import open_engine
+    from relavium_lsp.errors import StoreError
+    from relavium_lsp.server.features.editor_host import LspEditorHost
 
     state = ls.state
     async with state.engine_lock:
@@ -84,6 +96,11 @@ async def get_engine(ls: RelaviumServer) -> Engine:
             )
             await opened.subscribe(lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire()))
             state.engine = opened
+            # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
+            # schemas, the engine): freeze it out of the cyclic GC, whose full collections
+            # would otherwise walk it all again, pausing a token stream (issue 25).
+            gc.collect()
+            gc.freeze()
         return state.engine
 
 

@@ -199,16 +199,30 @@ async def turn_progress(ls: RelaviumServer, title: str) -> AsyncIterator[None]:
         yield
         return
     token = f"relavium-turn-{uuid.uuid4().hex}"
+    # The client's answer to window/workDoneProgress/create is one editor round trip: the turn
+    # starts without waiting for it and the progress begins when it comes (issue 25: the
+    # per-turn overhead). A turn that ends first still waits for it, so an accepted token
+    # always gets its begin and end.
+    creating = asyncio.ensure_future(_begin_progress(ls, token, title))
+    try:
+        yield
+    finally:
+        try:
+            started = await asyncio.shield(creating)  # bounded by PROGRESS_CREATE_TIMEOUT_S
+        except asyncio.CancelledError:
+            creating.cancel()
+            raise
+        if started:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+async def _begin_progress(ls: RelaviumServer, token: str, title: str) -> bool:
     started = await _create_progress(ls, token)
     if started:
         ls.work_done_progress.begin(
             token, types.WorkDoneProgressBegin(title=title, message="thinking…", cancellable=False)
         )
-    try:
-        yield
-    finally:
-        if started:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    return started
 
 
 async def _create_progress(ls: RelaviumServer, token: str) -> bool:

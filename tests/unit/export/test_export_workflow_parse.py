@@ -102,6 +102,11 @@ def test_exponential_aliases_are_refused_quickly() -> None:
         parse_workflow("\n".join(lines) + "\n")
 
 
+def test_an_unknown_yaml_version_is_an_export_error() -> None:
+    with pytest.raises(ExportError, match="unsupported %YAML directive"):
+        parse_workflow("%YAML 1.91\n---\nversion: 1\n")
+
+
 def test_strings_that_look_like_other_types_stay_strings() -> None:
     tricky = ["yes", "No", "on", "~", "null", "1.0", "0x1f", "1e3", "1:20", "2024-01-01", "<<", "="]
     text = dump_yaml({"values": tricky, "keys": {value: value for value in tricky}})
