@@ -56,11 +56,23 @@ class StartSessionResult(WireModel):
     status: SessionStatus
 
 
+ProgressToken = int | str
+
+
 class SendMessageParams(_SessionRef):
-    """``relavium/sendMessage``."""
+    """``relavium/sendMessage``.
+
+    ``wait``: answer when the turn settles (:class:`SendMessageResult`, the default of the
+    request) or as soon as the message is accepted (:class:`SendMessageAccepted`, the default
+    of the ``relavium.sendMessage`` command); the settled turn then arrives as the
+    ``session:turn_completed`` event. ``workDoneToken``: the turn reports ``$/progress``
+    (begin, report, end) on this token.
+    """
 
     text: str = Field(max_length=MAX_MESSAGE_CHARS)
     attachments: list[ContentPart] | None = Field(default=None, max_length=20)
+    wait: bool | None = None
+    work_done_token: ProgressToken | None = None
 
 
 class SendMessageResult(WireModel):
@@ -72,6 +84,20 @@ class SendMessageResult(WireModel):
     text: str
     # The sequence number of the newest message in the transcript (not an event sequence).
     last_sequence: int
+
+
+class SendMessageAccepted(WireModel):
+    """Result of ``relavium/sendMessage`` with ``wait: false``: the turn runs on.
+
+    Answered once the turn's ``session:turn_started`` event has been sent. Without
+    ``userMessageSequence`` the turn ended before the message was recorded (a turn limit, an
+    abort): its ``session:turn_completed`` event, already sent, says why.
+    """
+
+    accepted: Literal[True] = True
+    user_message_sequence: int | None = None
+    # The sequence number of the turn's session:turn_started event: later events are its own.
+    turn_started_sequence: int | None = None
 
 
 class AbortTurnParams(_SessionRef):
@@ -166,6 +192,11 @@ class ExportSessionResult(WireModel):
     content: str
     suggested_path: str
     opened: bool = False
+    # The file the server wrote, if any: in the workspace's .relavium/exports/ when the client
+    # could show it, else in relavium's data directory (never in the workspace unasked).
+    saved_path: str | None = None
+    # What the user was told (window/showMessage) when nothing could be opened.
+    message: str | None = None
 
 
 class ForkSessionParams(_SessionRef):

@@ -47,6 +47,10 @@ class StatusTrackingHost:
         """Delegate to the editor."""
         return await self._inner.read_open_buffer(path)
 
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """Delegate to the editor."""
+        return self._inner.write_refusal(creating=creating)
+
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Delegate to the editor."""
         return await self._inner.write_file(path, text, label=label)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from relavium_lsp.contracts.events import StampedEvent
 from relavium_lsp.contracts.wire import (
     InitializationOptions,
     LspRange,
@@ -26,6 +28,38 @@ class EditorFocus:
     last_touched_uri: str | None = None
 
 
+EventTap = Callable[[StampedEvent], None]
+
+
+class SessionEventTaps:
+    """Server-side listeners on one session's events, called after the client was notified.
+
+    Turn progress and accepted turns watch their session here instead of subscribing to the
+    engine one by one.
+    """
+
+    def __init__(self) -> None:
+        self._taps: dict[str, list[EventTap]] = {}
+
+    def add(self, session_id: str, tap: EventTap) -> Callable[[], None]:
+        """Call ``tap`` with each later event of the session; returns the removal."""
+        self._taps.setdefault(session_id, []).append(tap)
+
+        def remove() -> None:
+            taps = self._taps.get(session_id, [])
+            if tap in taps:
+                taps.remove(tap)
+            if not taps:
+                self._taps.pop(session_id, None)
+
+        return remove
+
+    def deliver(self, event: StampedEvent) -> None:
+        """Hand ``event`` to its session's taps."""
+        for tap in list(self._taps.get(event.session_id, ())):
+            tap(event)
+
+
 @dataclass
 class ServerState:
     """Per-connection state. Tests can build one and hand it to ``create_server``."""
@@ -36,3 +70,12 @@ class ServerState:
     client_info_name: str | None = None
     runtime: EngineRuntime | None = None
     runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    taps: SessionEventTaps = field(default_factory=SessionEventTaps)
+    # Turns answered before they settled (sendMessage with wait: false), held until they do.
+    background_turns: set[asyncio.Task[None]] = field(default_factory=set)
+
+    @property
+    def plain_client(self) -> bool:
+        """Whether the client implements none of the relavium extensions (shows no events)."""
+        client = self.client
+        return not (client.approvals or client.open_untitled or client.editor_state)

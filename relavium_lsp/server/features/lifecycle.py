@@ -21,6 +21,7 @@ from relavium_lsp.server.features.editor_host import LspEditorHost
 from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
+    from relavium_lsp.contracts.events import StampedEvent
     from relavium_lsp.engine.runtime import EngineRuntime
     from relavium_lsp.server.app import RelaviumServer
 
@@ -81,11 +82,15 @@ async def runtime(ls: RelaviumServer) -> EngineRuntime:
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
             )
-            opened.manager.services.bus.subscribe(
-                lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire())
-            )
+            opened.manager.services.bus.subscribe(lambda event: _forward(ls, event))
             state.runtime = opened
         return state.runtime
+
+
+def _forward(ls: RelaviumServer, event: StampedEvent) -> None:
+    """Send an engine event to the client, then to the server's own taps on its session."""
+    ls.protocol.notify(SESSION_EVENT, event.to_wire())
+    ls.state.taps.deliver(event)
 
 
 def warn(ls: RelaviumServer, message: str) -> None:

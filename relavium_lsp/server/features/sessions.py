@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from lsprotocol import types
 
 from relavium_lsp.contracts.wire import (
     AbortTurnParams,
@@ -26,7 +19,6 @@ from relavium_lsp.contracts.wire import (
     RenameSessionParams,
     ResumeSessionResult,
     SendMessageParams,
-    SendMessageResult,
     SessionEventsParams,
     SessionEventsResult,
     SessionRefParams,
@@ -35,15 +27,15 @@ from relavium_lsp.contracts.wire import (
 )
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.server import methods
+from relavium_lsp.server.features.commands import register_command
 from relavium_lsp.server.features.context import detect_context
 from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.turns import TurnRequest, run_turn, start_turn
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
     from relavium_lsp.server.app import RelaviumServer
 
-_log = logging.getLogger(__name__)
-PROGRESS_CREATE_TIMEOUT_S = 2.0
 _KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
 
 
@@ -51,6 +43,9 @@ def setup(server: RelaviumServer) -> None:
     """Register every session request."""
     register_request(server, methods.START_SESSION, StartSessionParams, start_session)
     register_request(server, methods.SEND_MESSAGE, SendMessageParams, send_message)
+    register_command(
+        server, methods.command_name(methods.SEND_MESSAGE), SendMessageParams, send_message_command
+    )
     register_request(server, methods.ABORT_TURN, AbortTurnParams, abort_turn)
     register_request(server, methods.CANCEL_SESSION, SessionRefParams, cancel_session)
     register_request(server, methods.RESUME_SESSION, SessionRefParams, resume_session)
@@ -86,18 +81,28 @@ async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Resul
 
 
 async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
-    """Run one turn; the answer streams as notifications, the settled turn is the result."""
-    rt = await runtime(ls)
-    session = await rt.manager.session(params.session_id)
-    async with turn_progress(ls, session.record.title or "Relavium"):
-        result = await session.send_message(params.text, params.attachments or [])
-    return SendMessageResult(
-        stop_reason=result.stop_reason,
-        tokens_used=result.tokens_used,
-        error=result.error,
-        text=result.text,
-        last_sequence=result.last_sequence,
+    """Run one turn: answer when it settles, or at once with ``wait: false`` (see turns)."""
+    return await _send(ls, params, wait=params.wait is not False, announce=False)
+
+
+async def send_message_command(ls: RelaviumServer, params: SendMessageParams) -> Result:
+    """``relavium.sendMessage``: does not wait unless asked; a plain client sees the answer."""
+    return await _send(ls, params, wait=params.wait is True, announce=True)
+
+
+async def _send(
+    ls: RelaviumServer, params: SendMessageParams, *, wait: bool, announce: bool
+) -> Result:
+    session = await (await runtime(ls)).manager.session(params.session_id)
+    request = TurnRequest(
+        text=params.text,
+        attachments=params.attachments or [],
+        progress_token=params.work_done_token,
+        announce=announce,
     )
+    if wait:
+        return await run_turn(ls, session, request)
+    return await start_turn(ls, session, request)
 
 
 async def abort_turn(ls: RelaviumServer, params: AbortTurnParams) -> Result:
@@ -195,34 +200,3 @@ def client_source(ls: RelaviumServer) -> str:
         if marker in lowered:
             return source
     return "".join(ch for ch in lowered if ch.isalnum() or ch in "-_")[:32] or "lsp"
-
-
-@contextlib.asynccontextmanager
-async def turn_progress(ls: RelaviumServer, title: str) -> AsyncIterator[None]:
-    """``$/progress`` work-done progress around a turn, when the client supports it."""
-    window = ls.client_capabilities.window
-    if window is None or not window.work_done_progress:
-        yield
-        return
-    token = f"relavium-turn-{uuid.uuid4().hex}"
-    started = await _create_progress(ls, token)
-    if started:
-        ls.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=title, message="thinking…", cancellable=False)
-        )
-    try:
-        yield
-    finally:
-        if started:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-
-
-async def _create_progress(ls: RelaviumServer, token: str) -> bool:
-    try:
-        await asyncio.wait_for(ls.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        _log.info("the client did not accept a progress token; continuing without progress")
-        return False
-    return True
