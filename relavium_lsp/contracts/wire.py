@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import (
     ApprovalAction,
@@ -248,6 +249,36 @@ class EditorStateParams(WireModel):
     selection: LspRange | None = None
 
 
+class SelectionCommandParams(WireModel):
+    """Argument of the ``relavium.codeAction.ask`` / ``.explain`` commands (code actions)."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+    range: LspRange
+    # A client that can prompt may add the user's question (ask only).
+    question: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+class SelectionTurnResult(WireModel):
+    """Result of the selection commands: the chat used and the turn it began."""
+
+    session_id: SessionId
+    turn: SendMessageAccepted
+
+
+class ExportChatParams(WireModel):
+    """The ``relavium.codeAction.export`` command: export the chat of this workspace."""
+
+    uri: str | None = Field(default=None, min_length=1, max_length=8192)
+    format: Literal["workflow", "jsonl"] = "workflow"
+
+
+class ConfigurationSettings(WireModel):
+    """``settings.relavium`` of ``workspace/didChangeConfiguration`` (for later sessions)."""
+
+    default_agent: str | None = Field(default=None, min_length=1, max_length=200)
+    approval: ApprovalMode | None = None
+
+
 class RequestApprovalParams(WireModel):
     """``relavium/requestApproval`` (server → client)."""
 
@@ -295,5 +326,5 @@ class InitializationOptions(WireModel):
     client_name: str | None = Field(default=None, max_length=100)
     history_path: str | None = Field(default=None, max_length=4096)
     default_agent: str | None = Field(default=None, max_length=200)
-    approval: Literal["ask", "auto_edits", "never_ask"] | None = None
+    approval: ApprovalMode | None = None
     allow_disk_writes: bool = False

@@ -78,6 +78,10 @@ class SessionManager:
         self._live: dict[str, AgentSession] = {}
         self._loading: dict[str, asyncio.Lock] = {}
 
+    def set_approval_override(self, mode: ApprovalMode | None) -> None:
+        """The editor's approval setting changed: it applies to sessions opened from now on."""
+        self._approval_override = mode
+
     # -- opening sessions ------------------------------------------------------------------
 
     async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:

@@ -55,9 +55,17 @@ class RelaviumServer(LanguageServer):
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:
     """Build a server with every feature registered."""
-    from relavium_lsp.server.features import commands, context, export, lifecycle, sessions
+    from relavium_lsp.server.features import (
+        code_actions,
+        commands,
+        configuration,
+        context,
+        export,
+        lifecycle,
+        sessions,
+    )
 
     server = RelaviumServer(state)
-    for feature in (lifecycle, context, sessions, export, commands):
+    for feature in (lifecycle, context, configuration, sessions, export, code_actions, commands):
         feature.setup(server)
     return server

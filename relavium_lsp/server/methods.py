@@ -25,6 +25,11 @@ OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
 # workspace/executeCommand names: "relavium.startSession" for "relavium/startSession", …
 COMMAND_PREFIX = "relavium."
 
+# Commands only (no request of their own): what the code actions on a selection run.
+CODE_ACTION_ASK = "relavium.codeAction.ask"
+CODE_ACTION_EXPLAIN = "relavium.codeAction.explain"
+CODE_ACTION_EXPORT = "relavium.codeAction.export"
+
 
 def command_name(method: str) -> str:
     """The executeCommand name of a custom request method."""

@@ -73,6 +73,8 @@ class ServerState:
     taps: SessionEventTaps = field(default_factory=SessionEventTaps)
     # Turns answered before they settled (sendMessage with wait: false), held until they do.
     background_turns: set[asyncio.Task[None]] = field(default_factory=set)
+    # The chat that the code actions on a selection talk to (started on first use).
+    code_action_session: str | None = None
 
     @property
     def plain_client(self) -> bool:

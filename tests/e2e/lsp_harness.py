@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,7 @@ from pytest_lsp.client import register_lsp_features
 from relavium_lsp.server import methods
 
 SHUTDOWN_GRACE_S = 5.0
+WAIT_DEADLINE_S = 60.0  # for slow, shared machines; passing tests never get near it
 SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
 
 
@@ -62,6 +63,7 @@ class EditorClient:
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
     apply_edits: bool = True
+    fail_edits: bool = False  # answer workspace/applyEdit with a JSON-RPC error
     killed: bool = False
     _event_arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
 
@@ -94,6 +96,14 @@ class EditorClient:
             )
         return self.events_of(session_id, event_type)[count - 1]
 
+    async def wait_until(self, predicate: Callable[[], bool], what: str) -> None:
+        """Let the client run until ``predicate()`` holds (checked every 10 ms), or fail."""
+        deadline = asyncio.get_running_loop().time() + WAIT_DEADLINE_S
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.01)
+
     async def record_event(self, params: dict[str, Any]) -> None:
         async with self._event_arrived:
             self.events.append(params)
@@ -111,19 +121,27 @@ class EditorClient:
         return uri
 
 
-def client_capabilities(*, relavium: dict[str, bool] | None = None) -> types.ClientCapabilities:
+def client_capabilities(
+    *,
+    relavium: dict[str, bool] | None = None,
+    create_files: bool = True,
+    show_document: bool = True,
+) -> types.ClientCapabilities:
+    """What the test editor declares; the flags take away what plain clients lack."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
-                resource_operations=[types.ResourceOperationKind.Create],
+                resource_operations=[types.ResourceOperationKind.Create] if create_files else None,
             ),
             workspace_folders=True,
         ),
         window=types.WindowClientCapabilities(
             work_done_progress=True,
-            show_document=types.ShowDocumentClientCapabilities(support=True),
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+            if show_document
+            else None,
         ),
         experimental={
             "relavium": relavium
@@ -162,6 +180,7 @@ async def editor(
     relavium: dict[str, bool] | None = None,
     initialization_options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[EditorClient]:
     """Start ``relavium-lsp serve``, initialize it on ``workspace``, shut it down after."""
     lsp = LanguageClient(converter_factory=dict_converter)
@@ -186,6 +205,8 @@ async def editor(
     @lsp.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         client.edits.append(params)
+        if client.fail_edits:
+            raise RuntimeError("the document is read-only")
         if not client.apply_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
         _apply_to_disk(params.edit)
@@ -203,7 +224,7 @@ async def editor(
     try:
         await lsp.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(relavium=relavium),
+                capabilities=capabilities or client_capabilities(relavium=relavium),
                 client_info=types.ClientInfo(name="relavium-e2e"),
                 workspace_folders=[
                     types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)

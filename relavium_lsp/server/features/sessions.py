@@ -34,6 +34,7 @@ from relavium_lsp.server.features.turns import TurnRequest, run_turn, start_turn
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
+    from relavium_lsp.engine.session import AgentSession
     from relavium_lsp.server.app import RelaviumServer
 
 _KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
@@ -60,23 +61,28 @@ def setup(server: RelaviumServer) -> None:
 
 async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Result:
     """Open a session in the detected (and overridden) context."""
-    rt = await runtime(ls)
-    detected = await detect_context(ls)
-    context = params.context.apply_to(detected) if params.context else detected
-    if not Path(context.working_dir).is_dir():
-        raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
-    session = await rt.manager.start(
-        context=context,
-        agent_ref=params.agent_ref or ls.state.options.default_agent,
-        title=params.title,
-        source=params.source or client_source(ls),
-    )
+    session = await open_session(ls, params)
     return StartSessionResult(
         session_id=session.id,
         agent_ref=session.agent.id,
         model=session.model,
         context=session.record.context,
         status=session.record.status,
+    )
+
+
+async def open_session(ls: RelaviumServer, params: StartSessionParams) -> AgentSession:
+    """A new session in the detected context with the request's overrides."""
+    rt = await runtime(ls)
+    detected = await detect_context(ls)
+    context = params.context.apply_to(detected) if params.context else detected
+    if not Path(context.working_dir).is_dir():
+        raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
+    return await rt.manager.start(
+        context=context,
+        agent_ref=params.agent_ref or ls.state.options.default_agent,
+        title=params.title,
+        source=params.source or client_source(ls),
     )
 
 
