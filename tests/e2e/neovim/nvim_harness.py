@@ -63,6 +63,15 @@ function T.count(text, needle)
     count, start = count + 1, found + #needle
   end
 end
+-- Requests of `method` the plugin's client still waits for an answer to.
+function T.pending(method)
+  local client = require('relavium.client').get()
+  local count = 0
+  for _, request in pairs(client and client.requests or {}) do
+    if request.method == method and request.type == 'pending' then count = count + 1 end
+  end
+  return count
+end
 T.selects = {}
 T.inputs = {}
 T.select_choice = nil

@@ -148,6 +148,7 @@ handlers['session:turn_completed'] = function(chat, event)
   chat.buffer:append_lines(lines)
   chat.block = nil
   chat.completed_turns = (chat.completed_turns or 0) + 1
+  chat.busy = false
   M.reset_turn(chat)
 end
 
