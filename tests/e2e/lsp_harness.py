@@ -62,6 +62,9 @@ class EditorClient:
     events_before_approval: list[list[str]] = field(default_factory=list)
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
+    # Runs when an approval request arrives, before the decision goes back (the user acting
+    # in the editor while the prompt is up).
+    approval_hook: Callable[[dict[str, Any]], None] | None = None
     apply_edits: bool = True
     fail_edits: bool = False  # answer workspace/applyEdit with a JSON-RPC error
     killed: bool = False
@@ -195,6 +198,8 @@ async def editor(
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:
         client.approvals.append(params)
         client.events_before_approval.append([e["type"] for e in client.events])
+        if client.approval_hook is not None:
+            client.approval_hook(params)
         return {"decision": client.decision}
 
     @lsp.feature(methods.OPEN_UNTITLED)

@@ -110,6 +110,41 @@ async def test_a_refused_edit_is_a_failed_tool_result_in_the_transcript(
             assert "refused the edit to app.py" in stored["result"] and why in stored["result"]
 
 
+async def test_a_write_over_a_buffer_the_user_changed_after_the_read_is_refused(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, home = setup
+    read = ScriptedToolCall(id="r1", name="read_file", arguments=json.dumps({"path": "app.py"}))
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            openai_stream(tool_calls=[read]),
+            openai_stream(tool_calls=[write_call("app.py", "rewritten\n")]),
+            openai_stream(text=["ok"]),
+        )
+        async with editor(workspace, home) as client:
+            uri = client.open_document(workspace / "app.py")
+
+            def user_types(_: dict[str, Any]) -> None:
+                client.lsp.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                        content_changes=[types.TextDocumentContentChangeWholeDocument("# mine\n")],
+                    )
+                )
+
+            client.approval_hook = user_types
+            session = await start(client)
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "rewrite"})
+
+            assert len(client.approvals) == 1 and client.edits == []
+            result = client.events_of(session, "agent:tool_result")[-1]
+            assert result["toolId"] == "write_file" and result["success"] is False
+            told = [m for m in model.requests[-1].json()["messages"] if m["role"] == "tool"]
+            assert "changed in the editor after the agent read it" in told[-1]["content"]
+            assert "The file was not changed." in told[-1]["content"]
+
+
 async def test_requests_that_time_out_after_2_s_complete_a_5_s_turn(
     setup: tuple[Path, Path],
 ) -> None:

@@ -5,8 +5,9 @@
   replace its full range) so the user can undo them; a refused edit (``applied: false`` or an
   error answer) is reported back, never replaced by a silent disk write (disk writes happen
   only for clients that cannot apply edits and only when the user opted in);
-- a write the client cannot take at all (no ``applyEdit``; a new file without the ``create``
-  resource operation) is refused before the user is asked to approve it;
+- a write over an open buffer that changed after the agent read it is refused (it would undo
+  the user's typing); so is a write the client cannot take at all (no ``applyEdit``; a new
+  file without the ``create`` resource operation), that one before the user is asked;
 - approvals use ``relavium/requestApproval`` when the client declared it, otherwise the
   standard ``window/showMessageRequest`` with three buttons.
 """
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,8 @@ class LspEditorHost:
 
     def __init__(self, server: RelaviumServer) -> None:
         self._server = server
+        # Digest of each open buffer's text as the agent last read it, until it writes there.
+        self._read_digests: dict[str, str] = {}
 
     async def read_open_buffer(self, path: Path) -> str | None:
         """The open document's current text, or ``None`` when the file is not open."""
@@ -58,7 +62,11 @@ class LspEditorHost:
         if uri is None:
             return None
         document = self._server.workspace.text_documents.get(uri)
-        return None if document is None else document.source
+        if document is None:
+            return None
+        text: str = document.source
+        self._read_digests[uri] = _digest(text)
+        return text
 
     def write_refusal(self, *, creating: bool) -> str | None:
         """Why the client cannot take this write (asked before the approval prompt)."""
@@ -84,6 +92,9 @@ class LspEditorHost:
                 await asyncio.to_thread(atomic_write_text, path, text)
                 return WriteOutcome(applied=True)
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
+        changed = self._changed_since_read(path)
+        if changed is not None:
+            return WriteOutcome(applied=False, reason=changed)
         edit = await self._workspace_edit(path, text)
         if edit is None:
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=True) or "")
@@ -171,6 +182,22 @@ class LspEditorHost:
         )
         return types.WorkspaceEdit(document_changes=[create, text_edit])
 
+    def _changed_since_read(self, path: Path) -> str | None:
+        """Why the write would overwrite what the user typed after the agent read the buffer.
+
+        The write replaces the whole document with text the agent built from what it read;
+        applied over newer text it would silently undo the user's typing.
+        """
+        uri = from_fs_path(str(path)) or path.as_uri()
+        read = self._read_digests.pop(uri, None)
+        document = self._server.workspace.text_documents.get(uri)
+        if read is None or document is None or _digest(document.source) == read:
+            return None
+        return (
+            f"{path.name} changed in the editor after the agent read it; not applied, so the "
+            "user's changes are kept (read the file again before writing it)"
+        )
+
     def _can_apply_edits(self) -> bool:
         capabilities = self._server.client_capabilities.workspace
         return bool(capabilities and capabilities.apply_edit)
@@ -182,6 +209,10 @@ class LspEditorHost:
             return False
         operations = workspace_edit.resource_operations or []
         return types.ResourceOperationKind.Create in operations
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read_if_exists(path: Path) -> str | None:
