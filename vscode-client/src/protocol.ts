@@ -300,6 +300,17 @@ export interface SessionRefParams {
 
 export interface SendMessageParams extends SessionRefParams {
   text: string;
+  /** false: answer once the turn has begun (SendMessageAccepted); it ends as session:turn_completed. */
+  wait?: boolean;
+  /** `$/progress` begin/report/end for the turn on this token. */
+  workDoneToken?: number | string;
+}
+/** Result of relavium/sendMessage with `wait: false`. */
+export interface SendMessageAccepted {
+  accepted: true;
+  /** Absent when the turn ended before the message was recorded (its turn_completed says why). */
+  userMessageSequence?: number;
+  turnStartedSequence?: number;
 }
 export interface SendMessageResult {
   stopReason: StopReason;
@@ -361,6 +372,10 @@ export interface ExportSessionResult {
   content: string;
   suggestedPath: string;
   opened: boolean;
+  /** The file the server wrote, if any (workspace exports folder, or the data directory). */
+  savedPath?: string;
+  /** What the user was told when nothing could be opened. */
+  message?: string;
 }
 
 export interface ForkSessionParams extends SessionRefParams {

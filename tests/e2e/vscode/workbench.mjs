@@ -94,6 +94,22 @@ export class Workbench {
     await this.page.keyboard.press('Shift+End');
   }
 
+  /** Type `text` as a new last line of the active editor (the way a person would). */
+  async typeAtEndOfEditor(text) {
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+End');
+    await this.page.keyboard.type(text);
+  }
+
+  /** Save the active editor. */
+  async saveActiveEditor() {
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+S');
+    await this.page
+      .locator('.tabs-container .tab.active.dirty')
+      .waitFor({ state: 'detached', timeout: 30_000 });
+  }
+
   /** The visible text of the active editor (Monaco renders spaces as no-break spaces). */
   async editorText() {
     const text = await this.page
