@@ -58,10 +58,18 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,
      wire.OpenUntitledResult),
+    (methods.CODE_ACTION_ASK, "client → server", "command", wire.SelectionCommandParams,
+     wire.SelectionTurnResult),
+    (methods.CODE_ACTION_EXPLAIN, "client → server", "command", wire.SelectionCommandParams,
+     wire.SelectionTurnResult),
+    (methods.CODE_ACTION_EXPORT, "client → server", "command", wire.ExportChatParams,
+     wire.ExportSessionResult),
 )  # fmt: skip
 EXTRA_TYPES: tuple[type[BaseModel], ...] = (
+    wire.SendMessageAccepted,
     wire.InitializationOptions,
     wire.RelaviumClientCapabilities,
+    wire.ConfigurationSettings,
 )
 
 
@@ -82,7 +90,7 @@ def _type_name(annotation: Any, seen: list[type[BaseModel]]) -> str:
             parts.append("null")
         return " \\| ".join(parts)
     if origin is Literal:
-        return " \\| ".join(f"`{value!r}`".replace("'", '"') for value in arguments)
+        return " \\| ".join(f"`{json.dumps(value)}`" for value in arguments)
     if origin in (list, tuple, typing.Sequence):
         return f"{_type_name(arguments[0], seen)}[]" if arguments else "array"
     if origin is dict:
@@ -155,6 +163,25 @@ def _method_sections(seen: list[type[BaseModel]]) -> Iterable[str]:
         "(#relaviumclientcapabilities)); otherwise the server falls back to standard LSP "
         "(`window/showMessageRequest`, `window/showDocument`). File writes always arrive as "
         "`workspace/applyEdit`."
+    )
+    yield ""
+    yield (
+        f"`{methods.SEND_MESSAGE}` answers when the turn settles ([SendMessageResult]"
+        "(#sendmessageresult)); with `wait: false` it answers as soon as the turn has begun "
+        "([SendMessageAccepted](#sendmessageaccepted)) and the settled turn arrives as the "
+        "`session:turn_completed` event. The "
+        f"`{methods.command_name(methods.SEND_MESSAGE)}` command does not wait unless `wait` "
+        "is `true`. A `workDoneToken` in its params gets `$/progress` begin / report / end "
+        "for the turn."
+    )
+    yield ""
+    yield (
+        "Commands (kind `command`) are `workspace/executeCommand` commands only: the ones a "
+        "plain client's `textDocument/codeAction` offers on a selection (\"Ask Relavium\", "
+        "\"Explain\") and anywhere (\"Export this chat\"). Clients that declared "
+        "`experimental.relavium` get no code actions. `workspace/didChangeConfiguration` "
+        "settings may carry a `relavium` section ([ConfigurationSettings]"
+        "(#configurationsettings)), used for sessions started afterwards."
     )
     yield ""
 
