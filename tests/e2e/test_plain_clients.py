@@ -41,6 +41,12 @@ def write_call(path: str, content: str) -> ScriptedToolCall:
     )
 
 
+def last_tool_message(model: LoopbackServer) -> str:
+    """What the model was told about its last tool call."""
+    told = [m for m in model.requests[-1].json()["messages"] if m["role"] == "tool"]
+    return str(told[-1]["content"])
+
+
 async def start(client: EditorClient) -> str:
     started = await client.request(methods.START_SESSION, {"agentRef": "coder"})
     return str(started["sessionId"])
@@ -101,9 +107,8 @@ async def test_a_refused_edit_is_a_failed_tool_result_in_the_transcript(
             assert result["success"] is False and result["errorCode"] == "tool_failed"
             why = "the user said no" if refusal == "applied_false" else "the document is read-only"
             # what the model was told, and what the stored transcript keeps
-            told = [m for m in model.requests[-1].json()["messages"] if m["role"] == "tool"]
-            assert "The file was not changed." in told[-1]["content"]
-            assert why in told[-1]["content"]
+            told = last_tool_message(model)
+            assert "The file was not changed." in told and why in told
             transcript = await client.request(methods.GET_TRANSCRIPT, {"sessionId": session})
             (stored,) = tool_results(transcript)
             assert stored["isError"] is True
@@ -140,9 +145,9 @@ async def test_a_write_over_a_buffer_the_user_changed_after_the_read_is_refused(
             assert len(client.approvals) == 1 and client.edits == []
             result = client.events_of(session, "agent:tool_result")[-1]
             assert result["toolId"] == "write_file" and result["success"] is False
-            told = [m for m in model.requests[-1].json()["messages"] if m["role"] == "tool"]
-            assert "changed in the editor after the agent read it" in told[-1]["content"]
-            assert "The file was not changed." in told[-1]["content"]
+            told = last_tool_message(model)
+            assert "changed in the editor after the agent read it" in told
+            assert "The file was not changed." in told
 
 
 async def test_requests_that_time_out_after_2_s_complete_a_5_s_turn(
@@ -221,9 +226,8 @@ async def test_a_new_file_the_client_cannot_create_is_refused_before_the_prompt(
             assert client.events_of(session, "agent:approval_requested") == []
             result = client.events_of(session, "agent:tool_result")[0]
             assert result["success"] is False
-            told = [m for m in model.requests[-1].json()["messages"] if m["role"] == "tool"]
-            assert "cannot create files" in told[-1]["content"]
-            assert "notes/new.txt was not written" in told[-1]["content"]
+            told = last_tool_message(model)
+            assert "cannot create files" in told and "notes/new.txt was not written" in told
 
 
 async def test_an_export_with_no_way_to_open_it_writes_nothing_in_the_workspace(
