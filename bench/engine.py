@@ -1,6 +1,6 @@
 """Benchmark of the session engine: ``python -m bench.engine [--tokens N] [--turns N]``.
 
-Prints numbers and ratios (never pass/fail), measured through the real runtime — encrypted
+Prints numbers and ratios (never pass/fail), measured through the real engine — encrypted
 store, event bus, tool registry, the OpenAI-compatible adapter — against a loopback server
 that streams N tokens with no delay:
 
@@ -27,12 +27,15 @@ from pathlib import Path
 
 import httpx
 
+from relavium_lsp.config import WorkspaceConfig
+from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
-from relavium_lsp.engine.runtime import open_runtime
+from relavium_lsp.engine.api import key_lookup_for, open_engine
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.llm.seam import LlmChunk, LlmMessage, LlmRequest, TextDelta
 from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
 from relavium_lsp.testing.wire_scripts import openai_stream
@@ -99,8 +102,24 @@ async def run(tokens: int, turns: int) -> None:
         os.environ["HOME"] = str(home)
         os.environ["RELAVIUM_HOME"] = str(home / ".relavium")
         write_config(home, workspace, server.url + "/v1")
-        runtime = await open_runtime(FilesystemHost())
-        manager = runtime.manager
+        http = httpx.AsyncClient(follow_redirects=False)
+        clocks: list[ChunkClock] = []
+
+        def chain_with_clock(agent: AgentDefinition, config: WorkspaceConfig) -> list[ChainEntry]:
+            # The configured chain, its first adapter wrapped to timestamp what it yields.
+            chain = resolve_chain(
+                agent,
+                config.providers,
+                config.default_model,
+                client=http,
+                key_lookup=key_lookup_for(config),
+            )
+            adapter = chain[0].provider
+            assert isinstance(adapter, OpenAICompatibleProvider)
+            clocks.append(ChunkClock(adapter))
+            return [ChainEntry(provider=clocks[-1], model=chain[0].model), *chain[1:]]
+
+        engine = await open_engine(FilesystemHost(), providers=chain_with_clock)
         delivered: list[tuple[int, float]] = []
 
         def on_event(event: StampedEvent) -> None:
@@ -108,13 +127,10 @@ async def run(tokens: int, turns: int) -> None:
                 before = delivered[-1][0] if delivered else 0
                 delivered.append((before + len(event.payload.token), time.perf_counter()))
 
-        manager.services.bus.subscribe(on_event)
+        await engine.subscribe(on_event)
         context = SessionContext(working_dir=str(workspace))
-        session = await manager.start(context=context, agent_ref="bench")
-        adapter = session.chain[0].provider
-        assert isinstance(adapter, OpenAICompatibleProvider)
-        clock = ChunkClock(adapter)
-        session.chain[0] = ChainEntry(provider=clock, model=session.model)
+        session = await engine.start(context=context, agent_ref="bench")
+        clock = clocks[-1]
 
         turn_overheads: list[float] = []
         stream_seconds: list[float] = []
@@ -124,7 +140,7 @@ async def run(tokens: int, turns: int) -> None:
             clock.reset()
             delivered.clear()
             started = time.perf_counter()
-            result = await session.send_message(f"turn {turn}: stream please")
+            result = await engine.send(session.id, f"turn {turn}: stream please")
             finished = time.perf_counter()
             assert result.stop_reason == "stop", result.error
             turn_overheads.append(arrivals[-1] - started)
@@ -135,7 +151,8 @@ async def run(tokens: int, turns: int) -> None:
                 while delivered[cursor][0] < cumulative:
                     cursor += 1
                 token_latencies.append(delivered[cursor][1] - produced)
-        await runtime.close()
+        await engine.close()
+        await http.aclose()
 
         # The adapter alone on the same stream: the floor the engine builds on.
         raw: list[float] = []

@@ -26,7 +26,7 @@ from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
 from relavium_lsp.server import methods
-from relavium_lsp.server.app import relavium_converter
+from relavium_lsp.server.core import relavium_converter
 from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
 from relavium_lsp.testing.wire_scripts import openai_stream
 

@@ -110,12 +110,14 @@ async def main() -> None:
         (workspace / "huge.txt").write_text("x" * 79 + "\n" * 1 + ("y" * 99 + "\n") * 2000)
         events: list[object] = []
         registry = ToolRegistry([ECHO, *(default_registry().get(n) for n in ("read_file",))])
+        host = FilesystemHost()
         ctx = ToolCallContext(
             session_id="bench",
             context=SessionContext(working_dir=str(workspace)),
             policy=EffectiveChatPolicy(),
-            host=FilesystemHost(),
+            host=host,
             emit=events.append,
+            ask_user=host.request_approval,
             artifacts=MemoryArtifacts(),
             model="bench-model",
             allowed_tools=frozenset({"echo", "read_file"}),

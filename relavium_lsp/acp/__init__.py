@@ -6,6 +6,11 @@ engine, store and tools — so sessions opened here are the same encrypted, resu
 sessions the LSP surface lists, and the other way round.
 
 - :mod:`~relavium_lsp.acp.agent` — the ACP ``Agent`` (initialize, session lifecycle, prompt);
+- :mod:`~relavium_lsp.acp.connection` — the agent side of the JSON-RPC connection;
+- :mod:`~relavium_lsp.acp.client_profile` — which ``session/update`` kinds a client knows;
+- :mod:`~relavium_lsp.acp.session_config` / :mod:`~relavium_lsp.acp.settings` — the approval
+  mode and model as session modes and config options;
+- :mod:`~relavium_lsp.acp.commands` — slash commands;
 - :mod:`~relavium_lsp.acp.updates` — engine events → ``session/update`` notifications;
 - :mod:`~relavium_lsp.acp.replay` — stored transcripts → ``session/update`` (``session/load``);
 - :mod:`~relavium_lsp.acp.tool_calls` — what the client is shown about a tool call;

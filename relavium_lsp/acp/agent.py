@@ -2,7 +2,7 @@
 
 One :class:`RelaviumAcpAgent` serves one client connection. It opens the engine (encrypted
 store, providers, tools) in the background right after ``initialize`` — every later request
-waits for it — and adapts requests to the :class:`~relavium_lsp.engine.manager.SessionManager`
+waits for it — and adapts requests to the engine's front door (:mod:`relavium_lsp.engine.api`)
 exactly as the LSP features do, so both surfaces share sessions through the same database.
 
 Cancellation follows ACP: ``session/cancel`` cancels the task driving the prompt, which
@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
+    DeleteSessionResponse,
     FileSystemCapabilities,
     ForkSessionResponse,
     HttpMcpServer,
@@ -43,6 +44,15 @@ from acp.schema import (
 )
 
 from relavium_lsp.acp.capabilities import agent_capabilities, agent_info
+from relavium_lsp.acp.client_profile import EARLY_CLIENT, client_profile
+from relavium_lsp.acp.commands import (
+    CommandHooks,
+    SlashCommand,
+    commands_update,
+    parse_command,
+    run_command,
+)
+from relavium_lsp.acp.connection import ClientPeer
 from relavium_lsp.acp.context import (
     ListSessionsMeta,
     NewSessionMeta,
@@ -57,21 +67,22 @@ from relavium_lsp.acp.host import AcpEditorHost, ClientLink
 from relavium_lsp.acp.outbox import SessionUpdate, UpdateOutbox
 from relavium_lsp.acp.prompt_content import PromptBlock, prompt_to_message
 from relavium_lsp.acp.prompt_turns import PromptTurns
+from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.session_views import SessionViews
+from relavium_lsp.acp.settings import SessionSettings
 from relavium_lsp.acp.tool_calls import CallBook
 from relavium_lsp.acp.updates import (
     EventMapper,
+    message_chunk,
     prompt_response,
     session_info,
     title_from_prompt,
     title_update,
 )
 from relavium_lsp.contracts.content import ContentPart
-from relavium_lsp.contracts.events import StampedEvent
-from relavium_lsp.engine.manager import utc_now
-from relavium_lsp.engine.runtime import EngineRuntime, open_runtime
-from relavium_lsp.engine.session import AgentSession
-from relavium_lsp.engine.turn import TurnResult
+from relavium_lsp.contracts.events import StampedEvent, TurnResult
+from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
+from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
@@ -85,25 +96,29 @@ class RelaviumAcpAgent:
 
     def __init__(self, *, history_path: str | None = None) -> None:
         self._history_path = history_path
-        self._client: Client | None = None
+        self._client: ClientPeer | None = None
         self._outbox: UpdateOutbox | None = None
+        self._profile = EARLY_CLIENT
         self._book = CallBook()
         self._views = SessionViews()
+        self._approvals = ApprovalChoices()
+        self._settings = SessionSettings(self._approvals, self._views, self._require_outbox)
         self._mapper = EventMapper(self._book, self._views.context_window)
-        self._runtime_task: asyncio.Task[EngineRuntime] | None = None
-        self._runtime: EngineRuntime | None = None
+        self._runtime_task: asyncio.Task[Engine] | None = None
+        self._runtime: Engine | None = None
         self._turns = PromptTurns()
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- connection ------------------------------------------------------------------------
 
-    def on_connect(self, conn: Client) -> None:
-        """Remember the client side of the connection (called by the SDK)."""
+    def on_connect(self, conn: ClientPeer) -> None:
+        """Remember the client side of the connection (called by the connection)."""
         self._client = conn
         self._outbox = UpdateOutbox(self._send_update)
 
     async def _send_update(self, session_id: str, update: SessionUpdate) -> None:
-        if self._client is not None:
+        # The one way out for updates: nothing reaches a client that would reject it.
+        if self._client is not None and self._profile.knows(update.session_update):
             await self._client.session_update(session_id=session_id, update=update)
 
     async def initialize(
@@ -120,6 +135,7 @@ class RelaviumAcpAgent:
             fs = (client_capabilities.fs if client_capabilities else None) or (
                 FileSystemCapabilities()
             )
+            self._profile = client_profile(client_capabilities, client_info)
             if self._runtime_task is None:
                 link = ClientLink(
                     client=self._client,
@@ -132,11 +148,12 @@ class RelaviumAcpAgent:
                 )
                 self._runtime_task = asyncio.create_task(self._open_runtime(link))
             _log.info(
-                "ACP client %s (protocol %d; fs read=%s write=%s)",
-                client_info.name if client_info else "unknown",
+                "ACP client %s (protocol %d; fs read=%s write=%s; later v1 updates: %s)",
+                self._profile.name,
                 protocol_version,
                 bool(fs.read_text_file),
                 bool(fs.write_text_file),
+                self._profile.knows_later_updates,
             )
             return InitializeResponse(
                 protocol_version=PROTOCOL_VERSION,
@@ -164,13 +181,19 @@ class RelaviumAcpAgent:
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
             note_unsupported(mcp_servers, additional_directories)
-            session = await runtime.manager.start(
+            session = await runtime.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
+            modes, config = await self._settings.describe(runtime, session)
+            # The client learns the session id from this answer: the commands follow it (the
+            # SDK queues the answer before this callback can run).
+            asyncio.get_running_loop().call_soon(self._announce_commands, session.id)
             return NewSessionResponse(
                 session_id=session.id,
+                modes=modes,
+                config_options=list(config),
                 field_meta={
                     "relavium": {
                         "agentRef": session.agent.id,
@@ -195,11 +218,13 @@ class RelaviumAcpAgent:
             note_unsupported(mcp_servers, additional_directories)
             session = await self._resume(runtime, session_id)
             outbox = self._require_outbox()
-            for update in await self._views.replay(runtime.manager, session):
+            for update in await self._views.replay(runtime, session):
                 outbox.push(session_id, update)
             self._announce_title(session)
+            self._announce_commands(session_id)
             await outbox.flush()
-            return LoadSessionResponse()
+            modes, config = await self._settings.describe(runtime, session)
+            return LoadSessionResponse(modes=modes, config_options=list(config))
 
     async def resume_session(
         self,
@@ -216,17 +241,29 @@ class RelaviumAcpAgent:
             note_unsupported(mcp_servers, additional_directories)
             session = await self._resume(runtime, session_id)
             self._announce_title(session)
+            self._announce_commands(session_id)
             await self._require_outbox().flush()
-            return ResumeSessionResponse()
+            modes, config = await self._settings.describe(runtime, session)
+            return ResumeSessionResponse(modes=modes, config_options=list(config))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         """End a session (``ended``; still resumable later), cancelling any running turn."""
         with acp_edge("session/close"):
             runtime = await self._ready()
-            await runtime.manager.cancel(session_id)
+            await runtime.cancel(session_id)
             await self._require_outbox().flush()
             self._views.detach(session_id)
+            self._settings.forget(session_id)
             return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse | None:
+        """Delete a session from ``session/list`` (refused while its prompt runs)."""
+        with acp_edge("session/delete"):
+            runtime = await self._ready()
+            await runtime.delete(session_id)
+            self._views.detach(session_id)
+            self._settings.forget(session_id)
+            return DeleteSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -236,7 +273,7 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             options = relavium_meta(kwargs, ListSessionsMeta)
             workspace = absolute_path(cwd) if cwd is not None else None
-            page = await runtime.manager.list_sessions(
+            page = await runtime.list_sessions(
                 workspace=workspace,
                 status=options.status,
                 query=options.query,
@@ -249,14 +286,20 @@ class RelaviumAcpAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
-        """Sessions have no modes (none are advertised)."""
-        raise RequestError.method_not_found("session/set_mode")
+        """Pick the session's approval mode (its modes are the approval modes)."""
+        with acp_edge("session/set_mode"):
+            runtime = await self._ready()
+            await self._settings.set_mode(runtime, session_id, mode_id)
+            return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """Sessions have no config options (none are advertised)."""
-        raise RequestError.method_not_found("session/set_config_option")
+        """Set the ``model`` or the ``approval`` option; answers with every option."""
+        with acp_edge("session/set_config_option"):
+            runtime = await self._ready()
+            options = await self._settings.set_option(runtime, session_id, config_id, value)
+            return SetSessionConfigOptionResponse(config_options=list(options))
 
     async def fork_session(
         self,
@@ -277,6 +320,9 @@ class RelaviumAcpAgent:
         """Run one turn; updates stream as ``session/update``, the stop reason is the answer."""
         with acp_edge("session/prompt"):
             runtime = await self._ready()
+            command = parse_command(prompt)
+            if command is not None:
+                return await self._answer_command(runtime, session_id, command)
             text, attachments = prompt_to_message(prompt)
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
@@ -337,19 +383,19 @@ class RelaviumAcpAgent:
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _open_runtime(self, link: ClientLink) -> EngineRuntime:
+    async def _open_runtime(self, link: ClientLink) -> Engine:
         registry = default_registry()
-        runtime = await open_runtime(
+        runtime = await open_engine(
             AcpEditorHost(link),
             history_path=self._history_path,
-            tools=AcpToolDispatcher(registry, link),
+            tools=AcpToolDispatcher(registry, link, self._approvals),
         )
-        self._views.bind(registry, runtime)
-        self._unsubscribe = runtime.manager.services.bus.subscribe(self._on_event)
+        self._views.bind(registry)
+        self._unsubscribe = await runtime.subscribe(self._on_event)
         self._runtime = runtime
         return runtime
 
-    async def _ready(self) -> EngineRuntime:
+    async def _ready(self) -> Engine:
         if self._runtime_task is None:
             raise RequestError.invalid_request({"details": "initialize must come first"})
         return await asyncio.shield(self._runtime_task)
@@ -368,38 +414,58 @@ class RelaviumAcpAgent:
     async def _settle_events(self, session_id: str) -> None:
         """Wait until events emitted so far for the session were mapped into the outbox."""
         if self._runtime is not None:
-            await self._runtime.manager.services.bus.drain(session_id)
+            await self._runtime.flush_events(session_id)
 
-    async def _resume(self, runtime: EngineRuntime, session_id: str) -> AgentSession:
-        await runtime.manager.resume(session_id)
-        session = await runtime.manager.session(session_id)
+    async def _resume(self, runtime: Engine, session_id: str) -> SessionSnapshot:
+        await runtime.resume(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         return session
 
-    def _announce_title(self, session: AgentSession) -> None:
+    def _announce_title(self, session: SessionSnapshot) -> None:
         record = session.record
         if record.title:
             self._require_outbox().push(session.id, title_update(record.title, record.updated_at))
 
+    async def _answer_command(
+        self, runtime: Engine, session_id: str, command: SlashCommand
+    ) -> PromptResponse:
+        await runtime.session(session_id)  # an unknown session is an error, as for any prompt
+        hooks = CommandHooks(
+            title_changed=self._push_title,
+            model_changed=functools.partial(self._settings.model_changed, runtime),
+        )
+        answer = await run_command(runtime, session_id, command, hooks)
+        outbox = self._require_outbox()
+        outbox.push(session_id, message_chunk(answer))
+        await outbox.flush()
+        return PromptResponse(stop_reason="end_turn")
+
+    def _announce_commands(self, session_id: str) -> None:
+        self._require_outbox().push(session_id, commands_update())
+
+    def _push_title(self, session_id: str, title: str) -> None:
+        self._require_outbox().push(session_id, title_update(title, utc_timestamp()))
+
     async def _run_turn(
         self,
-        runtime: EngineRuntime,
+        runtime: Engine,
         session_id: str,
         text: str,
         attachments: list[ContentPart],
     ) -> TurnResult:
-        session = await runtime.manager.session(session_id)
+        session = await runtime.session(session_id)
         self._views.attach(session)
         await self._title_from_first_prompt(runtime, session, text)
-        return await session.send_message(text, attachments)
+        return await runtime.send(session_id, text, attachments)
 
     async def _title_from_first_prompt(
-        self, runtime: EngineRuntime, session: AgentSession, text: str
+        self, runtime: Engine, session: SessionSnapshot, text: str
     ) -> None:
         if session.record.title or session.record.turn_count:
             return
         title = title_from_prompt(text)
         if title is None:
             return
-        await runtime.manager.rename(session.id, title)
-        self._require_outbox().push(session.id, title_update(title, utc_now()))
+        await runtime.rename(session.id, title)
+        self._push_title(session.id, title)

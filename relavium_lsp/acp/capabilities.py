@@ -9,6 +9,7 @@ from acp.schema import (
     PromptCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionListCapabilities,
     SessionResumeCapabilities,
 )
@@ -17,9 +18,10 @@ from relavium_lsp import __version__
 
 
 def agent_capabilities() -> AgentCapabilities:
-    """``session/load``, ``session/list|resume|close``, text + embedded context prompts.
+    """``session/load``, ``session/list|resume|close|delete``, text + embedded context prompts.
 
-    No MCP servers, no images or audio in prompts, no modes, no terminals.
+    No MCP servers, no images or audio in prompts, no terminals, no ``session/fork`` (not in
+    the stable v1 schema). Modes and config options come with each session, not here.
     """
     return AgentCapabilities(
         load_session=True,
@@ -27,6 +29,7 @@ def agent_capabilities() -> AgentCapabilities:
         mcp_capabilities=McpCapabilities(http=False, sse=False),
         session_capabilities=SessionCapabilities(
             list=SessionListCapabilities(),
+            delete=SessionDeleteCapabilities(),
             resume=SessionResumeCapabilities(),
             close=SessionCloseCapabilities(),
         ),

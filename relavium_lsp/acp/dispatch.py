@@ -3,8 +3,9 @@
 Every call still runs through :class:`~relavium_lsp.tools.registry.ToolRegistry` unchanged
 (validation, the scope jail, the approval gate, bounding, events). Around it, this wrapper
 records the call in the :class:`~relavium_lsp.acp.tool_calls.CallBook` — full arguments in
-memory, jail-checked locations — and gives the call a host bound to its session, which the
-client's ``fs/*`` methods need.
+memory, jail-checked locations — gives the call a host bound to its session, which the
+client's ``fs/*`` methods need, and applies the approval mode the client picked for the
+session (:mod:`~relavium_lsp.acp.session_config`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import dataclasses
 from collections.abc import Iterable
 
 from relavium_lsp.acp.host import CallScopedHost, ClientLink
+from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.tool_calls import CallRecord, describe_call
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.llm.seam import ToolSpec
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
@@ -24,15 +26,18 @@ from relavium_lsp.tools.registry import ToolRegistry
 class AcpToolDispatcher:
     """A :class:`~relavium_lsp.tools.base.ToolDispatcher` that tells the ACP layer about calls."""
 
-    def __init__(self, registry: ToolRegistry, link: ClientLink) -> None:
+    def __init__(
+        self, registry: ToolRegistry, link: ClientLink, approvals: ApprovalChoices
+    ) -> None:
         self.registry = registry
         self._link = link
+        self._approvals = approvals
 
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
         """The registry's specs."""
         return self.registry.specs(names)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
         """Record the call, then run it through the registry with a session-bound host."""
         roots = ScopeRoots.for_call(ctx)
         definition = self.registry.get(call.name)
@@ -46,5 +51,9 @@ class AcpToolDispatcher:
             offer_always=not (definition is not None and definition.always_ask),
         )
         self._link.book.open(record)
-        scoped = dataclasses.replace(ctx, host=CallScopedHost(ctx.host, self._link, record))
+        scoped = dataclasses.replace(
+            ctx,
+            host=CallScopedHost(ctx.host, self._link, record),
+            policy=self._approvals.policy_for(ctx.session_id, ctx.policy),
+        )
         return await self.registry.dispatch(call, scoped)

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp.interfaces import Client
 from acp.schema import FileEditToolCallContent, ToolCallStart, ToolCallUpdate
 
+from relavium_lsp.acp.connection import ClientPeer
 from relavium_lsp.acp.outbox import UpdateOutbox
 from relavium_lsp.acp.permissions import decision_for, permission_options
 from relavium_lsp.acp.tool_calls import CallBook, CallRecord
@@ -45,7 +45,7 @@ MAX_REASON_CHARS = 300
 class ClientLink:
     """What the host needs from the ACP connection."""
 
-    client: Client
+    client: ClientPeer
     can_read: bool
     can_write: bool
     outbox: UpdateOutbox
@@ -269,5 +269,5 @@ class CallScopedHost:
         return WriteOutcome(applied=True)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Through the engine's wrapper (it shows ``awaiting_approval`` meanwhile)."""
+        """The process-wide host's (the engine asks through its session scope, not here)."""
         return await self._inner.request_approval(request)

@@ -16,6 +16,9 @@ from collections.abc import Awaitable, Callable
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     SessionInfoUpdate,
     ToolCallProgress,
     ToolCallStart,
@@ -29,6 +32,9 @@ SessionUpdate = (
     | AgentThoughtChunk
     | ToolCallStart
     | ToolCallProgress
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
     | SessionInfoUpdate
     | UsageUpdate
 )

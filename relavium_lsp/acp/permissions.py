@@ -1,6 +1,6 @@
 """``session/request_permission`` options and what the user's choice means to the engine.
 
-The three answers of SPEC §6 map one-to-one onto ACP option kinds:
+The three answers of ``docs/design.md`` §6 map one-to-one onto ACP option kinds:
 
 ============================  ===============  ==================
 option (``optionId``)         ACP kind         approval decision

@@ -1,6 +1,6 @@
 """The tasks driving prompt turns: at most one per session, cancellable exactly once.
 
-A prompt's turn runs in its own task (``AgentSession.send_message``), so that
+A prompt's turn runs in its own task (``Engine.send``), so that
 ``session/cancel`` — or a ``cancelled`` permission outcome — can stop it from outside:
 cancelling that task aborts the engine turn, which rolls it back and settles it with
 ``turn_completed{aborted}`` before the task ends.
@@ -13,7 +13,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from relavium_lsp.engine.turn import TurnResult
+from relavium_lsp.contracts.events import TurnResult
 from relavium_lsp.errors import SessionBusy
 
 

@@ -15,23 +15,17 @@ from relavium_lsp.acp.replay import replay_updates
 from relavium_lsp.acp.tool_calls import CallDescription, describe_call
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.contracts.wire import MAX_PAGE
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.runtime import EngineRuntime
-from relavium_lsp.engine.session import AgentSession
-from relavium_lsp.paths import relavium_home
+from relavium_lsp.engine.api import Engine, SessionSnapshot
 from relavium_lsp.tools.bounding import sanitize_input
-from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
 
-async def visible_history(manager: SessionManager, session_id: str) -> list[SessionMessage]:
+async def visible_history(engine: Engine, session_id: str) -> list[SessionMessage]:
     """Every visible message of a session, oldest first (paged from the newest back)."""
     pages: list[list[SessionMessage]] = []
     before: int | None = None
     while True:
-        page, has_more = await manager.transcript(
-            session_id, before_sequence=before, limit=MAX_PAGE
-        )
+        page, has_more = await engine.transcript(session_id, before_sequence=before, limit=MAX_PAGE)
         if page:
             pages.append(page)
         if not has_more or not page:
@@ -46,16 +40,14 @@ class SessionViews:
     def __init__(self) -> None:
         self._windows: dict[str, int] = {}
         self._registry: ToolRegistry | None = None
-        self._runtime: EngineRuntime | None = None
 
-    def bind(self, registry: ToolRegistry, runtime: EngineRuntime) -> None:
-        """Remember the engine once it is open."""
+    def bind(self, registry: ToolRegistry) -> None:
+        """Remember the tool registry once the engine is open."""
         self._registry = registry
-        self._runtime = runtime
 
-    def attach(self, session: AgentSession) -> None:
+    def attach(self, session: SessionSnapshot) -> None:
         """Follow a session's events from now on."""
-        self._windows[session.id] = session.context_window()
+        self._windows[session.id] = session.context_window
 
     def detach(self, session_id: str) -> None:
         """Stop following a session."""
@@ -69,19 +61,11 @@ class SessionViews:
         """The followed session's context window in tokens."""
         return self._windows.get(session_id)
 
-    async def replay(self, manager: SessionManager, session: AgentSession) -> list[SessionUpdate]:
+    async def replay(self, engine: Engine, session: SessionSnapshot) -> list[SessionUpdate]:
         """The updates that rebuild the session's visible history on the client."""
-        messages = await visible_history(manager, session.id)
+        messages = await visible_history(engine, session.id)
         registry = self._registry
-        services = manager.services
-        context = session.record.context
-        roots = ScopeRoots.build(
-            context.working_dir,
-            context.fs_scope_tier,
-            services.temp_dir,
-            session.policy.allowed_paths,
-            forbidden=(relavium_home(), *services.protected_paths),
-        )
+        roots = await engine.tool_roots(session.id)
 
         def describe(tool: str, args: dict[str, Any]) -> CallDescription:
             return describe_call(tool, args, roots)

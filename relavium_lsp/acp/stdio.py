@@ -13,10 +13,10 @@ import os
 import sys
 from typing import BinaryIO
 
-from acp import run_agent
 from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
 from relavium_lsp.acp.agent import RelaviumAcpAgent
+from relavium_lsp.acp.connection import AgentConnection
 
 
 def reserve_stdout() -> BinaryIO:
@@ -46,8 +46,10 @@ async def serve_stdio(*, history_path: str | None = None) -> None:
     """Run one ACP agent on stdin/stdout until the client closes the connection."""
     reader, writer = await protocol_streams(reserve_stdout())
     agent = RelaviumAcpAgent(history_path=history_path)
+    connection = AgentConnection(agent, writer, reader)
     try:
-        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+        await connection.listen()
     finally:
+        await asyncio.shield(connection.close())
         await agent.close()
         writer.close()

@@ -51,9 +51,9 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnCompleted,
     TurnError,
+    TurnResult,
 )
 from relavium_lsp.contracts.session import SessionSummary
-from relavium_lsp.engine.turn import TurnResult
 
 MICROCENTS_PER_DOLLAR = 100_000_000
 MAX_TITLE_CHARS = 80

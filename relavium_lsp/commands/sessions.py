@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
@@ -26,21 +27,11 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.wire import MAX_PAGE, ListSessionsResult
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.runtime import open_runtime
+from relavium_lsp.engine.api import Engine, ExportFormat, open_engine
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.export.replay import replay_session
-from relavium_lsp.export.service import (
-    ExportFormat,
-    announce_export,
-    fork_session,
-    import_session,
-    load_snapshot,
-    render_export,
-)
-from relavium_lsp.tools.host import FilesystemHost, atomic_write_text
+from relavium_lsp.tools.host import FilesystemHost
 
-Action = Callable[[SessionManager, argparse.Namespace], Awaitable[int]]
+Action = Callable[[Engine, argparse.Namespace], Awaitable[int]]
 TOOL_RESULT_PREVIEW = 2_000
 _FORMATS: dict[str, ExportFormat] = {"yaml": "workflow", "workflow": "workflow", "jsonl": "jsonl"}
 
@@ -104,7 +95,7 @@ def _limit(value: str) -> int:
 
 def _execute(run: Action, arguments: argparse.Namespace) -> int:
     try:
-        return asyncio.run(_with_manager(run, arguments))
+        return asyncio.run(_with_engine(run, arguments))
     except RelaviumError as error:
         print(f"error: {error.message}", file=sys.stderr)
     except OSError as error:
@@ -115,21 +106,21 @@ def _execute(run: Action, arguments: argparse.Namespace) -> int:
     return 1
 
 
-async def _with_manager(run: Action, arguments: argparse.Namespace) -> int:
-    runtime = await open_runtime(FilesystemHost(), history_path=arguments.history)
+async def _with_engine(run: Action, arguments: argparse.Namespace) -> int:
+    engine = await open_engine(FilesystemHost(), history_path=arguments.history)
     try:
-        return await run(runtime.manager, arguments)
+        return await run(engine, arguments)
     finally:
-        await runtime.close()
+        await engine.close()
 
 
 def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-async def _list(manager: SessionManager, arguments: argparse.Namespace) -> int:
+async def _list(engine: Engine, arguments: argparse.Namespace) -> int:
     workspace = os.path.abspath(arguments.workspace) if arguments.workspace else None
-    page = await manager.list_sessions(
+    page = await engine.list_sessions(
         workspace=workspace, query=arguments.query, limit=arguments.limit
     )
     if arguments.json:
@@ -149,8 +140,8 @@ async def _list(manager: SessionManager, arguments: argparse.Namespace) -> int:
     return 0
 
 
-async def _show(manager: SessionManager, arguments: argparse.Namespace) -> int:
-    record, messages = await load_snapshot(manager, arguments.session_id)
+async def _show(engine: Engine, arguments: argparse.Namespace) -> int:
+    record, messages = await engine.full_transcript(arguments.session_id)
     if arguments.json:
         _print_json(
             {"session": record.to_wire(), "messages": [message.to_wire() for message in messages]}
@@ -204,27 +195,27 @@ def _describe(message: SessionMessage) -> str:
     return "\n".join(lines)
 
 
-async def _export(manager: SessionManager, arguments: argparse.Namespace) -> int:
+async def _export(engine: Engine, arguments: argparse.Namespace) -> int:
     fmt = _FORMATS[arguments.format]
-    outcome = await render_export(manager, arguments.session_id, fmt)
+    outcome = await engine.render_export(arguments.session_id, fmt)
     if arguments.output:
         target = Path(arguments.output).expanduser().absolute()
         await asyncio.to_thread(atomic_write_text, target, outcome.content)
-        await announce_export(manager, outcome.session_id, fmt, str(target))
+        await engine.announce_export(outcome.session_id, fmt, str(target))
         print(f"Exported session {outcome.session_id} to {target}", file=sys.stderr)
     else:
         sys.stdout.buffer.write(outcome.content.encode("utf-8"))
         sys.stdout.buffer.flush()
-        await announce_export(manager, outcome.session_id, fmt)
+        await engine.announce_export(outcome.session_id, fmt)
     return 0
 
 
-async def _import(manager: SessionManager, arguments: argparse.Namespace) -> int:
+async def _import(engine: Engine, arguments: argparse.Namespace) -> int:
     if arguments.file == "-":
         text = await asyncio.to_thread(sys.stdin.read)
     else:
         text = await asyncio.to_thread(Path(arguments.file).read_text, encoding="utf-8")
-    session_id = await import_session(manager, text)
+    session_id = await engine.import_jsonl(text)
     if arguments.json:
         _print_json({"sessionId": session_id})
     else:
@@ -232,8 +223,8 @@ async def _import(manager: SessionManager, arguments: argparse.Namespace) -> int
     return 0
 
 
-async def _fork(manager: SessionManager, arguments: argparse.Namespace) -> int:
-    session_id = await fork_session(manager, arguments.session_id, arguments.at_sequence)
+async def _fork(engine: Engine, arguments: argparse.Namespace) -> int:
+    session_id = await engine.fork(arguments.session_id, arguments.at_sequence)
     if arguments.json:
         _print_json({"sessionId": session_id})
     else:
@@ -244,14 +235,14 @@ async def _fork(manager: SessionManager, arguments: argparse.Namespace) -> int:
     return 0
 
 
-async def _delete(manager: SessionManager, arguments: argparse.Namespace) -> int:
-    await manager.delete(arguments.session_id)
+async def _delete(engine: Engine, arguments: argparse.Namespace) -> int:
+    await engine.delete(arguments.session_id)
     print(f"Deleted session {arguments.session_id}")
     return 0
 
 
-async def _replay(manager: SessionManager, arguments: argparse.Namespace) -> int:
-    report = await replay_session(manager, arguments.session_id, live_tools=arguments.live_tools)
+async def _replay(engine: Engine, arguments: argparse.Namespace) -> int:
+    report = await engine.replay(arguments.session_id, live_tools=arguments.live_tools)
     if arguments.json:
         _print_json(
             {

@@ -1,4 +1,4 @@
-"""Configuration loading (SPEC §8): agent files, ``project.toml`` and the global ``config.toml``.
+"""Configuration loading (``docs/design.md`` §8): agent files, ``project.toml``, ``config.toml``.
 
 Call :func:`load_workspace_config` for the merged view of a workspace and
 :func:`load_agent_file` to validate one agent file. Every invalid file raises

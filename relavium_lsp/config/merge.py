@@ -1,4 +1,4 @@
-"""Layering global and project configuration (SPEC §8): project overrides global per field.
+"""Layering global and project configuration (``docs/design.md`` §8): project wins per field.
 
 Two exceptions to per-field merging:
 

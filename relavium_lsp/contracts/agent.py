@@ -1,4 +1,4 @@
-"""The ``*.agent.yaml`` contract (SPEC §8) and the built-in default agent."""
+"""The ``*.agent.yaml`` contract (``docs/design.md`` §8) and the built-in default agent."""
 
 from __future__ import annotations
 

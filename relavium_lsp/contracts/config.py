@@ -1,4 +1,4 @@
-"""Configuration contracts (SPEC §8): project ``[chat]``, providers, global preferences.
+"""Configuration contracts (``docs/design.md`` §8): project ``[chat]``, providers, preferences.
 
 Files are parsed by :mod:`relavium_lsp.config`; these models are what they must contain.
 """

@@ -12,14 +12,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel
-
-if TYPE_CHECKING:
-    from relavium_lsp.store.media import MediaStore
 
 MEDIA_HANDLE_PATTERN = r"^media://sha256-[0-9a-f]{64}$"
 
@@ -118,7 +115,15 @@ DurableContentPart = Annotated[
 ]
 
 
-def de_inline(parts: Sequence[ContentPart], media: MediaStore) -> list[DurableContentPart]:
+class MediaSink(Protocol):
+    """Where :func:`de_inline` puts media bytes (the store's ``MediaStore`` is one)."""
+
+    def put(self, data: bytes) -> str:
+        """Keep ``data`` and return its ``media://sha256-<hex>`` handle."""
+        ...
+
+
+def de_inline(parts: Sequence[ContentPart], media: MediaSink) -> list[DurableContentPart]:
     """Turn in-flight parts into their durable form.
 
     Reasoning loses its signature; base64 media is written to the content-addressed store and
@@ -136,7 +141,7 @@ def de_inline(parts: Sequence[ContentPart], media: MediaStore) -> list[DurableCo
     return durable
 
 
-def _durable_media(part: MediaPart, media: MediaStore) -> DurableContentPart:
+def _durable_media(part: MediaPart, media: MediaSink) -> DurableContentPart:
     source = part.source
     if isinstance(source, HandleSource):
         return DurableMediaPart(mime_type=part.mime_type, source=source, name=part.name)

@@ -1,4 +1,4 @@
-"""The ``session:*`` / ``agent:*`` / ``cost:*`` event contract (SPEC §3).
+"""The ``session:*`` / ``agent:*`` / ``cost:*`` event contract (``docs/design.md`` §3).
 
 The engine builds a payload (one of the classes below, discriminated on ``type``); the event
 bus stamps it with ``sessionId``, ``sequenceNumber`` and ``timestamp`` into a
@@ -7,9 +7,10 @@ bus stamps it with ``sessionId``, ``sequenceNumber`` and ``timestamp`` into a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.session import SessionContext
@@ -49,7 +50,14 @@ class TurnError(WireModel):
 
 
 class TokenUsage(WireModel):
-    """Tokens spent by a turn (all provider calls, fallbacks and compaction included)."""
+    """Tokens spent by a turn (all provider calls, fallbacks and compaction included).
+
+    The one usage type: the same model counts one provider call on the LLM seam
+    (``StopChunk.usage``), a turn in ``session:turn_completed`` and in the
+    ``relavium/sendMessage`` result.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -154,6 +162,22 @@ class TurnCompleted(WireModel):
     stop_reason: StopReason
     tokens_used: TokenUsage
     error: TurnError | None = None
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """How a turn settled, as the engine reports it to whoever sent the message.
+
+    ``session:turn_completed`` carries the same stop reason, usage and error; the sender also
+    gets the final text and ``last_sequence``, the newest message in the transcript (not an
+    event sequence). The LSP result is built from it by ``SendMessageResult.from_turn``.
+    """
+
+    stop_reason: StopReason
+    tokens_used: TokenUsage
+    error: TurnError | None = None
+    text: str = ""
+    last_sequence: int = 0
 
 
 class SessionCompacting(WireModel):

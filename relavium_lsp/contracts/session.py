@@ -1,4 +1,4 @@
-"""Sessions, their context and their durable messages (SPEC §2)."""
+"""Sessions, their context and their durable messages (``docs/design.md`` §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Params and results of the custom JSON-RPC methods (SPEC §4 wire shapes)."""
+"""Params and results of the custom JSON-RPC methods (``docs/design.md`` §4 wire shapes)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from relavium_lsp.contracts.events import (
     StopReason,
     TokenUsage,
     TurnError,
+    TurnResult,
 )
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -85,6 +86,17 @@ class SendMessageResult(WireModel):
     text: str
     # The sequence number of the newest message in the transcript (not an event sequence).
     last_sequence: int
+
+    @classmethod
+    def from_turn(cls, turn: TurnResult) -> SendMessageResult:
+        """The result of a settled turn, as the client receives it."""
+        return cls(
+            stop_reason=turn.stop_reason,
+            tokens_used=turn.tokens_used,
+            error=turn.error,
+            text=turn.text,
+            last_sequence=turn.last_sequence,
+        )
 
 
 class SendMessageAccepted(WireModel):

@@ -1,4 +1,4 @@
-"""The ``.relavium.yaml`` workflow document: the scaffold a session exports to (SPEC §9).
+"""The ``.relavium.yaml`` workflow document a session exports to (``docs/design.md`` §9).
 
 It is an authored file (snake_case keys, unknown keys rejected, no type coercion) with two
 camelCase islands that are wire data rather than authoring: ``edges[].from`` (``from`` is a

@@ -24,12 +24,12 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from relavium_lsp import __version__
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.demo.edits import PlannedWrite, UnsupportedEdit, plan_workspace_edit
 from relavium_lsp.demo.render import Console, one_line
 from relavium_lsp.server import methods
-from relavium_lsp.server.app import relavium_converter
-from relavium_lsp.tools.host import atomic_write_text
+from relavium_lsp.server.core import relavium_converter
 
 _log = logging.getLogger(__name__)
 STDERR_TAIL_LINES = 20

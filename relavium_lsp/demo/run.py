@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.demo.client import DemoEditor, ServerProblem, server_environment
 from relavium_lsp.demo.render import Console, one_line
 from relavium_lsp.demo.summary import print_summary, print_transcript
@@ -27,7 +28,6 @@ from relavium_lsp.demo.workspace import (
 )
 from relavium_lsp.llm import demo_script as script
 from relavium_lsp.server import methods
-from relavium_lsp.tools.host import atomic_write_text
 
 _log = logging.getLogger(__name__)
 SESSION_TITLE = "Relavium demo: type hints for greet"

@@ -23,6 +23,8 @@ from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPaylo
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
+Unsubscribe = Callable[[], None]
+BACKLOG_PAGE = 1000
 _log = logging.getLogger(__name__)
 
 
@@ -63,7 +65,7 @@ class EventBus:
         self._channels: dict[str, _Channel] = {}
         self._listeners: list[Listener] = []
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener) -> Unsubscribe:
         """Call ``listener`` with every stamped event, in order; returns an unsubscribe."""
         self._listeners.append(listener)
 
@@ -71,6 +73,48 @@ class EventBus:
             if listener in self._listeners:
                 self._listeners.remove(listener)
 
+        return unsubscribe
+
+    async def follow(self, session_id: str, after_sequence: int, listener: Listener) -> Unsubscribe:
+        """Deliver one session's events after ``after_sequence``: the backlog, then live.
+
+        The listener starts receiving live events before the durable backlog is read, holds
+        them back while the backlog is delivered, and then skips whatever the backlog already
+        covered — so it sees every event exactly once, in sequence order, with no gap.
+        """
+        held: list[StampedEvent] = []
+        caught_up = False
+        delivered = after_sequence
+
+        def deliver(event: StampedEvent) -> None:
+            nonlocal delivered
+            if event.sequence_number > delivered:
+                delivered = event.sequence_number
+                _call(listener, event)
+
+        def on_event(event: StampedEvent) -> None:
+            if event.session_id != session_id:
+                return
+            if caught_up:
+                deliver(event)
+            else:
+                held.append(event)
+
+        unsubscribe = self.subscribe(on_event)
+        try:
+            while True:
+                page = await self.events_after(session_id, delivered, BACKLOG_PAGE)
+                for event in page:
+                    deliver(event)
+                if len(page) < BACKLOG_PAGE:
+                    break
+        except BaseException:
+            unsubscribe()
+            raise
+        caught_up = True
+        for event in held:
+            deliver(event)
+        held.clear()
         return unsubscribe
 
     def emit(self, session_id: str, payload: EventPayload) -> None:
@@ -132,7 +176,12 @@ class EventBus:
 
     def _deliver(self, event: StampedEvent) -> None:
         for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                _log.exception("event listener failed on %s", event.type)
+            _call(listener, event)
+
+
+def _call(listener: Listener, event: StampedEvent) -> None:
+    """One subscriber's failure must not stop delivery to the others."""
+    try:
+        listener(event)
+    except Exception:
+        _log.exception("event listener failed on %s", event.type)

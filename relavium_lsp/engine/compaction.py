@@ -25,8 +25,8 @@ from relavium_lsp.contracts.events import (
     SessionTrimmed,
 )
 from relavium_lsp.contracts.session import CompactionMarker, SessionMessage
-from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.llm.fallback import (
     AttemptFailed,
     AttemptStarted,
@@ -35,8 +35,6 @@ from relavium_lsp.llm.fallback import (
 )
 from relavium_lsp.llm.projection import project_messages
 from relavium_lsp.llm.seam import ErrorChunk, LlmMessage, LlmRequest, StopChunk, TextDelta
-from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.media import MediaStore
 
 CompactionMode = Literal["summarize", "trim"]
 SUMMARY_INSTRUCTIONS = (
@@ -52,19 +50,8 @@ MIN_KEPT_MESSAGES = 4
 class Compactor:
     """Compacts one session's visible history."""
 
-    def __init__(
-        self,
-        *,
-        session_id: str,
-        store: AsyncSessionStore,
-        bus: EventBus,
-        media: MediaStore,
-        governor: CostGovernor,
-    ) -> None:
-        self._session_id = session_id
-        self._store = store
-        self._bus = bus
-        self._media = media
+    def __init__(self, scope: SessionScope, governor: CostGovernor) -> None:
+        self._scope = scope
         self._governor = governor
 
     async def compact(
@@ -77,14 +64,14 @@ class Compactor:
         keep_messages: int | None = None,
     ) -> SessionCompacted | SessionTrimmed:
         """Compact now and return the terminal event (already emitted)."""
-        session_id = self._session_id
-        visible = await self._store.run(
-            lambda s: s.load_tail_within_budget(session_id, context_window)
+        scope = self._scope
+        visible = await scope.store.run(
+            lambda s: s.load_tail_within_budget(scope.session_id, context_window)
         )
         messages_before = len(visible)
         tokens_before = sum(estimate_tokens(message.content) for message in visible)
         if mode == "summarize":
-            self._bus.emit(session_id, SessionCompacting(reason=reason))
+            scope.emit(SessionCompacting(reason=reason))
             summary = await self._summarize(visible, chain)
             if summary:
                 newest = max(message.sequence_number for message in visible)
@@ -97,10 +84,10 @@ class Compactor:
                     tokens_after=estimate_tokens(marker.content),
                     boundary_sequence=marker.sequence_number,
                 )
-                self._bus.emit(session_id, event)
+                scope.emit(event)
                 return event
         event = await self._trim(visible, reason, tokens_before, keep_messages)
-        self._bus.emit(session_id, event)
+        scope.emit(event)
         return event
 
     async def _summarize(
@@ -109,7 +96,7 @@ class Compactor:
         if not visible:
             return ""
         messages = (
-            *project_messages(visible, self._media),
+            *project_messages(visible, self._scope.media),
             LlmMessage(role="user", content=(TextPart(text=SUMMARY_REQUEST),)),
         )
         request = LlmRequest(
@@ -173,9 +160,9 @@ class Compactor:
     async def _append_marker(
         self, text: str, dropped_through: int, mode: CompactionMode
     ) -> SessionMessage:
-        session_id = self._session_id
+        session_id = self._scope.session_id
         marker = CompactionMarker(dropped_through_sequence=dropped_through, mode=mode)
-        return await self._store.run(
+        return await self._scope.store.run(
             lambda s: s.append_message(
                 session_id, "system", [TextPart(text=text)], compaction=marker
             )

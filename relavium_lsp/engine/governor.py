@@ -4,63 +4,51 @@ Every call — successful, failed, fallback attempt or compaction summary — is
 recorded through one store transaction (``session_costs`` row + session totals, so their sums
 always agree) and announced with ``cost:updated``. Before each call the cap is checked
 against what was already spent plus the estimated input cost of the call about to be made.
+With ``on_exceed = "pause_for_approval"`` the user is asked through the session scope's
+``ask_user``, like any tool approval; "always" is remembered in the session's approval memory
+under the ``cost_cap`` id.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.events import (
-    AgentApprovalRequested,
     ApprovalPreview,
     BudgetWarning,
     CostUpdated,
+    TokenUsage,
     TurnError,
 )
-from relavium_lsp.contracts.session import SessionStatus, SessionTotals
-from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.contracts.session import SessionTotals
+from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.llm.pricing import price_call
-from relavium_lsp.llm.seam import Usage
-from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.tools.host import ApprovalRequest, EditorHost
+from relavium_lsp.tools.host import ApprovalRequest
 
-StatusSetter = Callable[[SessionStatus], Awaitable[None]]
 COST_CAP_TOOL_ID = "cost_cap"
+# The cost cap is one decision per session, whatever the provider: one scope key.
+COST_CAP_SCOPE = "session"
 
 
 class CostGovernor:
     """Records spend and guards the cap for one session."""
 
     def __init__(
-        self,
-        *,
-        session_id: str,
-        store: AsyncSessionStore,
-        bus: EventBus,
-        host: EditorHost,
-        policy: EffectiveChatPolicy,
-        totals: SessionTotals,
-        set_status: StatusSetter,
+        self, scope: SessionScope, *, policy: EffectiveChatPolicy, totals: SessionTotals
     ) -> None:
-        self._session_id = session_id
-        self._store = store
-        self._bus = bus
-        self._host = host
+        self._scope = scope
         self._policy = policy
-        self._set_status = set_status
         self.totals = totals
         self._warned = False
-        self._always_approved = False
 
-    async def record(self, model: str, usage: Usage) -> None:
+    async def record(self, model: str, usage: TokenUsage) -> None:
         """Price and persist one provider call, then emit ``cost:updated``."""
         priced = price_call(model, usage)
-        self.totals = await self._store.run(
+        session_id = self._scope.session_id
+        self.totals = await self._scope.store.run(
             lambda s: s.record_cost(
-                self._session_id,
+                session_id,
                 model,
                 usage.input_tokens,
                 usage.output_tokens,
@@ -68,8 +56,7 @@ class CostGovernor:
                 priced.priced,
             )
         )
-        self._bus.emit(
-            self._session_id,
+        self._scope.emit(
             CostUpdated(
                 model=model,
                 input_tokens=usage.input_tokens,
@@ -85,9 +72,11 @@ class CostGovernor:
     ) -> TurnError | None:
         """``None`` when the call may go out; otherwise the error that ends the turn."""
         cap = self._policy.max_cost_microcents
-        if cap is None or self._always_approved:
+        if cap is None or self._scope.approvals.allows(COST_CAP_TOOL_ID, COST_CAP_SCOPE):
             return None
-        estimate = price_call(model, Usage(input_tokens=estimated_input_tokens)).cost_microcents
+        estimate = price_call(
+            model, TokenUsage(input_tokens=estimated_input_tokens)
+        ).cost_microcents
         spent = self.totals.cost_microcents
         if spent + estimate <= cap:
             return None
@@ -103,9 +92,8 @@ class CostGovernor:
         if self._policy.on_exceed == "warn":
             if not self._warned:
                 self._warned = True
-                self._bus.emit(
-                    self._session_id,
-                    BudgetWarning(on_exceed="warn", limit_microcents=cap, spent_microcents=spent),
+                self._scope.emit(
+                    BudgetWarning(on_exceed="warn", limit_microcents=cap, spent_microcents=spent)
                 )
             return None
         return await self._pause_for_approval(cap, spent, provider_id, exceeded)
@@ -113,41 +101,24 @@ class CostGovernor:
     async def _pause_for_approval(
         self, cap: int, spent: int, provider_id: str, exceeded: TurnError
     ) -> TurnError | None:
-        call_id = f"budget-{uuid.uuid4().hex[:12]}"
-        preview = ApprovalPreview(host=provider_id)
-        self._bus.emit(
-            self._session_id,
+        self._scope.emit(
             BudgetWarning(
                 on_exceed="pause_for_approval", limit_microcents=cap, spent_microcents=spent
-            ),
-        )
-        self._bus.emit(
-            self._session_id,
-            AgentApprovalRequested(
-                tool_id=COST_CAP_TOOL_ID, call_id=call_id, action="egress", preview=preview
-            ),
-        )
-        await self._bus.drain(self._session_id)  # the editor sees why before it is asked
-        await self._set_status("awaiting_approval")
-        try:
-            decision = await asyncio.wait_for(
-                self._host.request_approval(
-                    ApprovalRequest(
-                        session_id=self._session_id,
-                        call_id=call_id,
-                        tool_id=COST_CAP_TOOL_ID,
-                        action="egress",
-                        preview=preview,
-                    )
-                ),
-                timeout=self._policy.approval_timeout_s,
             )
+        )
+        request = ApprovalRequest(
+            session_id=self._scope.session_id,
+            call_id=f"budget-{uuid.uuid4().hex[:12]}",
+            tool_id=COST_CAP_TOOL_ID,
+            action="egress",
+            preview=ApprovalPreview(host=provider_id),
+        )
+        try:
+            decision = await self._scope.ask_user(request)
         except TimeoutError:
             decision = "reject"
-        finally:
-            await self._set_status("streaming")
         if decision == "reject":
             return exceeded
         if decision == "approve_always":
-            self._always_approved = True
+            self._scope.approvals.remember(COST_CAP_TOOL_ID, COST_CAP_SCOPE)
         return None

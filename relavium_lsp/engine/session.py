@@ -1,8 +1,9 @@
-"""A live session: the lifecycle of SPEC §2 around the turn core.
+"""A live session: the session lifecycle (``docs/design.md`` §2) around the turn core.
 
 One :class:`AgentSession` exists per session a process is serving. It owns the running turn
 as an ``asyncio`` task so that ``abort`` (or a cancelled request) can stop it from outside,
-and it is the one place that decides what a settled turn does to the transcript:
+hands every part of a turn its :class:`~relavium_lsp.engine.scope.SessionScope`, and is the
+one place that decides what a settled turn does to the transcript:
 
 - completed → kept; ``turn_completed`` with the model's stop reason;
 - failed or aborted → everything from the turn's user message on is rolled out of the
@@ -13,10 +14,9 @@ and it is the one place that decides what a settled turn does to the transcript:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from relavium_lsp.contracts.agent import AgentDefinition
@@ -29,44 +29,27 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.events import (
     CompactionReason,
-    EventPayload,
     SessionCancelled,
     SessionCompacted,
     SessionTrimmed,
     TokenUsage,
     TurnCompleted,
     TurnError,
+    TurnResult,
     TurnStarted,
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
-from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.compaction import CompactionMode, Compactor
 from relavium_lsp.engine.governor import CostGovernor
-from relavium_lsp.engine.planning import TurnPlanner
-from relavium_lsp.engine.turn import TurnResult, TurnRunner
+from relavium_lsp.engine.planning import plan_turn
+from relavium_lsp.engine.scope import EngineServices, SessionScope
+from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.media import MediaStore
-from relavium_lsp.tools.base import ToolDispatcher
-from relavium_lsp.tools.host import EditorHost
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class EngineServices:
-    """The shared machinery every session uses (owned by the SessionManager)."""
-
-    store: AsyncSessionStore
-    bus: EventBus
-    media: MediaStore
-    tools: ToolDispatcher
-    host: EditorHost
-    temp_dir: Path
-    # Folders no tool may touch (the history database's, when it is not the default).
-    protected_paths: tuple[Path, ...] = ()
 
 
 def _spent(runner: TurnRunner | None) -> TokenUsage:
@@ -107,30 +90,19 @@ class AgentSession:
         self.record = record
         self.agent = agent
         self.policy = policy
-        self.chain = list(chain)
-        self._services = services
+        self.chain = tuple(chain)
         self._turn: asyncio.Task[TurnResult] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
-        self._always_allowed: set[tuple[str, str]] = set()
         self.last_input_tokens: int | None = None
-        self.governor = CostGovernor(
-            session_id=record.id,
-            store=services.store,
-            bus=services.bus,
-            host=services.host,
-            policy=policy,
-            totals=record.totals,
+        self.scope = SessionScope(
+            services,
+            record.id,
+            approval_timeout_s=policy.approval_timeout_s,
             set_status=self.set_status,
         )
-        self._planner = TurnPlanner(self, services, self._always_allowed)
-        self._compactor = Compactor(
-            session_id=record.id,
-            store=services.store,
-            bus=services.bus,
-            media=services.media,
-            governor=self.governor,
-        )
+        self.governor = CostGovernor(self.scope, policy=policy, totals=record.totals)
+        self._compactor = Compactor(self.scope, self.governor)
 
     @property
     def id(self) -> str:
@@ -138,28 +110,30 @@ class AgentSession:
         return self.record.id
 
     @property
-    def model(self) -> str:
-        """The model the session asks first (its fallback chain may answer with another)."""
-        return self.chain[0].model
-
-    @property
     def busy(self) -> bool:
         """Whether a turn is running."""
         return self._turn is not None and not self._turn.done()
 
+    def snapshot(self) -> SessionSnapshot:
+        """The session as it is now (row, agent, policy, chain), frozen."""
+        return SessionSnapshot(
+            record=self.record, agent=self.agent, policy=self.policy, chain=self.chain
+        )
+
     def context_window(self) -> int:
         """The first model's context window in tokens."""
-        return self._planner.context_window()
+        return self.snapshot().context_window
 
-    def emit(self, payload: EventPayload) -> None:
-        """Emit an event for this session."""
-        self._services.bus.emit(self.id, payload)
+    def use_chain(self, chain: Sequence[ChainEntry]) -> None:
+        """Ask another model chain from the next turn on (the row names its first model)."""
+        self.chain = tuple(chain)
+        self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
 
     async def set_status(self, status: SessionStatus) -> None:
         """Persist a status change."""
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self._services.store.run(lambda s: s.set_status(self.id, status))
+            await self.scope.store.run(lambda s: s.set_status(self.id, status))
 
     async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
         """Append the user's message and run one turn; returns when the turn settles."""
@@ -171,7 +145,7 @@ class AgentSession:
             raise InvalidInput("the message is empty")
         parts: list[ContentPart] = [TextPart(text=text), *attachments]
         try:
-            durable = de_inline(parts, self._services.media)
+            durable = de_inline(parts, self.scope.media)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
         task = asyncio.create_task(self._run_turn(durable))
@@ -199,8 +173,8 @@ class AgentSession:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
         await self.set_status("ended")
-        self.emit(SessionCancelled())
-        await self._services.bus.drain(self.id)
+        self.scope.emit(SessionCancelled())
+        await self.scope.flush_events()
 
     async def compact(
         self, *, mode: CompactionMode, reason: CompactionReason = "manual"
@@ -216,7 +190,7 @@ class AgentSession:
             keep_messages=self.policy.max_messages // 2 if self.policy.max_messages else None,
         )
         self.last_input_tokens = None
-        await self._services.bus.drain(self.id)
+        await self.scope.flush_events()
         return event
 
     async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
@@ -234,7 +208,7 @@ class AgentSession:
                     ),
                 )
             )
-        store = self._services.store
+        store = self.scope.store
         user: SessionMessage | None = None
         runner: TurnRunner | None = None
         try:
@@ -246,15 +220,9 @@ class AgentSession:
             self.record = self.record.model_copy(
                 update={"turn_count": turn_count, "status": "streaming"}
             )
-            self.emit(TurnStarted(user_message_sequence=started.sequence_number))
-            runner = TurnRunner(
-                await self._planner.plan(),
-                store=store,
-                bus=self._services.bus,
-                media=self._services.media,
-                tools=self._services.tools,
-                governor=self.governor,
-            )
+            self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
+            plan = await plan_turn(self.scope, self.snapshot())
+            runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -274,7 +242,7 @@ class AgentSession:
             rolled_back_from = user.sequence_number
             await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
             last = await store.run(lambda s: s.last_message(self.id))
-            result.last_sequence = last.sequence_number if last else 0
+            result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
         return await self._settle(result)
@@ -282,12 +250,12 @@ class AgentSession:
     async def _settle(self, result: TurnResult) -> TurnResult:
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
         await self.set_status("idle")
-        self.emit(
+        self.scope.emit(
             TurnCompleted(
                 stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
             )
         )
-        await self._services.bus.drain(self.id)
+        await self.scope.flush_events()
         # Between turns is the cheap moment to fold the write-ahead log into the database;
         # in the background, so the settled turn is answered without waiting for the fsync.
         self._checkpoint = asyncio.ensure_future(self._fold_write_ahead_log())
@@ -295,7 +263,7 @@ class AgentSession:
 
     async def _fold_write_ahead_log(self) -> None:
         try:
-            await self._services.store.run(lambda s: s.checkpoint())
+            await self.scope.store.run(lambda s: s.checkpoint())
         except Exception:
             # Not a correctness matter: SQLite's own auto-checkpoint remains the safety net.
             _log.debug("checkpoint after a turn of %s failed", self.id, exc_info=True)
@@ -303,7 +271,7 @@ class AgentSession:
     async def _auto_compact(self) -> None:
         window = self.context_window()
         policy = self.policy
-        messages, tokens = await self._services.store.run(
+        messages, tokens = await self.scope.store.run(
             lambda s: s.count_tokens_since_boundary(self.id)
         )
         used = self.last_input_tokens if self.last_input_tokens is not None else tokens

@@ -29,9 +29,10 @@ from relavium_lsp.contracts.events import (
     StopReason,
     TokenUsage,
     TurnError,
+    TurnResult,
 )
-from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.llm.fallback import (
     AttemptFailed,
     AttemptStarted,
@@ -50,11 +51,8 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolSpec,
-    Usage,
 )
-from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.media import MediaStore
-from relavium_lsp.tools.base import ToolCallContext, ToolDispatcher, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext
 
 _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
     "rate_limit": "provider_rate_limit",
@@ -77,21 +75,9 @@ def turn_error_from(error: LlmError) -> TurnError:
 
 
 @dataclass
-class TurnResult:
-    """How a turn settled."""
-
-    stop_reason: StopReason
-    tokens_used: TokenUsage
-    error: TurnError | None = None
-    text: str = ""
-    last_sequence: int = 0
-
-
-@dataclass
 class TurnPlan:
     """Everything fixed for the duration of one turn."""
 
-    session_id: str
     chain: Sequence[ChainEntry]
     system: str
     history: Sequence[LlmMessage]
@@ -138,21 +124,9 @@ class _ModelReply:
 class TurnRunner:
     """Runs one turn for a session; ``usage`` is readable while it runs (for aborts)."""
 
-    def __init__(
-        self,
-        plan: TurnPlan,
-        *,
-        store: AsyncSessionStore,
-        bus: EventBus,
-        media: MediaStore,
-        tools: ToolDispatcher,
-        governor: CostGovernor,
-    ) -> None:
+    def __init__(self, plan: TurnPlan, scope: SessionScope, governor: CostGovernor) -> None:
         self._plan = plan
-        self._store = store
-        self._bus = bus
-        self._media = media
-        self._tools = tools
+        self._scope = scope
         self._governor = governor
         self.usage = TokenUsage()
         self.last_sequence = 0
@@ -207,19 +181,18 @@ class TurnRunner:
 
     async def _call_model(self, request: LlmRequest) -> _ModelReply:
         reply = _ModelReply(model=request.model)
-        emit = self._bus.emit
-        session_id = self._plan.session_id
+        emit = self._scope.emit
         async for item in stream_with_fallback(self._plan.chain, request):
             if isinstance(item, TextDelta):
                 reply.text.append(item.text)
-                emit(session_id, AgentToken(token=item.text, model=reply.model))
+                emit(AgentToken(token=item.text, model=reply.model))
                 # A fast stream can be fully buffered, so reading it never suspends: yield once
                 # per delta so the event bus persists and delivers while the model streams.
                 await asyncio.sleep(0)
             elif isinstance(item, ReasoningDelta):
                 reply.add_reasoning(item)
                 if item.text:
-                    emit(session_id, AgentReasoning(text=item.text, model=reply.model))
+                    emit(AgentReasoning(text=item.text, model=reply.model))
                 await asyncio.sleep(0)
             elif isinstance(item, ToolCallEnd):
                 reply.tool_calls.append(item)
@@ -236,25 +209,19 @@ class TurnRunner:
                 await self._spend(item.model, item.usage)
         return reply
 
-    async def _spend(self, model: str, usage: Usage) -> None:
-        self.usage = self.usage.plus(
-            TokenUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-        )
+    async def _spend(self, model: str, usage: TokenUsage) -> None:
+        self.usage = self.usage.plus(usage)
         await self._governor.record(model, usage)
 
     async def _run_tool(self, call: ToolCallEnd) -> ToolResultPart:
         if call.args_error is not None:
-            outcome = ToolOutcome(
+            return ToolResultPart(
+                tool_call_id=call.id,
                 result=f"The arguments for {call.name} were not valid JSON: {call.args_error}",
                 is_error=True,
-                error_code="validation",
             )
-        else:
-            outcome = await self._tools.dispatch(
-                ToolCallPart(id=call.id, name=call.name, args=call.args), self._plan.tool_context
-            )
-        return ToolResultPart(
-            tool_call_id=call.id, result=outcome.result, is_error=outcome.is_error
+        return await self._scope.tools.dispatch(
+            ToolCallPart(id=call.id, name=call.name, args=call.args), self._plan.tool_context
         )
 
     async def _persist(
@@ -264,9 +231,9 @@ class TurnRunner:
         *,
         model_id: str | None = None,
     ) -> None:
-        session_id = self._plan.session_id
-        durable = de_inline(parts, self._media)
-        message = await self._store.run(
+        session_id = self._scope.session_id
+        durable = de_inline(parts, self._scope.media)
+        message = await self._scope.store.run(
             lambda s: s.append_message(session_id, role, durable, model_id=model_id)
         )
         self.last_sequence = message.sequence_number

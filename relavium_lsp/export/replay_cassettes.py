@@ -24,7 +24,7 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
 )
-from relavium_lsp.contracts.events import AgentToolResult
+from relavium_lsp.contracts.events import AgentToolResult, TokenUsage
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.export.turns import LogicalTurn
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, RecordedCall
@@ -36,9 +36,8 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     ToolSpec,
-    Usage,
 )
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.bounding import summarize_output
 from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
@@ -62,7 +61,7 @@ def message_chunks(message: SessionMessage) -> list[LlmChunk]:
     for index, call in enumerate(calls):
         chunks.append(ToolCallStart(index=index, id=call.id, name=call.name))
         chunks.append(ToolCallEnd(index=index, id=call.id, name=call.name, args=call.args))
-    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=Usage()))
+    chunks.append(StopChunk(stop_reason="tool_use" if calls else "stop", usage=TokenUsage()))
     return chunks
 
 
@@ -125,7 +124,7 @@ class ReplayToolDispatcher:
         """The same specs the original session offered its model."""
         return self._registry.specs(names)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
         """Run a ``pure``/``read-only`` tool live if allowed, else replay the recording."""
         definition = self._registry.get(call.name)
         if self._live_tools and definition is not None:
@@ -136,18 +135,18 @@ class ReplayToolDispatcher:
         recorded = self._recordings.get(call.id)
         if recorded is None:
             self.counters.missing += 1
-            outcome = ToolOutcome(result=NO_RECORDING, is_error=True, error_code="tool_unavailable")
+            result = ToolResultPart(tool_call_id=call.id, result=NO_RECORDING, is_error=True)
         else:
             self.counters.recorded += 1
-            outcome = ToolOutcome(result=recorded.result, is_error=recorded.is_error)
+            result = recorded
         ctx.emit(
             AgentToolResult(
                 tool_id=call.name,
                 call_id=call.id,
-                success=not outcome.is_error,
-                output_summary=summarize_output(outcome.result),
+                success=not result.is_error,
+                output_summary=summarize_output(result.result),
                 duration_ms=0,
-                error_code=outcome.error_code,
+                error_code="tool_unavailable" if recorded is None else None,
             )
         )
-        return outcome
+        return result

@@ -1,6 +1,6 @@
 """Session → ``.relavium.yaml`` workflow scaffold, and back to a validated document.
 
-The mapping (SPEC §9), deterministic — no clock, no randomness:
+The mapping (``docs/design.md`` §9), deterministic — no clock, no randomness:
 
 - ``nodes``: ``input``, then one ``agent`` node per *completed* logical turn
   (:mod:`relavium_lsp.export.turns`) named ``turn-1``, ``turn-2``…, then ``output``. Each

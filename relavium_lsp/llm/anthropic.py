@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION, request_body
 from relavium_lsp.llm.catalog import context_window_for
 from relavium_lsp.llm.http_call import CallTarget, StreamDecoder, in_stream_error, stream_call
@@ -41,7 +42,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from relavium_lsp.llm.sse import SseEvent, SseStream
 from relavium_lsp.llm.wire_common import (
@@ -84,8 +84,8 @@ class _StreamState:
     finished: bool = False
 
     @property
-    def usage(self) -> Usage:
-        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+    def usage(self) -> TokenUsage:
+        return TokenUsage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
 
 
 def _int(value: Any) -> int:
@@ -287,7 +287,7 @@ class MessagesDecoder:
         self._ended = False
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Input tokens from ``message_start``, output tokens as of the last delta."""
         return self.state.usage
 

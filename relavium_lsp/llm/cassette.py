@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.errors import ProviderSetupError
 from relavium_lsp.llm.catalog import context_window_for
@@ -45,7 +46,6 @@ from relavium_lsp.llm.seam import (
     StopChunk,
 )
 from relavium_lsp.llm.streams import close_stream
-from relavium_lsp.tools.host import atomic_write_text
 
 CASSETTE_FORMAT = "relavium-cassette/1"
 _CHUNKS: TypeAdapter[list[LlmChunk]] = TypeAdapter(list[LlmChunk])

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -31,7 +32,6 @@ from relavium_lsp.llm.seam import (
     Provider,
     SeamModel,
     StopChunk,
-    Usage,
 )
 from relavium_lsp.llm.streams import close_stream
 
@@ -63,7 +63,7 @@ class AttemptFailed(SeamModel):
     model: str
     provider_id: str
     error: LlmError
-    usage: Usage
+    usage: TokenUsage
     attempt: int = 1
 
 

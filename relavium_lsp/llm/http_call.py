@@ -5,10 +5,11 @@ a successful streaming response into chunks. Everything around it — HTTP statu
 ``retry-after``, timeouts, dropped connections, redaction of the key from provider text —
 lives here so the two adapters cannot disagree about it.
 
-Status mapping (SPEC §5): 401/403 → ``auth``; 400/404/409/413/422 → ``bad_request`` (or
-``content_filter`` when the provider says the content policy rejected the request); 408 →
-``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport faults: no byte
-for ``timeout_s`` → ``timeout``; refused, reset or truncated connections → ``transport``.
+Status mapping (``docs/design.md`` §5): 401/403 → ``auth``; 400/404/409/413/422 →
+``bad_request`` (or ``content_filter`` when the provider says the content policy rejected the
+request); 408 → ``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport
+faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated connections →
+``transport``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.redaction import user_safe_detail
-from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind, StopChunk, Usage
+from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind, StopChunk
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +108,9 @@ def error_type_kind(error_type: str) -> LlmErrorKind:
     return "unknown"
 
 
-def in_stream_error(provider_id: str, payload: Any, secret: str | None, usage: Usage) -> ErrorChunk:
+def in_stream_error(
+    provider_id: str, payload: Any, secret: str | None, usage: TokenUsage
+) -> ErrorChunk:
     """An ``error`` object sent inside a 200 stream, as a final chunk."""
     code, detail = _error_fields(json.dumps(payload).encode())
     kind = error_type_kind(code)
@@ -241,7 +245,7 @@ class StreamDecoder(Protocol):
     """
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported so far."""
         ...
 
@@ -312,4 +316,6 @@ async def stream_call(
         logger.debug(
             "provider %s: %s (status %s)", target.provider_id, failure.kind, failure.status
         )
-        yield ErrorChunk(error=failure, usage=decoder.usage if decoder is not None else Usage())
+        yield ErrorChunk(
+            error=failure, usage=decoder.usage if decoder is not None else TokenUsage()
+        )

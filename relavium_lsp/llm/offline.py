@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Any
 
 from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID, OFFLINE_PROVIDER_ID
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.cassette import CassetteError, CassetteProvider
-from relavium_lsp.llm.seam import LlmChunk, LlmRequest, StopChunk, TextDelta, Usage
+from relavium_lsp.llm.seam import LlmChunk, LlmRequest, StopChunk, TextDelta
 
 OFFLINE_CASSETTE_NAME = "offline.json"
 
@@ -39,7 +40,7 @@ def offline_explanation(request: LlmRequest) -> list[LlmChunk]:
     """The answer to any unrecorded request: the explanation, streamed line by line."""
     lines = OFFLINE_EXPLANATION.splitlines(keepends=True)
     chunks: list[LlmChunk] = [TextDelta(text=line) for line in lines]
-    chunks.append(StopChunk(stop_reason="stop", usage=Usage()))
+    chunks.append(StopChunk(stop_reason="stop", usage=TokenUsage()))
     return chunks
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.catalog import context_window_for
 from relavium_lsp.llm.http_call import CallTarget, StreamDecoder, in_stream_error, stream_call
 from relavium_lsp.llm.keys import key_env_var
@@ -37,7 +38,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from relavium_lsp.llm.sse import SseEvent, SseStream
 from relavium_lsp.llm.wire_common import (
@@ -71,7 +71,7 @@ class _PendingToolCall:
 class _StreamState:
     """What one response has produced so far."""
 
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenUsage = field(default_factory=TokenUsage)
     finish_reason: str | None = None
     refused: bool = False
     calls: dict[int, _PendingToolCall] = field(default_factory=dict)
@@ -145,12 +145,12 @@ def _tool_call_chunks(state: _StreamState, fragments: list[Any]) -> list[LlmChun
     return chunks
 
 
-def _usage_from(raw: Any) -> Usage | None:
+def _usage_from(raw: Any) -> TokenUsage | None:
     if not isinstance(raw, dict):
         return None
     prompt = raw.get("prompt_tokens")
     completion = raw.get("completion_tokens")
-    return Usage(
+    return TokenUsage(
         input_tokens=prompt if isinstance(prompt, int) else 0,
         output_tokens=completion if isinstance(completion, int) else 0,
     )
@@ -312,7 +312,7 @@ class ChatCompletionsDecoder:
         self._secret = secret
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported so far (the usage event comes last)."""
         return self.state.usage
 
@@ -366,7 +366,7 @@ class WholeCompletionDecoder:
         self._secret = secret
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenUsage:
         """Tokens reported (known only at the end)."""
         return self.state.usage
 

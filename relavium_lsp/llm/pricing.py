@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.catalog import model_info
-from relavium_lsp.llm.seam import Usage
 
 _PER_MILLION = 1_000_000
 
@@ -27,7 +27,7 @@ def _tokens_cost(tokens: int, microcents_per_mtok: int) -> int:
     return (tokens * microcents_per_mtok + _PER_MILLION // 2) // _PER_MILLION
 
 
-def price_call(model: str, usage: Usage) -> PricedCall:
+def price_call(model: str, usage: TokenUsage) -> PricedCall:
     """Price ``usage`` spent on ``model``."""
     info = model_info(model)
     if info is None:

@@ -169,6 +169,15 @@ def locate_model(
     return _infer_provider(model, providers), model
 
 
+def primary_reference(agent: AgentDefinition, default_model: str | None) -> tuple[str | None, str]:
+    """``(provider, model)`` of the agent's first model: its own, the default, else offline."""
+    if agent.model:
+        return agent.provider, agent.model
+    if default_model:
+        return agent.provider, default_model
+    return OFFLINE_PROVIDER_ID, OFFLINE_MODEL_ID
+
+
 def resolve_chain(
     agent: AgentDefinition,
     providers: Mapping[str, ProviderConfig],
@@ -179,12 +188,7 @@ def resolve_chain(
     resolve: HostResolver = resolve_host,
 ) -> list[ChainEntry]:
     """The agent's primary model, then its ``fallback_chain``, as ready providers."""
-    if agent.model:
-        primary: tuple[str | None, str] = (agent.provider, agent.model)
-    elif default_model:
-        primary = (agent.provider, default_model)
-    else:
-        primary = (OFFLINE_PROVIDER_ID, OFFLINE_MODEL_ID)
+    primary = primary_reference(agent, default_model)
     references = [(primary[0], primary[1], 1)] + [
         (step.provider, step.model, step.max_attempts) for step in agent.fallback_chain
     ]

@@ -1,7 +1,9 @@
-"""The one seam between the engine and any model provider (SPEC §5).
+"""The one seam between the engine and any model provider (``docs/design.md`` §5).
 
 No vendor type crosses it: adapters translate their wire format into these chunks, and the
-engine only ever sees :data:`LlmChunk` values from :meth:`Provider.stream`.
+engine only ever sees :data:`LlmChunk` values from :meth:`Provider.stream`. Token counts use
+the contracts' :class:`~relavium_lsp.contracts.events.TokenUsage`, the one usage type the
+seam, the events and the LSP results share.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.events import TokenUsage
 
 LlmErrorKind = Literal[
     "rate_limit",
@@ -65,20 +68,6 @@ class LlmRequest(SeamModel):
     temperature: float | None = None
     max_tokens: int | None = None
     stop_sequences: tuple[str, ...] = ()
-
-
-class Usage(SeamModel):
-    """Tokens reported by the provider for one call."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def plus(self, other: Usage) -> Usage:
-        """Return the sum of two usages."""
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
 
 
 class LlmError(SeamModel):
@@ -144,7 +133,7 @@ class StopChunk(SeamModel):
 
     type: Literal["stop"] = "stop"
     stop_reason: LlmStopReason
-    usage: Usage
+    usage: TokenUsage
 
 
 class ErrorChunk(SeamModel):
@@ -152,7 +141,7 @@ class ErrorChunk(SeamModel):
 
     type: Literal["error"] = "error"
     error: LlmError
-    usage: Usage = Field(default_factory=Usage)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 LlmChunk = Annotated[

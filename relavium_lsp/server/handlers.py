@@ -18,7 +18,7 @@ from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.server.errors import to_jsonrpc_error
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 Result = WireModel | dict[str, Any]

@@ -15,7 +15,7 @@ from relavium_lsp.contracts.wire import (
 )
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.runtime import EngineRuntime
+    from relavium_lsp.engine.api import Engine
 
 
 @dataclass
@@ -68,8 +68,10 @@ class ServerState:
     client: RelaviumClientCapabilities = field(default_factory=RelaviumClientCapabilities)
     focus: EditorFocus = field(default_factory=EditorFocus)
     client_info_name: str | None = None
-    runtime: EngineRuntime | None = None
-    runtime_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    engine: Engine | None = None
+    engine_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Set by the ``shutdown`` request: the engine is closed then and must not open again.
+    shutting_down: bool = False
     taps: SessionEventTaps = field(default_factory=SessionEventTaps)
     # Turns answered before they settled (sendMessage with wait: false), held until they do.
     background_turns: set[asyncio.Task[None]] = field(default_factory=set)

@@ -9,7 +9,8 @@ Pragmas, and why:
 - ``journal_mode=WAL`` — readers never block the writer; several server processes (two editor
   windows) share one file.
 - ``synchronous=FULL`` — the WAL is fsynced at every commit, so a committed message also
-  survives an OS crash or power loss (SPEC §7: a crash loses at most the message in flight).
+  survives an OS crash or power loss (``docs/design.md`` §7: a crash loses at most the message
+  in flight).
   ``NORMAL`` would survive a process crash (kill -9) just as well but could roll back the
   last few commits on power loss. ``python -m bench.store`` measures both: on the reference
   machine FULL cost about +0.1 to 0.2 ms per commit (1.1x to 1.5x NORMAL), which messages that

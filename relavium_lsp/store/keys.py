@@ -1,4 +1,4 @@
-"""The history database key (SPEC §7): where it comes from, and keeping it out of sight.
+"""The history database key (``docs/design.md`` §7): where it comes from, kept out of sight.
 
 Precedence, first match wins:
 

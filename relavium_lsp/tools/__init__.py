@@ -1,4 +1,4 @@
-"""What the agent may touch, and how the user stays in control (SPEC §6).
+"""What the agent may touch, and how the user stays in control (``docs/design.md`` §6).
 
 - ``base`` / ``host`` — the engine-facing contract (dispatcher, call context, editor host).
 - ``registry`` — :class:`ToolRegistry` (the dispatcher) and ``default_registry()``.

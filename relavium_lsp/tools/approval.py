@@ -1,4 +1,4 @@
-"""The one approval gate every side-effecting call passes (SPEC §6).
+"""The one approval gate every side-effecting call passes (``docs/design.md`` §6).
 
 Modes (``[chat].approval``):
 
@@ -10,23 +10,22 @@ Modes (``[chat].approval``):
 - … except tools marked ``always_ask`` (``git_commit``), which ask in every mode and are
   never remembered by "always allow".
 
-"Always allow for this session" stores ``(tool id, scope key)`` in
-``ToolCallContext.always_allowed``. Scope keys are chosen by each tool: the resolved parent
-directory for ``write_file`` (that directory only, not below it), the working directory and
-exact argv for ``run_command``, and ``host[:port]`` for ``http_request``.
+"Always allow for this session" stores ``(tool id, scope key)`` in the session's
+:class:`~relavium_lsp.tools.base.ApprovalMemory`. Scope keys are chosen by each tool: the
+resolved parent directory for ``write_file`` (that directory only, not below it), the working
+directory and exact argv for ``run_command``, and ``host[:port]`` for ``http_request``.
 
-Asking emits ``agent:approval_requested`` (the preview holds a path, a command line or a host,
-never contents) and awaits the host for at most ``approval_timeout_s``; no answer, a failed
+Asking goes through ``ToolCallContext.ask_user``, the session's one way to ask (the cost cap
+uses it too): it emits ``agent:approval_requested`` (the preview holds a path, a command line
+or a host, never contents) and waits at most ``approval_timeout_s``. No answer, a failed
 request or ``reject`` raise :class:`~relavium_lsp.errors.ToolDenied`. If the turn is aborted
 the awaiting task is cancelled: ``CancelledError`` propagates and nothing runs afterwards.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
-from relavium_lsp.contracts.events import AgentApprovalRequested
 from relavium_lsp.errors import ToolDenied
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import ApprovalNeed
@@ -41,7 +40,7 @@ def needs_prompt(
     """Whether this call must be put to the user (see the module doc for the rules)."""
     if always_ask:
         return True
-    if (tool_id, need.scope_key) in ctx.always_allowed:
+    if ctx.approvals.allows(tool_id, need.scope_key):
         return False
     mode = ctx.policy.approval
     if mode == "never_ask":
@@ -68,11 +67,6 @@ async def require_approval(
     """Return when the call may run; raise :class:`ToolDenied` when it may not."""
     if not needs_prompt(ctx, tool_id, need, always_ask=always_ask):
         return
-    ctx.emit(
-        AgentApprovalRequested(
-            tool_id=tool_id, call_id=call_id, action=need.action, preview=need.preview
-        )
-    )
     request = ApprovalRequest(
         session_id=ctx.session_id,
         call_id=call_id,
@@ -82,7 +76,7 @@ async def require_approval(
     )
     timeout_s = ctx.policy.approval_timeout_s
     try:
-        decision = await asyncio.wait_for(ctx.host.request_approval(request), timeout_s)
+        decision = await ctx.ask_user(request)
     except TimeoutError:
         raise ToolDenied(
             f"nobody answered the approval request for {_describe(need)} within "
@@ -96,7 +90,7 @@ async def require_approval(
         ) from None
     if decision == "approve_always":
         if not always_ask:
-            ctx.always_allowed.add((tool_id, need.scope_key))
+            ctx.approvals.remember(tool_id, need.scope_key)
         return
     if decision == "approve":
         return

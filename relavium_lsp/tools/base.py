@@ -2,9 +2,12 @@
 
 The engine hands every tool call the model makes to :meth:`ToolDispatcher.dispatch` with a
 :class:`ToolCallContext`; dispatch validates, applies policy and approvals, runs the tool,
-emits ``agent:tool_call`` / ``agent:approval_requested`` / ``agent:tool_result`` through
-``emit`` and returns a bounded :class:`ToolOutcome`. It never raises for a tool failure —
-only ``asyncio.CancelledError`` escapes.
+emits ``agent:tool_call`` / ``agent:tool_result`` through ``emit`` and returns the bounded
+:class:`~relavium_lsp.contracts.content.ToolResultPart` the model reads next (the
+``agent:tool_result`` event carries the error code and duration). It never raises for a tool
+failure — only ``asyncio.CancelledError`` escapes. Questions to the user go through
+``ask_user`` (which also emits ``agent:approval_requested``); what the user allowed for the
+rest of the session is kept in one :class:`ApprovalMemory`.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
-from relavium_lsp.contracts.content import ToolCallPart
-from relavium_lsp.contracts.events import ErrorCode, EventPayload
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
-from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.host import Approver, EditorHost
 
 SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
@@ -37,35 +40,53 @@ class ArtifactStore(Protocol):
         ...
 
 
+class ApprovalMemory:
+    """The session's "always allow" answers, as ``(tool id, scope key)`` pairs.
+
+    One per session, shared by everything that asks: the tool approval gate (scope keys are
+    chosen by each tool, see :mod:`relavium_lsp.tools.approval`) and the cost cap.
+    """
+
+    def __init__(self) -> None:
+        self._allowed: set[tuple[str, str]] = set()
+
+    def allows(self, tool_id: str, scope_key: str) -> bool:
+        """Whether the user already allowed this tool in this scope for the session."""
+        return (tool_id, scope_key) in self._allowed
+
+    def remember(self, tool_id: str, scope_key: str) -> None:
+        """Record an "always allow for this session" answer."""
+        self._allowed.add((tool_id, scope_key))
+
+    def remembered(self) -> frozenset[tuple[str, str]]:
+        """Everything allowed so far."""
+        return frozenset(self._allowed)
+
+
 @dataclass
 class ToolCallContext:
-    """Everything a tool call may use; built by the engine once per turn."""
+    """Everything a tool call may use; built by the engine once per turn.
+
+    ``host`` reads and writes files through the editor; questions to the user go through
+    ``ask_user`` (the session's one way to ask: it emits ``agent:approval_requested``, shows the
+    session as waiting and applies the approval timeout), never ``host.request_approval``.
+    """
 
     session_id: str
     context: SessionContext
     policy: EffectiveChatPolicy
     host: EditorHost
     emit: EventSink
+    ask_user: Approver
     artifacts: ArtifactStore
     model: str
     allowed_tools: frozenset[str]
     temp_dir: Path
-    # (tool id, scope key) pairs the user answered "always allow for this session" for.
-    always_allowed: set[tuple[str, str]] = field(default_factory=set)
+    approvals: ApprovalMemory = field(default_factory=ApprovalMemory)
     # Shown in the editor's undo label for agent edits ("Relavium: <title or id>").
     session_title: str | None = None
     # Extra locations no tool may touch in any tier (e.g. a custom history database folder).
     protected_paths: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What goes back to the model for one call (``result`` is already bounded)."""
-
-    result: str
-    is_error: bool = False
-    error_code: ErrorCode | None = None
-    duration_ms: int = 0
 
 
 class ToolDispatcher(Protocol):
@@ -75,6 +96,6 @@ class ToolDispatcher(Protocol):
         """LLM-visible specs for the named tools (unknown names are skipped)."""
         ...
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
         """Run one call under policy; never raises except for cancellation."""
         ...

@@ -8,13 +8,12 @@ the LSP layer implements it with open buffers, ``workspace/applyEdit`` and appro
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
 from relavium_lsp.contracts.wire import ApprovalDecision
 
@@ -91,18 +90,3 @@ class FilesystemHost:
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Delegate to the configured approver."""
         return await self._approver(request)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` via a sibling temp file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        if path.exists():
-            os.chmod(temp_name, path.stat().st_mode & 0o777)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise

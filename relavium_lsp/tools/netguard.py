@@ -17,7 +17,7 @@ loopback, link-local, CGNAT, multicast, unspecified, metadata, reserved, mapped 
 request is refused. The returned :class:`EgressTarget` pins the first checked address; the
 HTTP layer connects to that address only, so a second DNS answer can never be used.
 
-The test seam is explicit and constructor-only: a resolver, an SSL context and a set of
+Test hooks are explicit and constructor-only: a resolver, an SSL context and a set of
 addresses to treat as public. Production builds ``EgressGuard()`` and nothing reads an
 environment variable to loosen it.
 """

@@ -11,7 +11,8 @@
 5. the approval gate (:mod:`relavium_lsp.tools.approval`);
 6. run, timed;
 7. bound the result for the model (the full text saved as an artifact when cut);
-8. emit ``agent:tool_result``.
+8. emit ``agent:tool_result`` (success, summary, duration, error code) and return the
+   ``tool_result`` part the model reads.
 
 Arguments are never interpolated: ``{{secrets.*}}`` or ``{{ctx.*}}`` in tool arguments is
 passed through literally. ``read_tool_output`` is a companion of every tool list: it only
@@ -29,12 +30,12 @@ from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ErrorCode
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
+from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.bounding import (
     bound_output,
     sanitize_input,
@@ -101,7 +102,7 @@ class ToolRegistry:
     def _is_allowed(self, name: str, ctx: ToolCallContext) -> bool:
         return name in ctx.allowed_tools or name == READ_TOOL_OUTPUT
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolOutcome:
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
         """Run one call under policy; never raises except for cancellation."""
         definition = self._tools.get(call.name)
         ctx.emit(tool_call_event(call, definition, ctx.model))
@@ -121,23 +122,17 @@ class ToolRegistry:
                 )
             )
             raise
-        outcome = ToolOutcome(
-            result=text,
-            is_error=run.failed,
-            error_code=run.error_code if run.failed else None,
-            duration_ms=timer.elapsed_ms(),
-        )
         ctx.emit(
             AgentToolResult(
                 tool_id=call.name,
                 call_id=call.id,
-                success=not outcome.is_error,
+                success=not run.failed,
                 output_summary=summarize_output(text),
-                duration_ms=outcome.duration_ms,
-                error_code=outcome.error_code,
+                duration_ms=timer.elapsed_ms(),
+                error_code=run.error_code if run.failed else None,
             )
         )
-        return outcome
+        return ToolResultPart(tool_call_id=call.id, result=text, is_error=run.failed)
 
     async def _execute(
         self,
@@ -262,7 +257,7 @@ def _validation_message(tool: str, error: ValidationError) -> str:
 def default_registry(
     *, egress_guard: EgressGuard | None = None, limits: ToolLimits | None = None
 ) -> ToolRegistry:
-    """A registry with every built-in tool (``egress_guard`` is the test seam for HTTP)."""
+    """A registry with every built-in tool (tests inject an ``egress_guard`` for HTTP)."""
     limits = limits or ToolLimits()
     guard = egress_guard or EgressGuard()
     definitions: list[ToolDefinition[Any]] = [

@@ -231,6 +231,7 @@ async def test_list_and_load_in_a_new_process_replays_history(tmp_path: Path) ->
                 "ToolCallProgress",
                 "AgentMessageChunk",
                 "SessionInfoUpdate",
+                "AvailableCommandsUpdate",
             ]
             user = replayed[0]
             assert isinstance(user, UserMessageChunk) and user.content.text == "Fix add()"

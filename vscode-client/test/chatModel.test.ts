@@ -380,6 +380,7 @@ describe('ChatModel: gap detection', () => {
           agentRef: 'relavium-default',
           model: 'test-model',
           context: { workingDir: '/w', fsScopeTier: 'sandboxed' },
+          resumed: false,
         },
         'new-session',
       ),
@@ -451,7 +452,7 @@ describe('ChatModel: rebuilding from the server', () => {
         message(4, 'assistant', [
           { type: 'tool_call', id: 'c1', name: 'write_file', args: { path: 'src/app.py' } },
         ]),
-        message(5, 'tool', [{ type: 'tool_result', toolCallId: 'c1', result: 'ok' }]),
+        message(5, 'tool', [{ type: 'tool_result', toolCallId: 'c1', result: 'ok', isError: false }]),
       ],
       hasMore: false,
       lastEventSequence: 14,

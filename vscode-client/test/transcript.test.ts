@@ -20,12 +20,12 @@ describe('itemsFromMessages', () => {
         },
       ]),
       message(2, 'assistant', [
-        { type: 'reasoning', text: 'look first' },
+        { type: 'reasoning', text: 'look first', redacted: false },
         { type: 'text', text: 'Reading.' },
         { type: 'tool_call', id: 'c1', name: 'read_file', args: { path: 'app.py' } },
         { type: 'tool_call', id: 'c2', name: 'run_command', args: { command: 'pytest', args: ['-q'] } },
       ]),
-      message(3, 'tool', [{ type: 'tool_result', toolCallId: 'c1', result: 'print(1)' }]),
+      message(3, 'tool', [{ type: 'tool_result', toolCallId: 'c1', result: 'print(1)', isError: false }]),
       message(4, 'tool', [{ type: 'tool_result', toolCallId: 'c2', result: 'boom', isError: true }]),
       message(5, 'assistant', [{ type: 'text', text: 'Fixed.' }]),
     ];

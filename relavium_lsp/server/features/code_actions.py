@@ -32,14 +32,14 @@ from relavium_lsp.server import methods
 from relavium_lsp.server.features.commands import register_command
 from relavium_lsp.server.features.context import detect_context
 from relavium_lsp.server.features.export import export_session
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.features.sessions import open_session
 from relavium_lsp.server.features.turns import TurnRequest, start_turn
 from relavium_lsp.server.handlers import Result
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.session import AgentSession
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import SessionSnapshot
+    from relavium_lsp.server.core import RelaviumServer
 
 MAX_SELECTION_CHARS = 50_000
 ASK_TITLE = "Ask Relavium"
@@ -113,7 +113,7 @@ async def export_chat(ls: RelaviumServer, params: ExportChatParams) -> Result:
     session_id = ls.state.code_action_session
     if session_id is None:
         working_dir = (await detect_context(ls)).working_dir
-        page = await (await runtime(ls)).manager.list_sessions(workspace=working_dir, limit=1)
+        page = await (await get_engine(ls)).list_sessions(workspace=working_dir, limit=1)
         if not page.sessions:
             raise InvalidInput(f"there is no Relavium chat in {working_dir} to export yet")
         session_id = page.sessions[0].id
@@ -126,16 +126,15 @@ async def _send_about_selection(
 ) -> Result:
     _focus(ls, params.uri, params.range)
     session = await _chat(ls)
-    accepted = await start_turn(ls, session, TurnRequest(text=text, announce=True))
-    return SelectionTurnResult(session_id=session.id, turn=accepted)
+    request = TurnRequest(session_id=session.id, text=text, announce=True)
+    return SelectionTurnResult(session_id=session.id, turn=await start_turn(ls, request))
 
 
-async def _chat(ls: RelaviumServer) -> AgentSession:
+async def _chat(ls: RelaviumServer) -> SessionSnapshot:
     """The chat of the code actions: the one used last, or a new one in the current context."""
-    manager = (await runtime(ls)).manager
     session_id = ls.state.code_action_session
     if session_id is not None:
-        session = await manager.session(session_id)
+        session = await (await get_engine(ls)).session(session_id)
         if session.record.status != "ended":
             return session
     session = await open_session(ls, StartSessionParams())

@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 # Imported at runtime, not only for type checking: pygls resolves a command handler's
 # annotations with typing.get_type_hints when it prepares the command's arguments.
-from relavium_lsp.server.app import RelaviumServer
+from relavium_lsp.server.core import RelaviumServer
 from relavium_lsp.server.handlers import ParamsT, Result, validated_handler
 from relavium_lsp.server.methods import command_name
 

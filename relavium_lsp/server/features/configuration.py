@@ -17,7 +17,7 @@ from relavium_lsp.rpc_errors import describe_validation_error
 from relavium_lsp.server.features.lifecycle import warn
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 SECTION = "relavium"
 
@@ -44,5 +44,5 @@ def apply_settings(ls: RelaviumServer, changed: ConfigurationSettings) -> None:
     state = ls.state
     updates = {name: getattr(changed, name) for name in changed.model_fields_set}
     state.options = state.options.model_copy(update=updates)
-    if "approval" in updates and state.runtime is not None:
-        state.runtime.manager.set_approval_override(changed.approval)
+    if "approval" in updates and state.engine is not None:
+        state.engine.set_approval_override(changed.approval)

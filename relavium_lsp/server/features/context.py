@@ -22,7 +22,7 @@ from relavium_lsp.gitref import detect_git_ref
 from relavium_lsp.server.methods import EDITOR_STATE
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 EXPORT_SUFFIX = ".relavium.yaml"
@@ -70,13 +70,11 @@ def setup(server: RelaviumServer) -> None:
 async def _note_saved_export(ls: RelaviumServer, uri: str, text: str) -> None:
     """A saved or opened ``*.relavium.yaml`` export records where the session now lives."""
     path = _file_path(uri)
-    runtime = ls.state.runtime
-    if path is None or runtime is None or not path.name.endswith(EXPORT_SUFFIX):
+    engine = ls.state.engine
+    if path is None or engine is None or not path.name.endswith(EXPORT_SUFFIX):
         return
-    from relavium_lsp.export.service import record_saved_export
-
     try:
-        await record_saved_export(runtime.manager, str(path), text)
+        await engine.note_saved_export(str(path), text)
     except Exception:
         _log.warning("could not record %s as a session export", path, exc_info=True)
 

@@ -24,16 +24,17 @@ from lsprotocol import types
 from pydantic import ValidationError
 from pygls.uris import from_fs_path
 
+from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.wire import (
     ApprovalDecision,
     RequestApprovalParams,
     RequestApprovalResult,
 )
 from relavium_lsp.server.methods import REQUEST_APPROVAL
-from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome, atomic_write_text
+from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 

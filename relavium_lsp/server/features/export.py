@@ -1,4 +1,4 @@
-"""``relavium/exportSession`` and ``relavium/forkSession`` (SPEC §4, §9).
+"""``relavium/exportSession`` and ``relavium/forkSession`` (``docs/design.md`` §4, §9).
 
 Opening an export, when the request asks for it (``open``, the default):
 
@@ -38,12 +38,12 @@ from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import EXPORTS_DIR
 from relavium_lsp.paths import ensure_private_dir, relavium_home
 from relavium_lsp.server import methods
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.export import service
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import ExportOutcome
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 _LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}
@@ -58,30 +58,33 @@ def setup(server: RelaviumServer) -> None:
 
 async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Result:
     """Export a session; open it as an untitled document or a written file when asked."""
-    from relavium_lsp.export import service  # loaded with the engine, not at server start
+    from relavium_lsp.engine.api import UNTITLED  # loaded with the engine, not at server start
 
-    manager = (await runtime(ls)).manager
-    outcome = await service.render_export(manager, params.session_id, params.format)
+    engine = await get_engine(ls)
+    outcome = await engine.render_export(params.session_id, params.format)
     opened = False
     saved: Path | None = None
     message: str | None = None
+    suggested = outcome.suggested_path
     if params.open and ls.state.client.open_untitled:
         opened = await _open_untitled(ls, outcome)
     elif params.open and _can_show_documents(ls):
         saved = await _write_copy(outcome, outcome.working_dir, EXPORTS_DIR)
-        opened = saved is not None and await _show_document(ls, saved)
+        if saved is not None:
+            suggested = str(saved)
+            opened = await _show_document(ls, saved)
     elif params.open:
         saved = await _write_copy(outcome, str(ensure_private_dir(relavium_home())), DATA_EXPORTS)
         message = _where_message(outcome, saved)
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=message)
         )
-    location = str(saved) if saved is not None else service.UNTITLED
-    await service.announce_export(manager, outcome.session_id, outcome.format, location)
+    location = str(saved) if saved is not None else UNTITLED
+    await engine.announce_export(outcome.session_id, outcome.format, location)
     return ExportSessionResult(
         format=outcome.format,
         content=outcome.content,
-        suggested_path=str(saved) if saved and opened else outcome.suggested_path,
+        suggested_path=suggested,
         opened=opened,
         saved_path=str(saved) if saved is not None else None,
         message=message,
@@ -90,14 +93,11 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
 
 async def fork_session(ls: RelaviumServer, params: ForkSessionParams) -> Result:
     """Branch a session at one of its messages."""
-    from relavium_lsp.export import service
-
-    manager = (await runtime(ls)).manager
-    new_id = await service.fork_session(manager, params.session_id, params.at_sequence)
+    new_id = await (await get_engine(ls)).fork(params.session_id, params.at_sequence)
     return ForkSessionResult(session_id=new_id)
 
 
-async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> bool:
+async def _open_untitled(ls: RelaviumServer, outcome: ExportOutcome) -> bool:
     params = OpenUntitledParams(
         language=_LANGUAGES[outcome.format], content=outcome.content, title=outcome.file_name
     )
@@ -113,7 +113,7 @@ async def _open_untitled(ls: RelaviumServer, outcome: service.ExportOutcome) -> 
     return False
 
 
-async def _write_copy(outcome: service.ExportOutcome, root: str, folder: Path) -> Path | None:
+async def _write_copy(outcome: ExportOutcome, root: str, folder: Path) -> Path | None:
     from relavium_lsp.export.files import write_export_file
 
     try:
@@ -132,7 +132,7 @@ async def _write_copy(outcome: service.ExportOutcome, root: str, folder: Path) -
         return None
 
 
-def _where_message(outcome: service.ExportOutcome, saved: Path | None) -> str:
+def _where_message(outcome: ExportOutcome, saved: Path | None) -> str:
     where = f"a copy is in {saved}" if saved is not None else "no copy could be written"
     return (
         f"Relavium exported {outcome.file_name}: the editor cannot open it, so {where} "

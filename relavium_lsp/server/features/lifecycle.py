@@ -22,8 +22,8 @@ from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
     from relavium_lsp.contracts.events import StampedEvent
-    from relavium_lsp.engine.runtime import EngineRuntime
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import Engine
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def setup(server: RelaviumServer) -> None:
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: RelaviumServer, params: types.InitializedParams) -> None:
         try:
-            await runtime(ls)
+            await get_engine(ls)
         except RelaviumError as exc:
             ls.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Error, message=exc.message)
@@ -60,31 +60,32 @@ def setup(server: RelaviumServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: RelaviumServer, params: Any) -> None:
         state = ls.state
-        async with state.runtime_lock:
-            if state.runtime is not None:
-                await state.runtime.close()
-                state.runtime = None
+        state.shutting_down = True
+        async with state.engine_lock:
+            if state.engine is not None:
+                await state.engine.close()
+                state.engine = None
 
 
-async def runtime(ls: RelaviumServer) -> EngineRuntime:
+async def get_engine(ls: RelaviumServer) -> Engine:
     """The engine, opened on first use; raises a clear :class:`StoreError` if it cannot be."""
     # Imported here, not at module load: answering `initialize` fast matters more than
     # having the engine's dependencies (store, providers, tools) loaded before it is needed.
-    from relavium_lsp.engine.runtime import open_runtime
+    from relavium_lsp.engine.api import open_engine
 
     state = ls.state
-    async with state.runtime_lock:
-        if state.runtime is None:
-            if ls.protocol._shutdown:
+    async with state.engine_lock:
+        if state.engine is None:
+            if state.shutting_down:
                 raise StoreError("the server is shutting down")
-            opened = await open_runtime(
+            opened = await open_engine(
                 LspEditorHost(ls),
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
             )
-            opened.manager.services.bus.subscribe(lambda event: _forward(ls, event))
-            state.runtime = opened
-        return state.runtime
+            await opened.subscribe(lambda event: _forward(ls, event))
+            state.engine = opened
+        return state.engine
 
 
 def _forward(ls: RelaviumServer, event: StampedEvent) -> None:

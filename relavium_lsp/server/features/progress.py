@@ -23,12 +23,12 @@ from relavium_lsp.contracts.events import (
     AgentToolResult,
     EventPayload,
     StampedEvent,
+    TurnResult,
 )
 from relavium_lsp.contracts.wire import ProgressToken
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.turn import TurnResult
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 PROGRESS_CREATE_TIMEOUT_S = 2.0

@@ -1,4 +1,4 @@
-"""The session requests of SPEC §4: start, send, abort, cancel, resume, list and more."""
+"""The session requests (``docs/design.md`` §4): start, send, abort, resume, list, and more."""
 
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ from relavium_lsp.errors import InvalidInput
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.commands import register_command
 from relavium_lsp.server.features.context import detect_context
-from relavium_lsp.server.features.lifecycle import runtime
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.features.turns import TurnRequest, run_turn, start_turn
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.session import AgentSession
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.engine.api import SessionSnapshot
+    from relavium_lsp.server.core import RelaviumServer
 
 _KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
 
@@ -71,14 +71,14 @@ async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Resul
     )
 
 
-async def open_session(ls: RelaviumServer, params: StartSessionParams) -> AgentSession:
+async def open_session(ls: RelaviumServer, params: StartSessionParams) -> SessionSnapshot:
     """A new session in the detected context with the request's overrides."""
-    rt = await runtime(ls)
+    engine = await get_engine(ls)
     detected = await detect_context(ls)
     context = params.context.apply_to(detected) if params.context else detected
     if not Path(context.working_dir).is_dir():
         raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
-    return await rt.manager.start(
+    return await engine.start(
         context=context,
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
@@ -99,33 +99,33 @@ async def send_message_command(ls: RelaviumServer, params: SendMessageParams) ->
 async def _send(
     ls: RelaviumServer, params: SendMessageParams, *, wait: bool, announce: bool
 ) -> Result:
-    session = await (await runtime(ls)).manager.session(params.session_id)
     request = TurnRequest(
+        session_id=params.session_id,
         text=params.text,
         attachments=params.attachments or [],
         progress_token=params.work_done_token,
         announce=announce,
     )
     if wait:
-        return await run_turn(ls, session, request)
-    return await start_turn(ls, session, request)
+        return await run_turn(ls, request)
+    return await start_turn(ls, request)
 
 
 async def abort_turn(ls: RelaviumServer, params: AbortTurnParams) -> Result:
     """Abort the running turn, if any."""
-    rt = await runtime(ls)
-    return AbortTurnResult(aborted=await rt.manager.abort(params.session_id))
+    engine = await get_engine(ls)
+    return AbortTurnResult(aborted=await engine.abort(params.session_id))
 
 
 async def cancel_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """End the session."""
-    await (await runtime(ls)).manager.cancel(params.session_id)
+    await (await get_engine(ls)).cancel(params.session_id)
     return {}
 
 
 async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """Reload a session with the history tail that fits its model's context."""
-    resumed = await (await runtime(ls)).manager.resume(params.session_id)
+    resumed = await (await get_engine(ls)).resume(params.session_id)
     return ResumeSessionResult(
         session=resumed.session,
         messages=resumed.messages,
@@ -135,7 +135,7 @@ async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result
 
 async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Result:
     """Sessions newest first, filtered and paged."""
-    page = await (await runtime(ls)).manager.list_sessions(
+    page = await (await get_engine(ls)).list_sessions(
         workspace=params.workspace,
         status=params.status,
         query=params.query,
@@ -147,7 +147,7 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
 
 async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Result:
     """A page of the transcript, oldest first."""
-    messages, has_more = await (await runtime(ls)).manager.transcript(
+    messages, has_more = await (await get_engine(ls)).transcript(
         params.session_id, before_sequence=params.before_sequence, limit=params.limit
     )
     return GetTranscriptResult(messages=messages, has_more=has_more)
@@ -155,7 +155,7 @@ async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Res
 
 async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Result:
     """The durable event backlog after a sequence number."""
-    events = await (await runtime(ls)).manager.events_after(
+    events = await (await get_engine(ls)).events_after(
         params.session_id, params.after_sequence, params.limit
     )
     return SessionEventsResult(events=[event.to_wire() for event in events])
@@ -163,27 +163,27 @@ async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Res
 
 async def rename_session(ls: RelaviumServer, params: RenameSessionParams) -> Result:
     """Set the title."""
-    await (await runtime(ls)).manager.rename(params.session_id, params.title)
+    await (await get_engine(ls)).rename(params.session_id, params.title)
     return {}
 
 
 async def delete_session(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """Soft-delete."""
-    await (await runtime(ls)).manager.delete(params.session_id)
+    await (await get_engine(ls)).delete(params.session_id)
     return {}
 
 
 async def compact_session(ls: RelaviumServer, params: CompactSessionParams) -> Result:
     """Compact now; the result is the terminal compaction event's payload."""
-    event = await (await runtime(ls)).manager.compact(params.session_id, mode=params.mode)
+    event = await (await get_engine(ls)).compact(params.session_id, mode=params.mode)
     return event.to_wire()
 
 
 async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
     """The agents available in the active workspace (always including the default)."""
-    rt = await runtime(ls)
+    engine = await get_engine(ls)
     context = await detect_context(ls)
-    config = await rt.manager.workspace_config(context.working_dir)
+    agents = await engine.list_agents(context.working_dir)
     return ListAgentsResult(
         agents=[
             AgentInfo(
@@ -193,7 +193,7 @@ async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
                 model=agent.model,
                 provider=agent.provider,
             )
-            for agent in config.agents.values()
+            for agent in agents
         ]
     )
 

@@ -21,15 +21,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from relavium_lsp.contracts.content import ContentPart
-from relavium_lsp.contracts.events import StampedEvent, TurnStarted
+from relavium_lsp.contracts.events import StampedEvent, TurnResult, TurnStarted
 from relavium_lsp.contracts.wire import ProgressToken, SendMessageAccepted, SendMessageResult
 from relavium_lsp.errors import SessionBusy
+from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.features.progress import turn_progress
 
 if TYPE_CHECKING:
-    from relavium_lsp.engine.session import AgentSession
-    from relavium_lsp.engine.turn import TurnResult
-    from relavium_lsp.server.app import RelaviumServer
+    from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
 MAX_SHOWN_ANSWER_CHARS = 4000
@@ -39,6 +38,7 @@ MAX_SHOWN_ANSWER_CHARS = 4000
 class TurnRequest:
     """One message to send, and how the client wants to follow the turn."""
 
+    session_id: str
     text: str
     attachments: Sequence[ContentPart] = ()
     progress_token: ProgressToken | None = None
@@ -46,27 +46,19 @@ class TurnRequest:
     announce: bool = False
 
 
-async def run_turn(
-    ls: RelaviumServer, session: AgentSession, request: TurnRequest
-) -> SendMessageResult:
+async def run_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageResult:
     """Run the turn and answer with its settled result."""
-    result = await _run_with_progress(ls, session, request)
-    return SendMessageResult(
-        stop_reason=result.stop_reason,
-        tokens_used=result.tokens_used,
-        error=result.error,
-        text=result.text,
-        last_sequence=result.last_sequence,
-    )
+    return SendMessageResult.from_turn(await _run_with_progress(ls, request))
 
 
-async def start_turn(
-    ls: RelaviumServer, session: AgentSession, request: TurnRequest
-) -> SendMessageAccepted:
+async def start_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageAccepted:
     """Start the turn and answer once it has begun; it settles in the background."""
-    if session.busy:
+    engine = await get_engine(ls)
+    session_id = request.session_id
+    await engine.session(session_id)  # an unknown id is the request's error, not the turn's
+    if engine.is_running(session_id):
         # Checked before watching for turn_started, so the event seen can only be ours.
-        raise SessionBusy(f"session {session.id} is already running a turn")
+        raise SessionBusy(f"session {session_id} is already running a turn")
     loop = asyncio.get_running_loop()
     started: asyncio.Future[StampedEvent] = loop.create_future()
 
@@ -74,8 +66,8 @@ async def start_turn(
         if isinstance(event.payload, TurnStarted) and not started.done():
             started.set_result(event)
 
-    remove_tap = ls.state.taps.add(session.id, on_event)
-    turn = asyncio.create_task(_run_in_background(ls, session, request))
+    remove_tap = ls.state.taps.add(session_id, on_event)
+    turn = asyncio.create_task(_run_in_background(ls, request))
     ls.state.background_turns.add(turn)
     turn.add_done_callback(_forget(ls))
     first: set[asyncio.Future[Any]] = {turn, started}
@@ -107,20 +99,18 @@ def _forget(ls: RelaviumServer) -> Callable[[asyncio.Task[None]], None]:
     return done
 
 
-async def _run_in_background(
-    ls: RelaviumServer, session: AgentSession, request: TurnRequest
-) -> None:
-    result = await _run_with_progress(ls, session, request)
+async def _run_in_background(ls: RelaviumServer, request: TurnRequest) -> None:
+    result = await _run_with_progress(ls, request)
     if request.announce and ls.state.plain_client:
         _announce(ls, result)
 
 
-async def _run_with_progress(
-    ls: RelaviumServer, session: AgentSession, request: TurnRequest
-) -> TurnResult:
-    title = session.record.title or "Relavium"
-    async with turn_progress(ls, session.id, title, request.progress_token) as settled:
-        result = await session.send_message(request.text, request.attachments)
+async def _run_with_progress(ls: RelaviumServer, request: TurnRequest) -> TurnResult:
+    engine = await get_engine(ls)
+    session_id = request.session_id
+    title = (await engine.session(session_id)).record.title or "Relavium"
+    async with turn_progress(ls, session_id, title, request.progress_token) as settled:
+        result = await engine.send(session_id, request.text, request.attachments)
         settled.append(result)
     return result
 

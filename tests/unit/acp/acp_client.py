@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.core import AgentSideConnection, ClientSideConnection
+from acp.core import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
@@ -165,12 +165,31 @@ def client_capabilities(*, fs: bool) -> ClientCapabilities:
     return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
 
 
-async def initialize(conn: ClientSideConnection, *, fs: bool) -> InitializeResponse:
+async def initialize(
+    conn: ClientSideConnection, *, fs: bool, early: bool = False
+) -> InitializeResponse:
+    """``initialize`` as this SDK sends it, or (``early``) exactly as a client built on the
+    early v1 schema does: no ``clientInfo``, only the ``fs`` and ``terminal`` capabilities."""
+    if early:
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": {
+                "fs": {"readTextFile": fs, "writeTextFile": fs},
+                "terminal": False,
+            },
+        }
+        answer = await conn._conn.send_request("initialize", params)
+        return InitializeResponse.model_validate(answer)
     return await conn.initialize(
         protocol_version=PROTOCOL_VERSION,
         client_capabilities=client_capabilities(fs=fs),
         client_info=Implementation(name="acp-test-client", version="1.0"),
     )
+
+
+async def delete_session(conn: ClientSideConnection, session_id: str) -> Any:
+    """``session/delete`` (stable v1; the PyPI SDK 0.12 client has no method for it)."""
+    return await conn._conn.send_request("session/delete", {"sessionId": session_id})
 
 
 def agent_environment(home: Path) -> dict[str, str]:
@@ -203,23 +222,27 @@ async def spawn_acp(
 
 @asynccontextmanager
 async def connect_in_process(
-    client: RecordingClient, *, fs: bool = True, initialized: bool = True
+    client: RecordingClient, *, fs: bool = True, initialized: bool = True, early: bool = False
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse | None]]:
     """The agent in this process and ``client`` joined by a real socket pair."""
     from relavium_lsp.acp.agent import RelaviumAcpAgent
+    from relavium_lsp.acp.connection import AgentConnection
 
     agent_socket, client_socket = socket.socketpair()
     agent_reader, agent_writer = await asyncio.open_connection(sock=agent_socket)
     client_reader, client_writer = await asyncio.open_connection(sock=client_socket)
     agent = RelaviumAcpAgent()
-    agent_conn = AgentSideConnection(agent, agent_writer, agent_reader, use_unstable_protocol=True)
+    agent_conn = AgentConnection(agent, agent_writer, agent_reader)
+    serving = asyncio.create_task(agent_conn.listen())
     conn = ClientSideConnection(client, client_writer, client_reader, use_unstable_protocol=True)
     client.connection = conn
     try:
-        yield conn, (await initialize(conn, fs=fs)) if initialized else None
+        yield conn, (await initialize(conn, fs=fs, early=early)) if initialized else None
     finally:
         await conn.close()
         await agent_conn.close()
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
         await agent.close()
         # The SDK's connections leave closing the byte streams to their owner.
         for writer in (client_writer, agent_writer):

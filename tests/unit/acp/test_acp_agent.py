@@ -77,7 +77,20 @@ async def test_requests_before_initialize_and_bad_params_are_clean_errors(
         assert "audio" in str(audio.value)
         with pytest.raises(RequestError) as mode:
             await conn.set_session_mode(session_id=sid, mode_id="fast")
-        assert mode.value.code == -32601
+        assert mode.value.data == {"code": "validation"}
+        assert "known: ask, auto_edits, never_ask" in str(mode.value)
+        with pytest.raises(RequestError) as option:
+            await conn.set_config_option(session_id=sid, config_id="speed", value="max")
+        assert "unknown config option 'speed'" in str(option.value)
+        with pytest.raises(RequestError) as model:
+            await conn.set_config_option(session_id=sid, config_id="model", value="evil/gpt")
+        assert "unknown model 'evil/gpt'" in str(model.value)
+        with pytest.raises(RequestError) as boolean:
+            await conn.set_config_option(session_id=sid, config_id="approval", value=True)
+        assert boolean.value.data == {"code": "validation"}
+        with pytest.raises(RequestError) as fork:
+            await conn.fork_session(session_id=sid, cwd=str(workspace))
+        assert fork.value.code == -32601
 
 
 async def test_embedded_context_and_unsaved_buffers_reach_the_model(

@@ -30,9 +30,9 @@ from relavium_lsp.contracts.events import (
     TokenUsage,
     TurnCompleted,
     TurnError,
+    TurnResult,
 )
 from relavium_lsp.contracts.session import SessionContext
-from relavium_lsp.engine.turn import TurnResult
 
 SID = "s-1"
 

@@ -18,12 +18,10 @@ import httpx
 
 from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import AgentDefinition
-from relavium_lsp.contracts.events import StampedEvent
+from relavium_lsp.contracts.events import StampedEvent, TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.wire import ApprovalDecision
-from relavium_lsp.engine.bus import EventBus
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.session import AgentSession, EngineServices
+from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, CassetteProvider
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
@@ -35,13 +33,10 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.media import MediaStore
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
-from relavium_lsp.tools.registry import default_registry
 
 AGENT_YAML = """\
 id: helper
@@ -59,7 +54,9 @@ def text_reply(text: str, usage: tuple[int, int] = (10, 5)) -> list[LlmChunk]:
     pieces = [TextDelta(text=piece) for piece in text.split(" ") for piece in (piece + " ",)]
     return [
         *pieces,
-        StopChunk(stop_reason="stop", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])),
+        StopChunk(
+            stop_reason="stop", usage=TokenUsage(input_tokens=usage[0], output_tokens=usage[1])
+        ),
     ]
 
 
@@ -71,7 +68,7 @@ def tool_reply(
         ToolCallStart(index=0, id=call_id, name=name),
         ToolCallEnd(index=0, id=call_id, name=name, args=args),
         StopChunk(
-            stop_reason="tool_use", usage=Usage(input_tokens=usage[0], output_tokens=usage[1])
+            stop_reason="tool_use", usage=TokenUsage(input_tokens=usage[0], output_tokens=usage[1])
         ),
     ]
 
@@ -142,18 +139,26 @@ class RecordingHost(FilesystemHost):
 
 @dataclass
 class Harness:
-    """An engine over a real encrypted database in a temp dir."""
+    """An engine over a real encrypted database in a temp dir.
 
-    manager: SessionManager
+    ``store`` is a second connection to the same database (as another process would have),
+    for reading what the engine committed and for planting rows a crash would leave.
+    """
+
+    engine: Engine
     store: AsyncSessionStore
     workspace: Path
     host: RecordingHost
     chain: list[ChainEntry]
     events: list[StampedEvent] = field(default_factory=list)
 
-    async def start(self, **kwargs: Any) -> AgentSession:
+    async def start(self, **kwargs: Any) -> SessionSnapshot:
         context = SessionContext(working_dir=str(self.workspace))
-        return await self.manager.start(context=context, agent_ref="helper", **kwargs)
+        return await self.engine.start(context=context, agent_ref="helper", **kwargs)
+
+    async def status(self, session_id: str) -> str:
+        """The session's status as the engine holds it."""
+        return (await self.engine.record(session_id)).status
 
     def types(self, session_id: str) -> list[str]:
         return [event.type for event in self.events if event.session_id == session_id]
@@ -197,29 +202,21 @@ async def engine(
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
     path = db_path or tmp_path / "home" / "history.db"
-    store = await AsyncSessionStore.open(path, key or DbKey(os.urandom(32), "env"))
+    key = key or DbKey(os.urandom(32), "env")
     chain = [ChainEntry(provider=provider, model=model) for provider in providers]
 
     def resolve(agent: AgentDefinition, config: WorkspaceConfig) -> list[ChainEntry]:
         return chain
 
     host = RecordingHost()
-    services = EngineServices(
-        store=store,
-        bus=EventBus(store),
-        media=MediaStore(path.parent / "media"),
-        tools=default_registry(),
-        host=host,
-        temp_dir=tmp_path / "tmp",
-    )
-    (tmp_path / "tmp").mkdir(exist_ok=True)
-    manager = SessionManager(services, resolve_chain=resolve)
-    harness = Harness(manager=manager, store=store, workspace=workspace, host=host, chain=chain)
-    services.bus.subscribe(harness.events.append)
+    opened = await open_engine(host, history_path=path, db_key=key, providers=resolve)
+    store = await AsyncSessionStore.open(path, key)
+    harness = Harness(engine=opened, store=store, workspace=workspace, host=host, chain=chain)
+    await opened.subscribe(harness.events.append)
     try:
         yield harness
     finally:
-        await manager.close()
+        await opened.close()
         await store.close()
 
 

@@ -24,8 +24,8 @@ async def test_threshold_compaction_summarises_and_resume_honours_the_marker(
     toml = "[chat]\ncompact_threshold = 0.5\n"
     async with engine(tmp_path, provider, project_toml=toml) as h:
         session = await h.start()
-        await session.send_message(long_text)
-        result = await session.send_message("and now?")
+        await h.engine.send(session.id, long_text)
+        result = await h.engine.send(session.id, "and now?")
         assert result.text.strip() == "ok three"
         types = h.types(session.id)
         assert types.index("session:compacting") < types.index("session:compacted")
@@ -47,7 +47,7 @@ async def test_threshold_compaction_summarises_and_resume_honours_the_marker(
             long_text in " ".join(p.text for p in m.content if isinstance(p, TextPart))
             for m in everything
         )
-        resumed = await h.manager.resume(session.id)
+        resumed = await h.engine.resume(session.id)
         assert resumed.messages[0].compaction is not None
         assert resumed.messages[0].compaction.mode == "summarize"
         assert all(long_text not in str(m.content) for m in resumed.messages)
@@ -64,8 +64,8 @@ async def test_failed_summary_falls_back_to_a_trim(tmp_path: Path) -> None:
     async with engine(tmp_path, provider, project_toml="[chat]\nmax_messages = 6\n") as h:
         session = await h.start()
         for n in range(4):
-            await session.send_message(f"question {n}")
-        result = await session.send_message("question 4")
+            await h.engine.send(session.id, f"question {n}")
+        result = await h.engine.send(session.id, "question 4")
         assert result.text.strip() == "after trim"
         types = h.types(session.id)
         assert "session:compacting" in types and "session:trimmed" in types
@@ -84,11 +84,11 @@ async def test_manual_trim_and_summarize(tmp_path: Path) -> None:
     provider = scripted(text_reply("a"), text_reply("b"), text_reply("A summary."))
     async with engine(tmp_path, provider) as h:
         session = await h.start()
-        await session.send_message("one")
-        await session.send_message("two")
-        trimmed = await h.manager.compact(session.id, mode="trim")
+        await h.engine.send(session.id, "one")
+        await h.engine.send(session.id, "two")
+        trimmed = await h.engine.compact(session.id, mode="trim")
         assert trimmed.type == "session:trimmed"
-        summarized = await h.manager.compact(session.id, mode="summarize")
+        summarized = await h.engine.compact(session.id, mode="summarize")
         assert summarized.type == "session:compacted"
         tail = await h.store.run(lambda s: s.load_tail_within_budget(session.id, 100_000))
         assert len(tail) == 1 and tail[0].compaction is not None
@@ -100,7 +100,7 @@ async def test_a_crashed_turn_is_marked_interrupted_on_resume(tmp_path: Path) ->
         tmp_path / "first", scripted(text_reply("fine")), db_path=db, key=key
     ) as first:
         session = await first.start()
-        await session.send_message("before the crash")
+        await first.engine.send(session.id, "before the crash")
         # What a kill -9 mid-turn leaves behind: the user message, a streaming status.
         await first.store.run(
             lambda s: s.append_message(session.id, "user", [TextPart(text="lost turn")])
@@ -108,11 +108,11 @@ async def test_a_crashed_turn_is_marked_interrupted_on_resume(tmp_path: Path) ->
         await first.store.run(lambda s: s.set_status(session.id, "streaming"))
     provider = scripted(text_reply("recovered"))
     async with engine(tmp_path / "second", provider, db_path=db, key=key) as second:
-        resumed = await second.manager.resume(session.id)
+        resumed = await second.engine.resume(session.id)
         assert resumed.session.status == "idle"
         marker = resumed.messages[-1]
         assert marker.role == "system" and marker.interruption is not None
-        result = await second.manager.send_message(session.id, "are you there?")
+        result = await second.engine.send(session.id, "are you there?")
         assert result.text.strip() == "recovered"
         sent = provider.requests[0]
         assert sent.messages[-1].role == "user"
@@ -134,17 +134,17 @@ async def test_event_sequences_are_gapless_across_two_engines_on_one_database(
         engine(tmp_path / "b", scripted(text_reply("from b")), db_path=db, key=key) as b,
     ):
         session = await a.start()
-        await a.manager.send_message(session.id, "hello a")
-        await b.manager.resume(session.id)
-        await b.manager.send_message(session.id, "hello b")
+        await a.engine.send(session.id, "hello a")
+        await b.engine.resume(session.id)
+        await b.engine.send(session.id, "hello b")
         other = await b.start()
-        await a.manager.send_message(session.id, "back to a")
-        events = await a.manager.events_after(session.id, 0)
+        await a.engine.send(session.id, "back to a")
+        events = await a.engine.events_after(session.id, 0)
         seqs = [e.sequence_number for e in events]
         assert seqs == list(range(1, len(seqs) + 1))
         assert [e.type for e in events].count("session:turn_completed") == 3
-        assert (await b.manager.events_after(other.id, 0))[0].sequence_number == 1
-        backlog = await b.manager.events_after(session.id, seqs[4])
+        assert (await b.engine.events_after(other.id, 0))[0].sequence_number == 1
+        backlog = await b.engine.events_after(session.id, seqs[4])
         assert [e.sequence_number for e in backlog] == seqs[5:]
 
 
@@ -166,17 +166,17 @@ async def test_abort_during_auto_compaction_leaves_no_trace_of_the_turn(tmp_path
             provider = openai_provider(server.url + "/v1", client)
             async with engine(tmp_path, provider, project_toml=toml, model="unknown-small") as h:
                 session = await h.start()
-                await session.send_message("first")
+                await h.engine.send(session.id, "first")
                 compacting = asyncio.Event()
-                h.manager.services.bus.subscribe(
+                await h.engine.subscribe(
                     lambda e: compacting.set() if e.type == "session:compacting" else None
                 )
-                turn = asyncio.create_task(session.send_message("second"))
+                turn = asyncio.create_task(h.engine.send(session.id, "second"))
                 await compacting.wait()
-                assert await session.abort()
+                assert await h.engine.abort(session.id)
                 result = await turn
                 assert result.stop_reason == "aborted"
-                messages, _ = await h.manager.transcript(session.id)
+                messages, _ = await h.engine.transcript(session.id)
                 assert [m.role for m in messages] == ["user", "assistant"]  # "second" never stuck
-                assert session.record.status == "idle"
+                assert await h.status(session.id) == "idle"
                 assert "session:turn_started" not in h.types(session.id)[3:]

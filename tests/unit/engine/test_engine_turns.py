@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
-from relavium_lsp.llm.seam import ErrorChunk, LlmError, Usage
+from relavium_lsp.llm.seam import ErrorChunk, LlmError
 from tests.unit.engine.engine_harness import (
     engine,
     openai_provider,
@@ -25,7 +26,7 @@ async def test_a_plain_answer(tmp_path: Path) -> None:
     provider = scripted(text_reply("Hello there friend", usage=(12, 3)))
     async with engine(tmp_path, provider) as h:
         session = await h.start(title="greeting")
-        result = await session.send_message("hi")
+        result = await h.engine.send(session.id, "hi")
         assert result.stop_reason == "stop"
         assert result.error is None
         assert result.text == "Hello there friend "
@@ -39,10 +40,10 @@ async def test_a_plain_answer(tmp_path: Path) -> None:
         assert tokens == "Hello there friend "
         seqs = [e.sequence_number for e in h.events if e.session_id == session.id]
         assert seqs == list(range(1, len(seqs) + 1))
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant"]
         assert messages[1].model_id == "gpt-4o-mini"
-        assert session.record.status == "idle"
+        assert await h.status(session.id) == "idle"
         # the system prompt was rendered with the session context
         assert str(h.workspace) in provider.requests[0].system
         await h.assert_books_balance(session.id)
@@ -57,9 +58,9 @@ async def test_two_tool_rounds_are_persisted_as_they_complete(tmp_path: Path) ->
     async with engine(tmp_path, provider) as h:
         (h.workspace / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
         session = await h.start()
-        result = await session.send_message("copy my notes")
+        result = await h.engine.send(session.id, "copy my notes")
         assert result.stop_reason == "stop", result.error
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == [
             "user",
             "assistant",
@@ -98,10 +99,10 @@ async def test_a_rejected_write_is_a_failed_tool_result_not_a_failed_turn(tmp_pa
     async with engine(tmp_path, provider) as h:
         h.host.decision = "reject"
         session = await h.start()
-        result = await session.send_message("write it")
+        result = await h.engine.send(session.id, "write it")
         assert result.stop_reason == "stop"
         assert not (h.workspace / "out.txt").exists()
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         rejected = messages[2].content[0]
         assert isinstance(rejected, ToolResultPart) and rejected.is_error
         tool_result = h.payloads(session.id, "agent:tool_result")[0]
@@ -112,14 +113,14 @@ async def test_provider_error_mid_turn_is_typed_counted_and_rolled_back(tmp_path
     failing = [
         ErrorChunk(
             error=LlmError(kind="overloaded", message="busy", status=529),
-            usage=Usage(input_tokens=7),
+            usage=TokenUsage(input_tokens=7),
         )
     ]
     provider = scripted(text_reply("first answer"), failing)
     async with engine(tmp_path, provider) as h:
         session = await h.start()
-        await session.send_message("one")
-        result = await session.send_message("two")
+        await h.engine.send(session.id, "one")
+        result = await h.engine.send(session.id, "two")
         assert result.stop_reason == "error"
         assert result.error is not None
         assert result.error.code == "provider_unavailable"
@@ -127,10 +128,10 @@ async def test_provider_error_mid_turn_is_typed_counted_and_rolled_back(tmp_path
         assert result.tokens_used.input_tokens == 7  # real tokens of the failed call counted
         completed = h.payloads(session.id, "session:turn_completed")[-1]
         assert completed.error.code == "provider_unavailable"
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant"]  # "two" rolled out
         assert result.last_sequence == messages[-1].sequence_number
-        assert session.record.status == "idle"
+        assert await h.status(session.id) == "idle"
         await h.assert_books_balance(session.id)
         costs = await h.store.run(lambda s: s.get_costs(session.id))
         assert sum(c.call_count for c in costs) == 2
@@ -144,7 +145,7 @@ async def test_loopback_http_errors_surface_as_typed_errors(tmp_path: Path) -> N
             engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
         ):
             session = await h.start()
-            result = await session.send_message("hello")
+            result = await h.engine.send(session.id, "hello")
             assert result.error is not None and result.error.code == "provider_auth"
             assert not result.error.retryable
             assert "sk-test-not-a-real-key" not in result.error.message
@@ -162,43 +163,43 @@ async def test_abort_mid_stream_rolls_back_and_settles_once(tmp_path: Path) -> N
         ):
             session = await h.start()
             first_token = asyncio.Event()
-            h.manager.services.bus.subscribe(
+            await h.engine.subscribe(
                 lambda e: first_token.set() if e.type == "agent:token" else None
             )
-            turn = asyncio.create_task(session.send_message("tell me a long story"))
+            turn = asyncio.create_task(h.engine.send(session.id, "tell me a long story"))
             await first_token.wait()
-            assert session.busy
+            assert h.engine.is_running(session.id)
             with pytest.raises(SessionBusy):
-                await session.send_message("queue jump")
-            assert await session.abort()
+                await h.engine.send(session.id, "queue jump")
+            assert await h.engine.abort(session.id)
             result = await turn
             assert result.stop_reason == "aborted"
             assert result.error is None
             assert await server.wait_for_disconnect(0)
             assert h.types(session.id).count("session:turn_completed") == 1
-            messages, _ = await h.manager.transcript(session.id)
+            messages, _ = await h.engine.transcript(session.id)
             assert messages == []
-            assert session.record.status == "idle"
-            again = await session.send_message("short one")
+            assert await h.status(session.id) == "idle"
+            again = await h.engine.send(session.id, "short one")
             assert again.text == "fresh"
-            assert not await session.abort()  # nothing running
+            assert not await h.engine.abort(session.id)  # nothing running
 
 
 async def test_cancel_is_terminal_until_resumed(tmp_path: Path) -> None:
     provider = scripted(text_reply("hi"), text_reply("back again"))
     async with engine(tmp_path, provider) as h:
         session = await h.start()
-        await session.send_message("hello")
-        await h.manager.cancel(session.id)
+        await h.engine.send(session.id, "hello")
+        await h.engine.cancel(session.id)
         assert h.types(session.id)[-1] == "session:cancelled"
-        assert (await h.manager.get_record(session.id)).status == "ended"
+        assert (await h.engine.record(session.id)).status == "ended"
         with pytest.raises(SessionEnded):
-            await session.send_message("still there?")
-        resumed = await h.manager.resume(session.id)
+            await h.engine.send(session.id, "still there?")
+        resumed = await h.engine.resume(session.id)
         assert resumed.session.status == "idle"
         assert [m.role for m in resumed.messages] == ["user", "assistant"]
         assert resumed.last_event_sequence == h.events[-1].sequence_number
-        result = await h.manager.send_message(session.id, "welcome back")
+        result = await h.engine.send(session.id, "welcome back")
         assert result.text.strip() == "back again"
 
 
@@ -211,10 +212,12 @@ async def test_empty_messages_and_bad_media_are_refused_before_anything_happens(
     async with engine(tmp_path, provider) as h:
         session = await h.start()
         with pytest.raises(InvalidInput):
-            await session.send_message("   ")
+            await h.engine.send(session.id, "   ")
         with pytest.raises(InvalidInput):
-            await session.send_message(
-                "see", [MediaPart(mime_type="image/png", source=Base64Source(data="!!"))]
+            await h.engine.send(
+                session.id,
+                "see",
+                [MediaPart(mime_type="image/png", source=Base64Source(data="!!"))],
             )
         assert provider.requests == []
         assert h.types(session.id) == ["session:started"]
@@ -224,7 +227,7 @@ async def test_several_sessions_stream_concurrently_without_crosstalk(tmp_path: 
     provider = scripted(text_reply("alpha alpha"), text_reply("beta beta"))
     async with engine(tmp_path, provider) as h:
         first, second = await h.start(), await h.start()
-        results = await asyncio.gather(first.send_message("a"), second.send_message("b"))
+        results = await asyncio.gather(h.engine.send(first.id, "a"), h.engine.send(second.id, "b"))
         assert {r.text.strip() for r in results} == {"alpha alpha", "beta beta"}
         for session, result in zip((first, second), results, strict=True):
             tokens = "".join(p.token for p in h.payloads(session.id, "agent:token"))
@@ -242,18 +245,18 @@ async def test_abort_after_the_user_message_is_committed_rolls_it_back(tmp_path:
         context = SessionContext(
             working_dir=str(h.workspace), selection=Selection(file="a.py", start_line=1, end_line=1)
         )
-        session = await h.manager.start(context=context, agent_ref="helper")
+        session = await h.engine.start(context=context, agent_ref="helper")
         h.host.read_gate = asyncio.Event()  # planning the turn reads the selected lines
-        turn = asyncio.create_task(session.send_message("about the selection"))
+        turn = asyncio.create_task(h.engine.send(session.id, "about the selection"))
         await h.host.reading_event.wait()  # the user message is committed by now
-        assert await session.abort()
+        assert await h.engine.abort(session.id)
         result = await turn
         assert result.stop_reason == "aborted"
-        messages, _ = await h.manager.transcript(session.id)
+        messages, _ = await h.engine.transcript(session.id)
         assert messages == []
         assert provider.requests == []
-        assert session.record.status == "idle"
-        record = await h.manager.get_record(session.id)
+        assert await h.status(session.id) == "idle"
+        record = await h.engine.record(session.id)
         assert record.status == "idle"
 
 
@@ -285,6 +288,6 @@ async def test_unknown_session_ids_leave_nothing_behind(tmp_path: Path) -> None:
     async with engine(tmp_path, scripted()) as h:
         for _ in range(50):
             with pytest.raises(SessionNotFound):
-                await h.manager.send_message(str(uuid.uuid4()), "hello?")
-        assert h.manager._loading == {}
-        assert h.manager._live == {}
+                await h.engine.send(str(uuid.uuid4()), "hello?")
+        assert h.engine._live._loading == {}
+        assert h.engine._live._live == {}

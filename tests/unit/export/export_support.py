@@ -18,17 +18,13 @@ from relavium_lsp.contracts.session import (
     SessionContext,
     SessionMessage,
 )
-from relavium_lsp.engine.bus import EventBus
-from relavium_lsp.engine.manager import SessionManager
-from relavium_lsp.engine.session import EngineServices
+from relavium_lsp.engine.api import Engine, ExportFormat, ExportOutcome, open_engine
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, CassetteProvider, RecordedCall
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.seam import LlmChunk
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.media import MediaStore
 from relavium_lsp.tools.host import Approver, FilesystemHost, reject_all
-from relavium_lsp.tools.registry import default_registry
 
 SESSION_ID = "0b7c2a51-5f0e-4c1e-9a57-3f1d2e8b6c40"
 CREATED = "2025-03-01T09:00:00.000Z"
@@ -102,43 +98,47 @@ def scripted_cassette(calls: Sequence[Sequence[LlmChunk]]) -> dict[str, Any]:
 
 
 @dataclass
-class Engine:
-    """A real SessionManager over a real encrypted store in a temp directory."""
+class Rig:
+    """A real engine over a real encrypted store in a temp directory.
 
-    manager: SessionManager
+    ``store`` is a second connection to the same database, for reading and planting rows.
+    """
+
+    engine: Engine
     store: AsyncSessionStore
     db_path: Path
     key: DbKey
 
     async def close(self) -> None:
-        await self.manager.close()
+        await self.engine.close()
         await self.store.close()
 
 
-async def open_engine(
+async def open_rig(
     home: Path,
     calls: Sequence[Sequence[LlmChunk]] = (),
     *,
     approver: Approver = reject_all,
     key: DbKey | None = None,
-) -> Engine:
+) -> Rig:
     """Open an engine whose only model replays ``calls`` in order."""
     key = key or DbKey(os.urandom(32), "env")
     db_path = home / "history.db"
-    store = await AsyncSessionStore.open(db_path, key)
     provider = CassetteProvider("scripted", scripted_cassette(calls), match="sequence")
-    temp_dir = home / "tool-temp"
-    temp_dir.mkdir(parents=True, exist_ok=True)
-    services = EngineServices(
-        store=store,
-        bus=EventBus(store),
-        media=MediaStore(home / "media"),
-        tools=default_registry(),
-        host=FilesystemHost(approver),
-        temp_dir=temp_dir,
-        protected_paths=(home,),
+    engine = await open_engine(
+        FilesystemHost(approver),
+        history_path=db_path,
+        db_key=key,
+        providers=lambda _agent, _config: [ChainEntry(provider, SCRIPTED_MODEL)],
     )
-    manager = SessionManager(
-        services, resolve_chain=lambda _agent, _config: [ChainEntry(provider, SCRIPTED_MODEL)]
-    )
-    return Engine(manager=manager, store=store, db_path=db_path, key=key)
+    store = await AsyncSessionStore.open(db_path, key)
+    return Rig(engine=engine, store=store, db_path=db_path, key=key)
+
+
+async def export_untitled(
+    engine: Engine, session_id: str, fmt: ExportFormat = "workflow"
+) -> ExportOutcome:
+    """Export a session and record it as ``untitled`` (what the CLI does for stdout)."""
+    outcome = await engine.render_export(session_id, fmt)
+    await engine.announce_export(session_id, fmt)
+    return outcome

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.export.jsonl import export_jsonl
 from relavium_lsp.export.workflow_yaml import export_workflow_yaml
-from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd, Usage
+from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
-from tests.unit.export.export_support import open_engine
+from tests.unit.export.export_support import open_rig
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -62,7 +63,7 @@ class Seeded:
 
 
 def _answer(text: str) -> list[object]:
-    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=Usage())]
+    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=TokenUsage())]
 
 
 @pytest.fixture
@@ -76,21 +77,21 @@ async def seeded(tmp_path: Path) -> Seeded:
         _answer("Two."),
         [
             ToolCallEnd(index=0, id="c1", name="read_file", args={"path": "notes.txt"}),
-            StopChunk(stop_reason="tool_use", usage=Usage()),
+            StopChunk(stop_reason="tool_use", usage=TokenUsage()),
         ],
         _answer("The notes say ship on Friday."),
     ]
-    engine = await open_engine(home / ".relavium", calls)
+    rig = await open_rig(home / ".relavium", calls)
     try:
         context = SessionContext(working_dir=str(workspace))
-        counting = await engine.manager.start(context=context, title="Counting")
-        await engine.manager.send_message(counting.id, "First?")
-        await engine.manager.send_message(counting.id, "Second?")
-        tools = await engine.manager.start(context=context, title="Read notes")
-        await engine.manager.send_message(tools.id, "What do the notes say?")
+        counting = await rig.engine.start(context=context, title="Counting")
+        await rig.engine.send(counting.id, "First?")
+        await rig.engine.send(counting.id, "Second?")
+        tools = await rig.engine.start(context=context, title="Read notes")
+        await rig.engine.send(tools.id, "What do the notes say?")
     finally:
-        await engine.close()
-    return Seeded(home, workspace, engine.key, counting.id, tools.id)
+        await rig.close()
+    return Seeded(home, workspace, rig.key, counting.id, tools.id)
 
 
 def _ok(result: subprocess.CompletedProcess[str]) -> str:

@@ -33,6 +33,7 @@ from relavium_lsp.export.workflow_yaml import (
     serialize_workflow,
     slugify,
 )
+from tests.hypothesis_profiles import examples
 from tests.unit.export.export_support import SESSION_ID, make_record
 
 # Every character except lone surrogates (which no UTF-8 file can hold).
@@ -114,7 +115,9 @@ def transcripts(draw: st.DrawFn) -> list[SessionMessage]:
 
 
 snapshots = st.sampled_from([{}, DEFAULT_AGENT.model_dump(mode="json"), {"id": "a", "name": "A"}])
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.engine.replay import replay_transcript
 from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
-from relavium_lsp.export.replay import replay_session, replay_transcript
 from relavium_lsp.export.replay_cassettes import message_chunks
-from relavium_lsp.export.service import load_snapshot
-from relavium_lsp.llm.seam import (
-    ReasoningDelta,
-    StopChunk,
-    TextDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    Usage,
-)
+from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta, ToolCallEnd, ToolCallStart
 from relavium_lsp.store.media import MediaStore
-from tests.unit.export.export_support import Engine, open_engine
+from tests.unit.export.export_support import Rig, open_rig
 
 NOTES = "- ship on Friday\n- tests first\n"
 WRITE_ARGS = {"path": "out.txt", "content": "hello"}
@@ -37,16 +30,16 @@ def _tool_round_calls() -> list[list[object]]:
             ToolCallEnd(index=0, id="call-read", name="read_file", args={"path": "notes.txt"}),
             ToolCallStart(index=1, id="call-write", name="write_file"),
             ToolCallEnd(index=1, id="call-write", name="write_file", args=WRITE_ARGS),
-            StopChunk(stop_reason="tool_use", usage=Usage(input_tokens=10, output_tokens=5)),
+            StopChunk(stop_reason="tool_use", usage=TokenUsage(input_tokens=10, output_tokens=5)),
         ],
         [
             TextDelta(text="The notes say: ship on Friday. "),
             TextDelta(text="I could not write out.txt."),
-            StopChunk(stop_reason="stop", usage=Usage(input_tokens=20, output_tokens=9)),
+            StopChunk(stop_reason="stop", usage=TokenUsage(input_tokens=20, output_tokens=9)),
         ],
         [
             TextDelta(text="Anything else?"),
-            StopChunk(stop_reason="stop", usage=Usage(input_tokens=30, output_tokens=3)),
+            StopChunk(stop_reason="stop", usage=TokenUsage(input_tokens=30, output_tokens=3)),
         ],
     ]
 
@@ -60,59 +53,57 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def recorded(tmp_path: Path, workspace: Path) -> AsyncIterator[tuple[Engine, str]]:
-    engine = await open_engine(tmp_path / "home", _tool_round_calls())
-    session = await engine.manager.start(
+async def recorded(tmp_path: Path, workspace: Path) -> AsyncIterator[tuple[Rig, str]]:
+    rig = await open_rig(tmp_path / "home", _tool_round_calls())
+    session = await rig.engine.start(
         context=SessionContext(working_dir=str(workspace)), title="Notes"
     )
-    first = await engine.manager.send_message(session.id, "Read notes.txt and write out.txt")
-    second = await engine.manager.send_message(session.id, "Thanks")
+    first = await rig.engine.send(session.id, "Read notes.txt and write out.txt")
+    second = await rig.engine.send(session.id, "Thanks")
     assert (first.stop_reason, second.stop_reason) == ("stop", "stop")
-    yield engine, session.id
-    await engine.close()
+    yield rig, session.id
+    await rig.close()
 
 
 async def test_replay_reproduces_a_session_with_a_tool_round(
-    recorded: tuple[Engine, str], workspace: Path
+    recorded: tuple[Rig, str], workspace: Path
 ) -> None:
-    engine, session_id = recorded
-    _, original = await load_snapshot(engine.manager, session_id)
+    rig, session_id = recorded
+    _, original = await rig.engine.full_transcript(session_id)
     roles = [m.role for m in original]
     assert roles == ["user", "assistant", "tool", "tool", "assistant", "user", "assistant"]
     assert "Refused" in original[3].content[0].result  # type: ignore[union-attr]
-    report = await replay_session(engine.manager, session_id)
+    report = await rig.engine.replay(session_id)
     assert report.matches, report.differences
     assert report.turns_replayed == 2
     assert len(report.replayed) == len(original) == 7
     assert report.recorded_tool_calls == 2 and report.live_tool_calls == 0
     # The side-effecting call was served from the recording, never run.
     assert not (workspace / "out.txt").exists()
-    after, again = await load_snapshot(engine.manager, session_id)
+    after, again = await rig.engine.full_transcript(session_id)
     assert again == original and after.turn_count == 2
 
 
 async def test_live_replay_reruns_read_only_tools_only(
-    recorded: tuple[Engine, str], workspace: Path
+    recorded: tuple[Rig, str], workspace: Path
 ) -> None:
-    engine, session_id = recorded
-    unchanged = await replay_session(engine.manager, session_id, live_tools=True)
+    rig, session_id = recorded
+    unchanged = await rig.engine.replay(session_id, live_tools=True)
     assert unchanged.matches, unchanged.differences
     assert (unchanged.live_tool_calls, unchanged.recorded_tool_calls) == (1, 1)
     # Change what the read-only tool sees: the live replay notices, the recorded one does not.
     (workspace / "notes.txt").write_text("- ship next year\n", encoding="utf-8")
-    live = await replay_session(engine.manager, session_id, live_tools=True)
+    live = await rig.engine.replay(session_id, live_tools=True)
     assert not live.matches
     assert live.differences == ["message 3 (tool): content differs"]
     assert "ship next year" in str(live.replayed[2].content)
-    assert (await replay_session(engine.manager, session_id)).matches
+    assert (await rig.engine.replay(session_id)).matches
     assert not (workspace / "out.txt").exists()
 
 
-async def test_replay_of_an_imported_transcript(
-    recorded: tuple[Engine, str], tmp_path: Path
-) -> None:
-    engine, session_id = recorded
-    record, messages = await load_snapshot(engine.manager, session_id)
+async def test_replay_of_an_imported_transcript(recorded: tuple[Rig, str], tmp_path: Path) -> None:
+    rig, session_id = recorded
+    record, messages = await rig.engine.full_transcript(session_id)
     imported, imported_messages = import_jsonl(export_jsonl(record, messages))
     report = await replay_transcript(
         imported, imported_messages, media=MediaStore(tmp_path / "media")

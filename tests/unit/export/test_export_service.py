@@ -1,4 +1,4 @@
-"""The service layer over a real engine: export events, saved paths, fork and import."""
+"""Export, fork and import through the engine's front door: events, saved paths, new sessions."""
 
 from __future__ import annotations
 
@@ -7,44 +7,43 @@ from pathlib import Path
 
 import pytest
 
-from relavium_lsp.contracts.events import SessionExported, StampedEvent
+from relavium_lsp.contracts.events import SessionExported, StampedEvent, TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import InvalidInput, SessionNotFound
-from relavium_lsp.export import service
 from relavium_lsp.export.workflow_yaml import parse_workflow
-from relavium_lsp.llm.seam import StopChunk, TextDelta, Usage
-from tests.unit.export.export_support import Engine, open_engine
+from relavium_lsp.llm.seam import StopChunk, TextDelta
+from tests.unit.export.export_support import Rig, export_untitled, open_rig
 
 
 def _answer(text: str) -> list[object]:
-    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=Usage())]
+    return [TextDelta(text=text), StopChunk(stop_reason="stop", usage=TokenUsage())]
 
 
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
-    opened = await open_engine(tmp_path / "home", [_answer("One."), _answer("Two.")])
+async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+    opened = await open_rig(tmp_path / "home", [_answer("One."), _answer("Two.")])
     yield opened
     await opened.close()
 
 
 @pytest.fixture
-async def session_id(engine: Engine, tmp_path: Path) -> str:
+async def session_id(rig: Rig, tmp_path: Path) -> str:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    session = await engine.manager.start(
+    session = await rig.engine.start(
         context=SessionContext(working_dir=str(workspace)), title="Counting"
     )
-    await engine.manager.send_message(session.id, "First?")
-    await engine.manager.send_message(session.id, "Second?")
+    await rig.engine.send(session.id, "First?")
+    await rig.engine.send(session.id, "Second?")
     return session.id
 
 
 async def test_export_emits_the_event_and_records_untitled(
-    engine: Engine, session_id: str, tmp_path: Path
+    rig: Rig, session_id: str, tmp_path: Path
 ) -> None:
     seen: list[StampedEvent] = []
-    engine.manager.services.bus.subscribe(seen.append)
-    outcome = await service.export_session(engine.manager, session_id)
+    await rig.engine.subscribe(seen.append)
+    outcome = await export_untitled(rig.engine, session_id)
     assert outcome.suggested_path == str(
         tmp_path / "workspace" / ".relavium" / "exports" / "counting.relavium.yaml"
     )
@@ -57,37 +56,35 @@ async def test_export_emits_the_event_and_records_untitled(
     exported = [event.payload for event in seen if isinstance(event.payload, SessionExported)]
     assert exported == [SessionExported(workflow_path="untitled", format="workflow")]
     # Both the database and the served copy of the row say so.
-    stored = await engine.store.run(lambda s: s.get_session(session_id))
+    stored = await rig.store.run(lambda s: s.get_session(session_id))
     assert stored is not None and stored.exported_workflow_path == "untitled"
-    assert (await engine.manager.get_record(session_id)).exported_workflow_path == "untitled"
+    assert (await rig.engine.record(session_id)).exported_workflow_path == "untitled"
     # The export stays byte-stable although recording it touched the row.
-    assert (await service.export_session(engine.manager, session_id)).content == outcome.content
-    jsonl = await service.export_session(engine.manager, session_id, "jsonl")
+    assert (await export_untitled(rig.engine, session_id)).content == outcome.content
+    jsonl = await export_untitled(rig.engine, session_id, "jsonl")
     assert jsonl.suggested_path.endswith(f"/.relavium/exports/{session_id}.jsonl")
     # A JSONL export is announced but does not replace the workflow path.
-    stored = await engine.store.run(lambda s: s.get_session(session_id))
+    stored = await rig.store.run(lambda s: s.get_session(session_id))
     assert stored is not None and stored.exported_workflow_path == "untitled"
-    backlog = await engine.manager.events_after(session_id, 0)
+    backlog = await rig.engine.events_after(session_id, 0)
     assert [e.payload for e in backlog if isinstance(e.payload, SessionExported)][-1] == (
         SessionExported(workflow_path="untitled", format="jsonl")
     )
 
 
-async def test_a_saved_scaffold_is_recorded_once(engine: Engine, session_id: str) -> None:
-    text = (await service.export_session(engine.manager, session_id)).content
+async def test_a_saved_scaffold_is_recorded_once(rig: Rig, session_id: str) -> None:
+    text = (await export_untitled(rig.engine, session_id)).content
     path = "/work/project/.relavium/exports/counting.relavium.yaml"
-    assert await service.record_saved_export(engine.manager, path, text) == session_id
-    assert (await engine.manager.get_record(session_id)).exported_workflow_path == path
-    count = len(await engine.manager.events_after(session_id, 0))
+    assert await rig.engine.note_saved_export(path, text) == session_id
+    assert (await rig.engine.record(session_id)).exported_workflow_path == path
+    count = len(await rig.engine.events_after(session_id, 0))
     # Saving again with the same path changes nothing and announces nothing.
-    assert await service.record_saved_export(engine.manager, path, text) == session_id
-    assert len(await engine.manager.events_after(session_id, 0)) == count
+    assert await rig.engine.note_saved_export(path, text) == session_id
+    assert len(await rig.engine.events_after(session_id, 0)) == count
     # Edited beyond the strict schema, it is still recognised by its session id.
     edited = text.replace("version: 1", "version: 1\ncanvas_layout: grid")
-    assert await service.record_saved_export(engine.manager, path + ".yaml", edited) is None
-    assert await service.record_saved_export(engine.manager, "/x/y.relavium.yml", edited) == (
-        session_id
-    )
+    assert await rig.engine.note_saved_export(path + ".yaml", edited) is None
+    assert await rig.engine.note_saved_export("/x/y.relavium.yml", edited) == (session_id)
 
 
 @pytest.mark.parametrize(
@@ -101,41 +98,41 @@ async def test_a_saved_scaffold_is_recorded_once(engine: Engine, session_id: str
     ],
 )
 async def test_files_that_are_not_exports_are_ignored(
-    engine: Engine, session_id: str, path: str, text: str
+    rig: Rig, session_id: str, path: str, text: str
 ) -> None:
-    assert await service.record_saved_export(engine.manager, path, text) is None
+    assert await rig.engine.note_saved_export(path, text) is None
 
 
-async def test_fork_branches_and_leaves_the_original_alone(engine: Engine, session_id: str) -> None:
-    before = await service.load_snapshot(engine.manager, session_id)
-    fork_id = await service.fork_session(engine.manager, session_id, 2)
-    record, messages = await service.load_snapshot(engine.manager, fork_id)
+async def test_fork_branches_and_leaves_the_original_alone(rig: Rig, session_id: str) -> None:
+    before = await rig.engine.full_transcript(session_id)
+    fork_id = await rig.engine.fork(session_id, 2)
+    record, messages = await rig.engine.full_transcript(fork_id)
     assert record.title == "Counting (fork)"
     assert record.agent_snapshot == before[0].agent_snapshot
     assert record.context == before[0].context
     assert [(m.role, m.content) for m in messages] == [(m.role, m.content) for m in before[1][:2]]
-    assert await service.load_snapshot(engine.manager, session_id) == before
+    assert await rig.engine.full_transcript(session_id) == before
     # The fork is a real session: it resumes and is listed.
-    resumed = await engine.manager.resume(fork_id)
+    resumed = await rig.engine.resume(fork_id)
     assert [m.sequence_number for m in resumed.messages] == [1, 2]
-    listed = await engine.manager.list_sessions()
+    listed = await rig.engine.list_sessions()
     assert fork_id in {summary.id for summary in listed.sessions}
     with pytest.raises(InvalidInput, match="not a visible message"):
-        await service.fork_session(engine.manager, session_id, 99)
+        await rig.engine.fork(session_id, 99)
     with pytest.raises(SessionNotFound):
-        await service.fork_session(engine.manager, "missing", 1)
+        await rig.engine.fork("missing", 1)
 
 
-async def test_import_creates_a_new_resumable_session(engine: Engine, session_id: str) -> None:
-    jsonl = (await service.export_session(engine.manager, session_id, "jsonl")).content
-    new_id = await service.import_session(engine.manager, jsonl)
+async def test_import_creates_a_new_resumable_session(rig: Rig, session_id: str) -> None:
+    jsonl = (await export_untitled(rig.engine, session_id, "jsonl")).content
+    new_id = await rig.engine.import_jsonl(jsonl)
     assert new_id != session_id
-    again = (await service.render_export(engine.manager, new_id, "jsonl")).content
+    again = (await rig.engine.render_export(new_id, "jsonl")).content
     assert again.replace(new_id, session_id) == jsonl
-    resumed = await engine.manager.resume(new_id)
+    resumed = await rig.engine.resume(new_id)
     assert [m.role for m in resumed.messages] == ["user", "assistant", "user", "assistant"]
 
 
-async def test_unknown_sessions_are_reported(engine: Engine) -> None:
+async def test_unknown_sessions_are_reported(rig: Rig) -> None:
     with pytest.raises(SessionNotFound):
-        await service.export_session(engine.manager, "missing")
+        await export_untitled(rig.engine, "missing")

@@ -11,6 +11,7 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION, CONTINUATION_PROMPT
 from relavium_lsp.llm.seam import (
     ErrorChunk,
@@ -22,7 +23,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from tests.unit.llm.llm_helpers import (
     API_KEY,
@@ -54,7 +54,7 @@ async def test_text_stream_with_usage_and_headers(server, client):
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE, system="Sys")))
     assert [c for c in chunks if isinstance(c, TextDelta)] == [TextDelta(text=p) for p in pieces]
     assert chunks[-1] == StopChunk(
-        stop_reason="stop", usage=Usage(input_tokens=40, output_tokens=12)
+        stop_reason="stop", usage=TokenUsage(input_tokens=40, output_tokens=12)
     )
     received = server.requests[0]
     assert received.path == "/v1/messages"
@@ -105,7 +105,7 @@ async def test_thinking_signature_redacted_and_tools(server, client):
         ToolCallEnd(index=1, id="toolu_2", name="read_file", args={"path": "b.py"}),
     ]
     assert chunks[-1] == StopChunk(
-        stop_reason="tool_use", usage=Usage(input_tokens=100, output_tokens=50)
+        stop_reason="tool_use", usage=TokenUsage(input_tokens=100, output_tokens=50)
     )
     body = server.requests[0].json()
     assert body["tools"] == [
@@ -121,7 +121,7 @@ async def test_cache_tokens_count_as_input(server, client):
     events[0] = anthropic_event("message_start", message=start["message"])
     server.script(ScriptedResponse(headers=SSE_HEADERS, body=events))
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
-    assert chunks[-1].usage == Usage(input_tokens=35, output_tokens=3)
+    assert chunks[-1].usage == TokenUsage(input_tokens=35, output_tokens=3)
 
 
 async def test_stop_reasons(server, client):

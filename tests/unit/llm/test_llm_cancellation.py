@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -44,10 +43,9 @@ async def test_closing_the_stream_closes_the_connection(kind, server, client):
     stream = provider.stream(request(model="m"))
     first = await anext(stream)
     assert first == TextDelta(text="first")
-    started = time.monotonic()
     await stream.aclose()
-    assert await server.wait_for_disconnect(0, within_s=5)
-    assert time.monotonic() - started < 5
+    # The provider's own timeout is 60 s: a disconnect well before it can only come from aclose.
+    assert await server.wait_for_disconnect(0, within_s=30)
     # The shared client is still healthy afterwards.
     again = await collect(provider.stream(request(model="m")))
     assert isinstance(again[-1], StopChunk)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from relavium_lsp.llm.anthropic import MessagesDecoder
 from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder, WholeCompletionDecoder
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk
+from tests.hypothesis_profiles import examples
 
 KEYS = st.sampled_from(
     [
@@ -90,19 +91,19 @@ def check(decoder, data: bytes) -> None:
     assert chunks[-1] is finals[0]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(JSONISH, max_size=8))
 def test_chat_completions_decoder_survives_anything(payloads):
     check(ChatCompletionsDecoder("p", "secret"), events(payloads))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(JSONISH, max_size=8))
 def test_messages_decoder_survives_anything(payloads):
     check(MessagesDecoder("p", "secret"), events(payloads))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=300))
 def test_raw_bytes_never_crash_either_decoder(data):
     check(ChatCompletionsDecoder("p", None), data)

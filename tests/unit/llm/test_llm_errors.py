@@ -156,7 +156,9 @@ async def test_stalled_stream_times_out_within_the_deadline(kind, cut, server, c
     elapsed = time.monotonic() - started
     assert error.error.kind == "timeout"
     assert "0.4s" in error.error.message
-    assert 0.35 <= elapsed < 3.0
+    # Never before the deadline; the message names the deadline that fired. The upper bound
+    # only catches a hang: a loaded CI machine may be slow, and latency goals live in bench/.
+    assert 0.35 <= elapsed < 30.0
     # The adapter hung up on the stalled server.
     assert await server.wait_for_disconnect(0)
 

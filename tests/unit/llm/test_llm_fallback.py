@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.fallback import (
     AttemptFailed,
     AttemptStarted,
@@ -9,7 +10,7 @@ from relavium_lsp.llm.fallback import (
     default_retry_delay,
     stream_with_fallback,
 )
-from relavium_lsp.llm.seam import ErrorChunk, LlmError, StopChunk, TextDelta, Usage
+from relavium_lsp.llm.seam import ErrorChunk, LlmError, StopChunk, TextDelta
 from tests.unit.llm.llm_helpers import anthropic, openai, request, text_of
 from tests.unit.llm.wire_servers import (
     SSE_HEADERS,
@@ -54,7 +55,9 @@ async def test_primary_overloaded_then_secondary_answers(server, secondary, clie
     assert failed.error.kind == "overloaded" and failed.error.status == 529
     assert items[2] == AttemptStarted(model="gpt-4o-mini", provider_id="openai")
     assert text_of(items) == "from secondary"
-    assert items[-1] == StopChunk(stop_reason="stop", usage=Usage(input_tokens=20, output_tokens=4))
+    assert items[-1] == StopChunk(
+        stop_reason="stop", usage=TokenUsage(input_tokens=20, output_tokens=4)
+    )
     assert sum(isinstance(i, StopChunk | ErrorChunk) for i in items) == 1
     assert server.requests[0].json()["model"] == "claude-sonnet-4-5"
     assert secondary.requests[0].json()["model"] == "gpt-4o-mini"
@@ -76,9 +79,11 @@ async def test_usage_of_a_failed_attempt_is_reported(server, secondary, client):
     ]
     items = await run(entries)
     failed = [i for i in items if isinstance(i, AttemptFailed)]
-    assert failed[0].usage == Usage(input_tokens=300, output_tokens=1)
+    assert failed[0].usage == TokenUsage(input_tokens=300, output_tokens=1)
     final = items[-1]
-    assert isinstance(final, StopChunk) and final.usage == Usage(input_tokens=20, output_tokens=4)
+    assert isinstance(final, StopChunk) and final.usage == TokenUsage(
+        input_tokens=20, output_tokens=4
+    )
 
 
 async def test_auth_failure_does_not_fall_back(server, secondary, client):

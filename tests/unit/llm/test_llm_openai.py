@@ -11,6 +11,7 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
 )
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmMessage,
@@ -21,7 +22,6 @@ from relavium_lsp.llm.seam import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from tests.unit.llm.llm_helpers import (
     API_KEY,
@@ -51,7 +51,7 @@ async def test_text_stream_is_reassembled_exactly_with_usage(server, client):
     chunks = await collect(openai(server, client).stream(request("hi")))
     assert [c for c in chunks if isinstance(c, TextDelta)] == [TextDelta(text=p) for p in PIECES]
     assert chunks[-1] == StopChunk(
-        stop_reason="stop", usage=Usage(input_tokens=31, output_tokens=9)
+        stop_reason="stop", usage=TokenUsage(input_tokens=31, output_tokens=9)
     )
     assert text_of(chunks) == "".join(PIECES)
 
@@ -186,7 +186,7 @@ async def test_interleaved_parallel_tool_calls_accumulate_by_index(server, clien
         ToolCallEnd(index=1, id="call_b", name="write_file", args={"path": "b", "content": "x\ny"}),
     ]
     assert chunks[-1] == StopChunk(
-        stop_reason="tool_use", usage=Usage(input_tokens=12, output_tokens=7)
+        stop_reason="tool_use", usage=TokenUsage(input_tokens=12, output_tokens=7)
     )
     assert text_of(chunks) == "Let me look."
 
@@ -238,7 +238,7 @@ async def test_refusal_completes_as_content_filter(server, client):
     server.script(ScriptedResponse(headers=SSE_HEADERS, body=events))
     chunks = await collect(openai(server, client).stream(request()))
     assert text_of(chunks) == "I can't help with that."
-    assert chunks[-1] == StopChunk(stop_reason="content_filter", usage=Usage())
+    assert chunks[-1] == StopChunk(stop_reason="content_filter", usage=TokenUsage())
 
 
 async def test_missing_done_is_fine_but_missing_finish_is_a_transport_error(server, client):
@@ -249,7 +249,7 @@ async def test_missing_done_is_fine_but_missing_finish_is_a_transport_error(serv
     provider = openai(server, client)
     complete = await collect(provider.stream(request()))
     assert complete[-1] == StopChunk(
-        stop_reason="stop", usage=Usage(input_tokens=12, output_tokens=7)
+        stop_reason="stop", usage=TokenUsage(input_tokens=12, output_tokens=7)
     )
     truncated = await collect(provider.stream(request()))
     assert isinstance(truncated[-1], ErrorChunk)
@@ -288,7 +288,7 @@ async def test_server_that_ignores_stream_true_still_works(server, client):
     assert text_of(chunks) == "Whole answer"
     assert next(c for c in chunks if isinstance(c, ToolCallEnd)).args == {"path": "a"}
     assert chunks[-1] == StopChunk(
-        stop_reason="tool_use", usage=Usage(input_tokens=5, output_tokens=3)
+        stop_reason="tool_use", usage=TokenUsage(input_tokens=5, output_tokens=3)
     )
 
 

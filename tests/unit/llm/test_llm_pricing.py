@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID
+from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.catalog import (
     DEFAULT_CONTEXT_WINDOW,
     MICROCENTS_PER_USD,
@@ -12,13 +13,12 @@ from relavium_lsp.llm.catalog import (
     normalize_model,
 )
 from relavium_lsp.llm.pricing import PricedCall, price_call
-from relavium_lsp.llm.seam import Usage
 
 
 def test_unit_is_microcents_per_million_tokens():
     # gpt-4o: $2.50 in / $10.00 out per million tokens.
     assert MODELS["gpt-4o"].input_microcents_per_mtok == 250 * MICROCENTS_PER_USD // 100
-    one_million_each = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    one_million_each = TokenUsage(input_tokens=1_000_000, output_tokens=1_000_000)
     assert price_call("gpt-4o", one_million_each) == PricedCall(
         cost_microcents=12 * MICROCENTS_PER_USD + MICROCENTS_PER_USD // 2, priced=True
     )
@@ -27,11 +27,11 @@ def test_unit_is_microcents_per_million_tokens():
 def test_small_calls_are_exact_integers():
     # claude-sonnet-4-5: $3 / $15 per million → 300 and 1500 micro-cents per token.
     assert price_call(
-        "claude-sonnet-4-5", Usage(input_tokens=1000, output_tokens=200)
+        "claude-sonnet-4-5", TokenUsage(input_tokens=1000, output_tokens=200)
     ) == PricedCall(cost_microcents=1000 * 300 + 200 * 1500, priced=True)
     # gpt-4o-mini input is 15 micro-cents per token; $0.075-style prices stay integral per M.
-    assert price_call("gpt-4o-mini", Usage(input_tokens=3)).cost_microcents == 45
-    assert price_call("gpt-5-nano", Usage(input_tokens=1)).cost_microcents == 5
+    assert price_call("gpt-4o-mini", TokenUsage(input_tokens=3)).cost_microcents == 45
+    assert price_call("gpt-5-nano", TokenUsage(input_tokens=1)).cost_microcents == 5
 
 
 @pytest.mark.parametrize(
@@ -48,18 +48,20 @@ def test_small_calls_are_exact_integers():
 )
 def test_references_normalise(reference, key):
     assert normalize_model(reference) == key
-    assert price_call(reference, Usage(input_tokens=10)).priced
+    assert price_call(reference, TokenUsage(input_tokens=10)).priced
 
 
 def test_no_prefix_matching_between_sibling_models():
-    assert price_call("gpt-4o-mini", Usage(input_tokens=1_000)) != price_call(
-        "gpt-4o", Usage(input_tokens=1_000)
+    assert price_call("gpt-4o-mini", TokenUsage(input_tokens=1_000)) != price_call(
+        "gpt-4o", TokenUsage(input_tokens=1_000)
     )
 
 
 @pytest.mark.parametrize("model", ["llama3.1:8b", "gpt-4o-turbo-extreme", "my-finetune", ""])
 def test_unknown_models_are_unpriced_not_free(model):
-    assert price_call(model, Usage(input_tokens=5_000, output_tokens=5_000)) == PricedCall(0, False)
+    assert price_call(model, TokenUsage(input_tokens=5_000, output_tokens=5_000)) == PricedCall(
+        0, False
+    )
     assert context_window_for(model) == DEFAULT_CONTEXT_WINDOW
     assert max_output_tokens_for(model) == 4_096
 
@@ -68,4 +70,4 @@ def test_context_windows_and_offline_model():
     assert context_window_for("claude-3-7-sonnet-20250219") == 200_000
     assert context_window_for("gpt-4.1-mini") == 1_047_576
     assert context_window_for("gpt-3.5-turbo") == 16_385
-    assert price_call(OFFLINE_MODEL_ID, Usage(input_tokens=100)) == PricedCall(0, True)
+    assert price_call(OFFLINE_MODEL_ID, TokenUsage(input_tokens=100)) == PricedCall(0, True)

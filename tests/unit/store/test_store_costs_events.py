@@ -21,6 +21,7 @@ from relavium_lsp.contracts.events import (
 from relavium_lsp.errors import SessionNotFound, StoreError
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
+from tests.hypothesis_profiles import examples
 
 
 def _cost_sum(store: SessionStore, session_id: str) -> int:
@@ -65,7 +66,7 @@ def cost_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionStor
     store.close()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     calls=st.lists(
         st.tuples(

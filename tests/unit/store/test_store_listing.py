@@ -13,6 +13,7 @@ from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.listing import fts_match_expression, like_pattern
 from relavium_lsp.store.models import InvalidCursorError, encode_cursor
 from relavium_lsp.store.sessions import SessionStore
+from tests.hypothesis_profiles import examples
 
 
 def _stamp(index: int) -> str:
@@ -170,7 +171,7 @@ _QUERY = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(query=_QUERY)
 def test_no_user_query_can_break_the_search(fuzz_store: SessionStore, query: str) -> None:
     page = fuzz_store.list_sessions(query=query)

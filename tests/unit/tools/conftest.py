@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,22 @@ import pytest
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ToolCallPart
-from relavium_lsp.contracts.events import EventPayload
+from relavium_lsp.contracts.events import (
+    AgentApprovalRequested,
+    AgentToolResult,
+    ErrorCode,
+    EventPayload,
+)
 from relavium_lsp.contracts.session import FsScopeTier, SessionContext
 from relavium_lsp.contracts.wire import ApprovalDecision
-from relavium_lsp.tools.base import ToolCallContext, ToolOutcome
-from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost, WriteOutcome
+from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.host import (
+    ApprovalRequest,
+    Approver,
+    EditorHost,
+    FilesystemHost,
+    WriteOutcome,
+)
 from relavium_lsp.tools.registry import ToolRegistry, default_registry
 
 
@@ -86,6 +98,16 @@ class ScriptedHost:
         return self.default
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One dispatched call: the tool result the model reads, and its ``agent:tool_result``."""
+
+    result: str
+    is_error: bool
+    error_code: ErrorCode | None
+    duration_ms: int
+
+
 class Harness:
     """A workspace, a context factory and a registry, with every emitted event recorded."""
 
@@ -111,12 +133,15 @@ class Harness:
         session_title: str | None = None,
         **policy: Any,
     ) -> ToolCallContext:
+        chat_policy = EffectiveChatPolicy(**policy)
+        editor = host or self.host
         return ToolCallContext(
             session_id="session-1",
             context=SessionContext(working_dir=str(self.workspace), fs_scope_tier=tier),
-            policy=EffectiveChatPolicy(**policy),
-            host=host or self.host,
+            policy=chat_policy,
+            host=editor,
             emit=self.events.append,
+            ask_user=self._asker(editor, chat_policy.approval_timeout_s),
             artifacts=self.artifacts,
             model="test-model",
             allowed_tools=allowed_tools
@@ -126,11 +151,35 @@ class Harness:
             session_title=session_title,
         )
 
+    def _asker(self, host: EditorHost, timeout_s: float) -> Approver:
+        """What the engine's session scope does when a tool asks: announce, then ask in time."""
+
+        async def ask_user(request: ApprovalRequest) -> ApprovalDecision:
+            self.events.append(
+                AgentApprovalRequested(
+                    tool_id=request.tool_id,
+                    call_id=request.call_id,
+                    action=request.action,
+                    preview=request.preview,
+                )
+            )
+            return await asyncio.wait_for(host.request_approval(request), timeout_s)
+
+        return ask_user
+
     async def call(
         self, name: str, args: dict[str, Any], ctx: ToolCallContext | None = None
-    ) -> ToolOutcome:
+    ) -> Outcome:
         call = ToolCallPart(id=f"call-{next(self._calls)}", name=name, args=args)
-        return await self.registry.dispatch(call, ctx or self.context())
+        part = await self.registry.dispatch(call, ctx or self.context())
+        assert part.tool_call_id == call.id
+        [event] = [
+            event
+            for event in self.events
+            if isinstance(event, AgentToolResult) and event.call_id == call.id
+        ]
+        assert event.success is not part.is_error
+        return Outcome(part.result, part.is_error, event.error_code, event.duration_ms)
 
     def events_of(self, event_type: str) -> list[Any]:
         return [event for event in self.events if event.type == event_type]

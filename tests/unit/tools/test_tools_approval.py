@@ -53,7 +53,7 @@ async def test_approve_always_is_remembered_per_tool_and_scope(harness, make_hos
     second = await harness.call("write_file", write("docs/b.md"), ctx)
     assert not second.is_error
     assert len(host.requests) == 1
-    assert ("write_file", str(harness.workspace / "docs")) in ctx.always_allowed
+    assert ctx.approvals.allows("write_file", str(harness.workspace / "docs"))
     # Another directory is another scope: it asks again (and this time is rejected).
     other = await harness.call("write_file", write("c.md"), ctx)
     assert other.error_code == "tool_denied"
@@ -113,7 +113,7 @@ async def test_never_ask_asks_nothing_but_git_commit(harness, make_host) -> None
     second = await harness.call("git_commit", {"message": "second", "paths": ["f.txt"]}, ctx)
     assert second.error_code == "tool_denied"
     assert [r.tool_id for r in host.requests] == ["git_commit", "git_commit"]
-    assert ctx.always_allowed == set()
+    assert ctx.approvals.remembered() == frozenset()
 
 
 async def test_no_answer_within_the_timeout_is_a_rejection(harness, make_host) -> None:
@@ -159,4 +159,4 @@ async def test_abort_while_waiting_cancels_cleanly_and_nothing_runs(harness, mak
     assert not (harness.workspace / "never.txt").exists()
     [result] = harness.events_of("agent:tool_result")
     assert result.error_code == "cancelled" and not result.success
-    assert ("write_file", str(harness.workspace)) not in ctx.always_allowed
+    assert not ctx.approvals.allows("write_file", str(harness.workspace))

@@ -15,6 +15,7 @@ from relavium_lsp.tools.bounding import (
     sanitize_input,
 )
 from relavium_lsp.tools.tool_output import render_page
+from tests.hypothesis_profiles import examples
 
 MARKER = re.compile(r"\[\.\.\. [\d,]+ lines / [\d,]+ bytes omitted\..*? to read on \.\.\.\]")
 lines = st.lists(
@@ -24,7 +25,7 @@ lines = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(lines=lines, trailing_newline=st.booleans())
 def test_preview_fits_and_keeps_the_ends(lines: list[str], trailing_newline: bool) -> None:
     text = "\n".join(line.replace("\n", " ") for line in lines)

@@ -82,7 +82,7 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
       } else if (content.type === 'tool_result') {
         const card = tools.get(content.toolCallId);
         if (card !== undefined) {
-          card.state = content.isError === true ? 'failed' : 'succeeded';
+          card.state = content.isError ? 'failed' : 'succeeded';
           card.outputSummary = truncate(content.result, OUTPUT_SUMMARY_CHARS);
           card.rev = rev();
         }
@@ -101,7 +101,7 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
           items.push(assistant);
         }
         if (content.type === 'reasoning') {
-          assistant.reasoning += content.redacted === true ? '[redacted reasoning]' : content.text;
+          assistant.reasoning += content.redacted ? '[redacted reasoning]' : content.text;
         } else {
           assistant.text += partText(content);
         }

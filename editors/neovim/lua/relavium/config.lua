@@ -94,7 +94,7 @@ function M.server_command(root)
   return nil
 end
 
---- initializationOptions sent to the server (SPEC §4).
+--- initializationOptions sent to the server (docs/design.md §4).
 function M.initialization_options()
   local options = { clientName = 'neovim' }
   options.defaultAgent = M.options.agent

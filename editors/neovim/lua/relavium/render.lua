@@ -4,6 +4,11 @@
 --- text streams in as it arrives, tool calls / results / reasoning as folded blocks, and one
 --- `──` line when a turn completes (stop reason, tokens, cost) or an error line with its code.
 local format = require('relavium.format')
+local protocol = require('relavium.protocol')
+
+local EVENT = protocol.EVENT_TYPE
+local PART = protocol.CONTENT_PART_TYPE
+local ROLE = protocol.MESSAGE_ROLE
 
 local M = {}
 
@@ -60,7 +65,7 @@ end
 local function error_line(error_info)
   -- a JSON-RPC error carries its stable code in `data.code`; a turn's error in `code`
   local code = (type(error_info.data) == 'table' and error_info.data.code) or error_info.code
-  local line = string.format('✗ error [%s]: %s', tostring(code or 'internal'),
+  local line = string.format('✗ error [%s]: %s', tostring(code or protocol.ERROR_CODE.INTERNAL),
     format.one_line(error_info.message or 'unknown error', 500))
   if error_info.retryable then
     line = line .. ' (retryable)'
@@ -76,25 +81,25 @@ end
 
 local handlers = {}
 
-handlers['session:turn_started'] = function(chat)
+handlers[EVENT.SESSION_TURN_STARTED] = function(chat)
   if chat.block ~= 'user' then
     M.reset_turn(chat) -- a turn this client did not start (another editor, a replay)
   end
 end
 
-handlers['agent:token'] = function(chat, event)
+handlers[EVENT.AGENT_TOKEN] = function(chat, event)
   begin_text(chat)
   chat.buffer:stream(event.token or '', false)
 end
 
-handlers['agent:reasoning'] = function(chat, event)
+handlers[EVENT.AGENT_REASONING] = function(chat, event)
   if chat.block ~= 'reasoning' then
     append_block(chat, { '▸ thinking', '    ' }, 'reasoning')
   end
   chat.buffer:stream((event.text or ''):gsub('\n', '\n    '), true)
 end
 
-handlers['agent:tool_call'] = function(chat, event)
+handlers[EVENT.AGENT_TOOL_CALL] = function(chat, event)
   chat.tool_names = chat.tool_names or {}
   if type(event.callId) == 'string' then
     chat.tool_names[event.callId] = event.toolId
@@ -108,14 +113,14 @@ handlers['agent:tool_call'] = function(chat, event)
   append_block(chat, lines, 'tool')
 end
 
-handlers['agent:approval_requested'] = function(chat, event)
+handlers[EVENT.AGENT_APPROVAL_REQUESTED] = function(chat, event)
   append_block(chat, {
     string.format('? approval: %s (%s) %s', format.one_line(event.toolId, 80),
       format.one_line(event.action, 40), format.one_line(format.preview_target(event.preview))),
   }, 'tool')
 end
 
-handlers['agent:tool_result'] = function(chat, event)
+handlers[EVENT.AGENT_TOOL_RESULT] = function(chat, event)
   local status = event.success and '✓' or '✗'
   local header = string.format('◂ %s %s %s', format.one_line(event.toolId, 80), status,
     format.duration(event.durationMs))
@@ -127,14 +132,14 @@ handlers['agent:tool_result'] = function(chat, event)
   append_block(chat, lines, 'tool')
 end
 
-handlers['cost:updated'] = function(chat, event)
+handlers[EVENT.COST_UPDATED] = function(chat, event)
   local turn = chat.turn
   turn.cost = turn.cost + (event.costMicrocents or 0)
   turn.priced = turn.priced and event.priced ~= false
   chat.total_cost = event.cumulativeCostMicrocents or chat.total_cost
 end
 
-handlers['session:turn_completed'] = function(chat, event)
+handlers[EVENT.SESSION_TURN_COMPLETED] = function(chat, event)
   local turn = chat.turn
   local used = event.tokensUsed or {}
   local lines = { '' }
@@ -152,7 +157,7 @@ handlers['session:turn_completed'] = function(chat, event)
   M.reset_turn(chat)
 end
 
-handlers['session:compacting'] = function(chat, event)
+handlers[EVENT.SESSION_COMPACTING] = function(chat, event)
   M.notice(chat, '… compacting the history (' .. tostring(event.reason) .. ')')
 end
 
@@ -162,25 +167,25 @@ local function compaction_done(chat, event, verb)
     format.tokens(event.tokensAfter)))
 end
 
-handlers['session:compacted'] = function(chat, event)
+handlers[EVENT.SESSION_COMPACTED] = function(chat, event)
   compaction_done(chat, event, 'compacted')
 end
 
-handlers['session:trimmed'] = function(chat, event)
+handlers[EVENT.SESSION_TRIMMED] = function(chat, event)
   compaction_done(chat, event, 'trimmed')
 end
 
-handlers['session:budget_warning'] = function(chat, event)
+handlers[EVENT.SESSION_BUDGET_WARNING] = function(chat, event)
   M.notice(chat, string.format('! budget: spent %s of %s', format.cost(event.spentMicrocents),
     format.cost(event.limitMicrocents)))
 end
 
-handlers['session:exported'] = function(chat, event)
+handlers[EVENT.SESSION_EXPORTED] = function(chat, event)
   M.notice(chat, '── exported (' .. tostring(event.format) .. ') to '
     .. format.one_line(event.workflowPath) .. ' ──')
 end
 
-handlers['session:cancelled'] = function(chat)
+handlers[EVENT.SESSION_CANCELLED] = function(chat)
   M.notice(chat, '── session ended ──')
 end
 
@@ -220,7 +225,7 @@ end
 local function text_of(parts)
   local texts = {}
   for _, part in ipairs(parts or {}) do
-    if part.type == 'text' then
+    if part.type == PART.TEXT then
       table.insert(texts, part.text)
     end
   end
@@ -230,11 +235,11 @@ end
 --- One stored message of a transcript (resume): same layout as the live stream.
 function M.message(chat, message)
   local role = message.role
-  if role == 'user' then
+  if role == ROLE.USER then
     M.user_message(chat, text_of(message.content))
     return
   end
-  if role == 'system' then
+  if role == ROLE.SYSTEM then
     if message.compaction then
       M.notice(chat, string.format('── earlier messages compacted (through #%d) ──',
         message.compaction.droppedThroughSequence or 0))
@@ -244,19 +249,19 @@ function M.message(chat, message)
     return
   end
   for _, part in ipairs(message.content or {}) do
-    if part.type == 'text' then
-      handlers['agent:token'](chat, { token = part.text })
-    elseif part.type == 'reasoning' then
-      handlers['agent:reasoning'](chat, { text = part.redacted and '(redacted)' or part.text })
-    elseif part.type == 'tool_call' then
-      handlers['agent:tool_call'](chat, { toolId = part.name, callId = part.id,
+    if part.type == PART.TEXT then
+      handlers[EVENT.AGENT_TOKEN](chat, { token = part.text })
+    elseif part.type == PART.REASONING then
+      handlers[EVENT.AGENT_REASONING](chat, { text = part.redacted and '(redacted)' or part.text })
+    elseif part.type == PART.TOOL_CALL then
+      handlers[EVENT.AGENT_TOOL_CALL](chat, { toolId = part.name, callId = part.id,
         toolInput = part.args })
-    elseif part.type == 'tool_result' then
+    elseif part.type == PART.TOOL_RESULT then
       local name = (chat.tool_names or {})[part.toolCallId] or part.toolCallId
       append_block(chat, vim.list_extend({ string.format('◂ %s %s',
         format.one_line(name, 200), part.isError and '✗' or '✓') },
         format.body(part.result or '')), 'tool')
-    elseif part.type == 'media' then
+    elseif part.type == PART.MEDIA then
       append_block(chat, { '[media ' .. format.one_line(part.mimeType or '', 80) .. ' '
         .. format.one_line(part.name or '', 120) .. ']' }, 'tool')
     end

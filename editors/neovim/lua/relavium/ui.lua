@@ -6,6 +6,15 @@ local protocol = require('relavium.protocol')
 local M = {}
 
 local FILETYPES = { yaml = 'yaml', jsonl = 'json', json = 'json', markdown = 'markdown' }
+local DECISION = protocol.APPROVAL_DECISION
+
+--- Approval choices shown to the user, in order, and the decision each one sends.
+local APPROVAL_CHOICES = { 'Approve', 'Reject', 'Always allow for this session' }
+local APPROVAL_DECISIONS = {
+  ['Approve'] = DECISION.APPROVE,
+  ['Reject'] = DECISION.REJECT,
+  ['Always allow for this session'] = DECISION.APPROVE_ALWAYS,
+}
 
 --- The question shown for an approval request.
 function M.approval_prompt(params)
@@ -29,21 +38,21 @@ end
 --- `approval_timeout_ms`; no answer (or a dismissed picker) is a rejection.
 function M.request_approval(params)
   if type(params) ~= 'table' then
-    return { decision = 'reject' }
+    return { decision = DECISION.REJECT }
   end
   local decision
-  vim.ui.select(protocol.APPROVAL_CHOICES, {
+  vim.ui.select(APPROVAL_CHOICES, {
     prompt = M.approval_prompt(params),
     kind = 'relavium_approval',
   }, function(choice)
-    decision = (choice and protocol.APPROVAL_DECISIONS[choice]) or 'reject'
+    decision = (choice and APPROVAL_DECISIONS[choice]) or DECISION.REJECT
   end)
   if decision == nil then
     vim.wait(config.options.approval_timeout_ms, function()
       return decision ~= nil
     end, 20)
   end
-  decision = decision or 'reject'
+  decision = decision or DECISION.REJECT
   record_in_chat(params, decision)
   return { decision = decision }
 end

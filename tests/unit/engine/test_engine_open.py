@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.config import load_workspace_config
-from relavium_lsp.engine.runtime import key_lookup_for
+from relavium_lsp.engine.api import key_lookup_for
 
 
 def test_keys_are_withheld_from_endpoints_a_project_chose(

@@ -1,0 +1,146 @@
+"""Slash commands: what ``available_commands_update`` offers, and running them.
+
+An ACP client shows the agent's commands in its prompt box and sends a picked one as an
+ordinary prompt, ``/<name> <input>``. A prompt whose text starts with one of these names runs
+the command instead of a model turn: it is answered with an agent message and ``end_turn``,
+and adds nothing to the transcript. Any other text starting with ``/`` (a path, say) is an
+ordinary prompt. A command that cannot be done (an unknown model, a turn still running)
+says why in its answer rather than failing the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from acp.schema import (
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
+    TextContentBlock,
+    UnstructuredCommandInput,
+)
+
+from relavium_lsp.acp.prompt_content import PromptBlock
+from relavium_lsp.acp.session_config import model_menu
+from relavium_lsp.contracts.events import SessionCompacted
+from relavium_lsp.engine.api import Engine, first_choice
+from relavium_lsp.errors import RelaviumError
+
+MICROCENTS_PER_DOLLAR = 100_000_000
+MAX_TITLE_CHARS = 500
+
+
+def _command(name: str, description: str, hint: str | None = None) -> AvailableCommand:
+    shown = AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None
+    return AvailableCommand(name=name, description=description, input=shown)
+
+
+COMMANDS = (
+    _command(
+        "compact",
+        "Summarise older messages to free context ('trim' hides them from the model instead)",
+        "summarize | trim",
+    ),
+    _command("title", "Rename this chat", "the new title"),
+    _command("usage", "Tokens and cost of this chat so far"),
+    _command("model", "List the models this chat can use, or switch to one", "provider/model"),
+)
+_NAMES = frozenset(command.name for command in COMMANDS)
+
+
+def commands_update() -> AvailableCommandsUpdate:
+    """The ``available_commands_update`` listing every command."""
+    return AvailableCommandsUpdate(
+        session_update="available_commands_update", available_commands=list(COMMANDS)
+    )
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A command picked in the client: its name and whatever was typed after it."""
+
+    name: str
+    argument: str
+
+
+def parse_command(prompt: list[PromptBlock]) -> SlashCommand | None:
+    """The command a prompt runs, if it is a single text block naming one of ours."""
+    if len(prompt) != 1 or not isinstance(prompt[0], TextContentBlock):
+        return None
+    text = prompt[0].text.strip()
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    if name not in _NAMES:
+        return None
+    return SlashCommand(name=name, argument=argument.strip())
+
+
+@dataclass(frozen=True)
+class CommandHooks:
+    """What a command tells the rest of the connection about."""
+
+    # The session's title changed.
+    title_changed: Callable[[str, str], None]
+    # The session's model changed (its settings must be re-announced).
+    model_changed: Callable[[str], Awaitable[None]]
+
+
+async def run_command(
+    engine: Engine, session_id: str, command: SlashCommand, hooks: CommandHooks
+) -> str:
+    """Run ``command`` in a session; the text the client is answered with."""
+    try:
+        if command.name == "compact":
+            return await _compact(engine, session_id, command.argument)
+        if command.name == "title":
+            return await _title(engine, session_id, command.argument, hooks)
+        if command.name == "usage":
+            return await _usage(engine, session_id)
+        return await _model(engine, session_id, command.argument, hooks)
+    except RelaviumError as error:
+        return f"/{command.name} failed: {error.message}"
+
+
+async def _compact(engine: Engine, session_id: str, argument: str) -> str:
+    mode = argument or "summarize"
+    if mode not in ("summarize", "trim"):
+        return f"/compact takes 'summarize' or 'trim', not {mode[:50]!r}."
+    event = await engine.compact(session_id, mode="trim" if mode == "trim" else "summarize")
+    verb = "Summarised" if isinstance(event, SessionCompacted) else "Trimmed"
+    return (
+        f"{verb} the history the model sees: {event.messages_before} → "
+        f"{event.messages_after} messages, about {event.tokens_before} → "
+        f"{event.tokens_after} tokens."
+    )
+
+
+async def _title(engine: Engine, session_id: str, argument: str, hooks: CommandHooks) -> str:
+    title = " ".join(argument.split())[:MAX_TITLE_CHARS]
+    if not title:
+        return "Usage: /title <the new title>"
+    await engine.rename(session_id, title)
+    hooks.title_changed(session_id, title)
+    return f"Renamed this chat to “{title}”."
+
+
+async def _usage(engine: Engine, session_id: str) -> str:
+    record = await engine.record(session_id)
+    totals = record.totals
+    dollars = totals.cost_microcents / MICROCENTS_PER_DOLLAR
+    return (
+        f"{record.turn_count} turn(s): {totals.input_tokens} input and "
+        f"{totals.output_tokens} output tokens, ${dollars:.4f} on {record.model_id}."
+    )
+
+
+async def _model(engine: Engine, session_id: str, argument: str, hooks: CommandHooks) -> str:
+    if argument:
+        session = await engine.set_model(session_id, argument)
+        await hooks.model_changed(session_id)
+        return f"From the next message on, this chat asks {first_choice(session.chain).id} first."
+    current = first_choice((await engine.session(session_id)).chain)
+    choices = model_menu(await engine.model_choices(session_id), current)
+    lines = [f"{'→' if choice == current else ' '} {choice.id}" for choice in choices]
+    return "Models (switch with /model provider/model):\n" + "\n".join(lines)

@@ -1,0 +1,429 @@
+"""The engine's front door: :func:`open_engine` and the :class:`Engine` it returns.
+
+Every outer layer — the LSP server, the ACP agent, the CLI — opens the engine with
+:func:`open_engine` and talks to sessions only through :class:`Engine` and the types this
+module exports. Nothing outside ``relavium_lsp.engine`` imports another engine module (a test
+in ``tests/unit/test_architecture.py`` checks it), so the store, the event bus and the live
+session objects stay the engine's own.
+
+Sessions are named by id in every call; what the engine hands out are frozen values
+(:class:`SessionSnapshot`, :class:`AgentSessionRecord`, :class:`TurnResult`, …), never the live
+objects. Events reach the outside through :meth:`Engine.subscribe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from relavium_lsp.config import WorkspaceConfig, load_workspace_config
+from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.config import ApprovalMode
+from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.events import (
+    CompactionReason,
+    SessionCompacted,
+    SessionStarted,
+    SessionTrimmed,
+    StampedEvent,
+    TurnResult,
+)
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    SessionContext,
+    SessionMessage,
+    SessionStatus,
+)
+from relavium_lsp.engine import exports
+from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
+from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
+from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
+from relavium_lsp.engine.replay import replay_session
+from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.errors import InvalidInput, SessionBusy
+from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
+from relavium_lsp.export.replay import ReplayReport
+from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.llm.keys import lookup_api_key
+from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.paths import history_db_path, relavium_home
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.keys import DbKey, resolve_db_key
+from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.sessions import SessionPage
+from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.jail import ScopeRoots
+from relavium_lsp.tools.registry import default_registry
+
+__all__ = [
+    "UNTITLED",
+    "CompactionMode",
+    "Engine",
+    "ExportFormat",
+    "ExportOutcome",
+    "Listener",
+    "ModelChoice",
+    "ReplayReport",
+    "ResumeResult",
+    "SessionSnapshot",
+    "TurnResult",
+    "Unsubscribe",
+    "first_choice",
+    "key_lookup_for",
+    "open_engine",
+]
+
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
+@dataclass(frozen=True)
+class ResumeResult:
+    """A resumed session: its row, the history tail within budget, the newest event."""
+
+    session: AgentSessionRecord
+    messages: list[SessionMessage]
+    last_event_sequence: int
+
+
+class Engine:
+    """Sessions, turns, events, history and export for one process; see the module doc."""
+
+    def __init__(
+        self, services: EngineServices, sessions: LiveSessions, *, http: httpx.AsyncClient
+    ) -> None:
+        self._services = services
+        self._live = sessions
+        self._http = http
+
+    # -- opening and driving sessions -------------------------------------------------------
+
+    async def start(
+        self,
+        *,
+        context: SessionContext,
+        agent_ref: str | None = None,
+        title: str | None = None,
+        source: str = "cli",
+    ) -> SessionSnapshot:
+        """Open a new session for an agent (``session:started``)."""
+        session = await self._live.create(
+            context=context, agent_ref=agent_ref, title=title, source=source
+        )
+        return session.snapshot()
+
+    async def session(self, session_id: str) -> SessionSnapshot:
+        """A session as it is now, loaded (and a crashed turn recovered) if not served yet."""
+        return (await self._live.get(session_id)).snapshot()
+
+    async def resume(self, session_id: str) -> ResumeResult:
+        """Reload a session (ended ones become idle again) with its history tail."""
+        session = await self._live.get(session_id)
+        if session.record.status == "ended":
+            await session.set_status("idle")
+        snapshot = session.snapshot()
+        budget = snapshot.context_window
+        messages = await self._services.store.run(
+            lambda s: s.load_tail_within_budget(session_id, budget)
+        )
+        session.scope.emit(
+            SessionStarted(
+                agent_ref=snapshot.agent.id,
+                model=snapshot.model,
+                context=snapshot.record.context,
+                resumed=True,
+            )
+        )
+        last_event = await self._services.bus.last_sequence(session_id)
+        return ResumeResult(
+            session=session.record, messages=messages, last_event_sequence=last_event
+        )
+
+    async def send(
+        self, session_id: str, text: str, attachments: Sequence[ContentPart] = ()
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        The answer streams as events meanwhile. Cancelling the caller aborts the turn.
+        """
+        return await (await self._live.get(session_id)).send_message(text, attachments)
+
+    async def abort(self, session_id: str) -> bool:
+        """Abort the running turn of a session; ``False`` when none was running."""
+        served = self._live.served(session_id)
+        if served is None:
+            await self._live.require_record(session_id)
+            return False
+        return await served.abort()
+
+    def is_running(self, session_id: str) -> bool:
+        """Whether this process is running a turn of the session right now."""
+        served = self._live.served(session_id)
+        return served is not None and served.busy
+
+    async def cancel(self, session_id: str) -> None:
+        """End a session (``session:cancelled``); it stays resumable by id."""
+        await (await self._live.get(session_id)).cancel()
+
+    async def compact(
+        self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
+    ) -> SessionCompacted | SessionTrimmed:
+        """Compact a session's visible history now; returns the terminal event."""
+        return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
+
+    async def model_choices(self, session_id: str) -> list[ModelChoice]:
+        """The models the session may ask first (see :mod:`relavium_lsp.engine.models`)."""
+        session = await self._live.get(session_id)
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        return model_choices(session.agent, config)
+
+    async def set_model(self, session_id: str, choice_id: str) -> SessionSnapshot:
+        """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
+
+        The choice lives with the served session; reloading it starts from the agent's model.
+        """
+        session = await self._live.get(session_id)
+        if session.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        choices = model_choices(session.agent, config)
+        choice = next((choice for choice in choices if choice.id == choice_id), None)
+        if choice is None:
+            known = ", ".join(choice.id for choice in choices)
+            raise InvalidInput(f"unknown model {choice_id[:200]!r} (known: {known})")
+        session.use_chain(
+            await self._live.chain_for(with_first_model(session.agent, choice), config)
+        )
+        return session.snapshot()
+
+    def set_approval_override(self, mode: ApprovalMode | None) -> None:
+        """The editor's own approval setting changed (``None``: the configuration's rules).
+
+        Sessions opened (or loaded) from now on use it; running ones keep the policy they have.
+        """
+        self._live.set_approval_override(mode)
+
+    # -- managing history -------------------------------------------------------------------
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Set a session's title."""
+        await self._live.require_record(session_id)
+        await self._services.store.run(lambda s: s.rename_session(session_id, title))
+        served = self._live.served(session_id)
+        if served is not None:
+            served.record = served.record.model_copy(update={"title": title})
+
+    async def delete(self, session_id: str) -> None:
+        """Soft-delete a session (refused while a turn runs)."""
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        await self._live.require_record(session_id)
+        await self._services.store.run(lambda s: s.soft_delete_session(session_id))
+        self._live.forget(session_id)
+
+    async def fork(self, session_id: str, at_sequence: int) -> str:
+        """Branch a session at one of its messages; returns the new session's id."""
+        return await exports.fork(self._services, await self.record(session_id), at_sequence)
+
+    async def import_jsonl(self, text: str) -> str:
+        """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""
+        return await exports.import_transcript(self._services, text)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def record(self, session_id: str) -> AgentSessionRecord:
+        """A session's row (the served copy if this process serves it; nothing is loaded)."""
+        served = self._live.served(session_id)
+        return served.record if served is not None else await self._live.require_record(session_id)
+
+    async def list_sessions(
+        self,
+        *,
+        workspace: str | None = None,
+        status: SessionStatus | None = None,
+        query: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """Sessions newest first, filtered (``query`` is full-text) and paged."""
+        return await self._services.store.run(
+            lambda s: s.list_sessions(
+                workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
+            )
+        )
+
+    async def transcript(
+        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+    ) -> tuple[list[SessionMessage], bool]:
+        """A page of the visible transcript, oldest first, and whether older messages exist."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: s.get_transcript(session_id, before_sequence=before_sequence, limit=limit)
+        )
+
+    async def full_transcript(
+        self, session_id: str
+    ) -> tuple[AgentSessionRecord, list[SessionMessage]]:
+        """A session's row and every visible message, read in one consistent snapshot."""
+        return await exports.full_transcript(self._services, session_id)
+
+    async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
+        """The agents of a workspace (always including the default agent)."""
+        return list((await self._live.workspace_config(working_dir)).agents.values())
+
+    async def tool_roots(self, session_id: str) -> ScopeRoots:
+        """The filesystem roots the session's tool calls are jailed to."""
+        session = await self._live.get(session_id)
+        context = session.record.context
+        return ScopeRoots.build(
+            context.working_dir,
+            context.fs_scope_tier,
+            self._services.temp_dir,
+            session.policy.allowed_paths,
+            forbidden=(relavium_home(), *self._services.protected_paths),
+        )
+
+    # -- events -----------------------------------------------------------------------------
+
+    async def subscribe(
+        self,
+        listener: Listener,
+        *,
+        session_id: str | None = None,
+        after_sequence: int | None = None,
+    ) -> Unsubscribe:
+        """Deliver events to ``listener`` from now on, in order; returns an unsubscribe.
+
+        Without ``session_id``: every session's live events. With it: that session's only —
+        and with ``after_sequence`` as well, first the durable backlog after that sequence
+        number, then live events, each exactly once and without a gap.
+        """
+        bus = self._services.bus
+        if session_id is None:
+            if after_sequence is not None:
+                raise ValueError("after_sequence needs a session_id")
+            return bus.subscribe(listener)
+        if after_sequence is None:
+            after_sequence = await bus.last_sequence(session_id)
+        return await bus.follow(session_id, after_sequence, listener)
+
+    async def events_after(
+        self, session_id: str, after_sequence: int, limit: int = 1000
+    ) -> list[StampedEvent]:
+        """The durable event backlog after a sequence number."""
+        await self._live.require_record(session_id)
+        return await self._services.bus.events_after(session_id, after_sequence, limit)
+
+    async def flush_events(self, session_id: str) -> None:
+        """Wait until every event emitted so far for the session reached the subscribers."""
+        await self._services.bus.drain(session_id)
+
+    # -- export and replay ------------------------------------------------------------------
+
+    async def render_export(self, session_id: str, fmt: ExportFormat = "workflow") -> ExportOutcome:
+        """Build an export (workflow scaffold or JSONL) without recording anything."""
+        return await exports.render(self._services, session_id, fmt)
+
+    async def announce_export(
+        self, session_id: str, fmt: ExportFormat, location: str = UNTITLED
+    ) -> None:
+        """Record where an export went (a path or ``untitled``) and emit ``session:exported``."""
+        await exports.announce(self._services, self._live, session_id, fmt, location)
+
+    async def note_saved_export(self, path: str, text: str) -> str | None:
+        """Record a saved ``*.relavium.yaml`` scaffold as its session's export (if it is one)."""
+        return await exports.note_saved_export(self._services, self._live, path, text)
+
+    async def replay(self, session_id: str, *, live_tools: bool = False) -> ReplayReport:
+        """Re-run a session against its own recordings and compare (the session is untouched)."""
+        return await replay_session(self._services, self._live, session_id, live_tools=live_tools)
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Abort running turns (persisting them consistently), flush events, release all."""
+        try:
+            await asyncio.gather(*(session.abort() for session in self._live))
+            await self._services.bus.drain_all()
+        finally:
+            await self._http.aclose()
+            await self._services.store.close()
+            shutil.rmtree(self._services.temp_dir, ignore_errors=True)
+
+
+def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:
+    """API-key lookup that withholds keys from endpoints a project file chose."""
+
+    def key_for(provider_id: str) -> str | None:
+        if provider_id in config.keyless_providers:
+            return None
+        return lookup_api_key(provider_id)
+
+    return key_for
+
+
+async def open_engine(
+    host: EditorHost,
+    *,
+    history_path: str | Path | None = None,
+    db_key: DbKey | None = None,
+    tools: ToolDispatcher | None = None,
+    approval_override: ApprovalMode | None = None,
+    providers: ChainResolver | None = None,
+    load_config: ConfigLoader = load_workspace_config,
+) -> Engine:
+    """Open the encrypted store (creating it and its key on first use) and build the engine.
+
+    ``host`` is the editor as the engine sees it (LSP, ACP or plain files). The rest have
+    production defaults: the history database in ``RELAVIUM_HOME``, its key from the
+    keychain / key file / ``RELAVIUM_DB_KEY``, every built-in tool, providers resolved from
+    the workspace configuration. Tests and tools replace them (``db_key``, ``providers``,
+    ``load_config``), never the way the pieces are put together.
+    """
+    # The store works in a worker thread while the loop parses a fast token stream; with
+    # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
+    # a full interval, which showed up as ~5 ms per event-log write (0.4 ms at 1 ms).
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    path = Path(history_path) if history_path is not None else history_db_path()
+    if db_key is None:
+        # The keychain may block on an unlock prompt: keep it off the event loop.
+        db_key = await asyncio.to_thread(resolve_db_key, relavium_home())
+    store = await AsyncSessionStore.open(path, db_key)
+    http = httpx.AsyncClient(follow_redirects=False)
+    temp_dir = Path(tempfile.mkdtemp(prefix="relavium-"))
+
+    def chain_for(agent: AgentDefinition, config: WorkspaceConfig) -> Sequence[ChainEntry]:
+        return resolve_chain(
+            agent,
+            config.providers,
+            config.default_model,
+            client=http,
+            key_lookup=key_lookup_for(config),
+        )
+
+    services = EngineServices(
+        store=store,
+        bus=EventBus(store),
+        media=MediaStore(path.parent / "media"),
+        tools=tools or default_registry(),
+        host=host,
+        temp_dir=temp_dir,
+        protected_paths=(path.parent,),
+    )
+    sessions = LiveSessions(
+        services,
+        resolve_chain=providers or chain_for,
+        load_config=load_config,
+        approval_override=approval_override,
+    )
+    return Engine(services, sessions, http=http)

@@ -1,0 +1,41 @@
+"""A served session at one moment, as a frozen value.
+
+The planner builds each turn from a :class:`SessionSnapshot` (never from the live session
+object), and the engine's front door hands the same value to the LSP and ACP layers, so
+nothing outside the session can change it by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.config import EffectiveChatPolicy
+from relavium_lsp.contracts.session import AgentSessionRecord
+from relavium_lsp.llm.fallback import ChainEntry
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session's row, agent, effective policy and model chain, as they were when taken."""
+
+    record: AgentSessionRecord
+    agent: AgentDefinition
+    policy: EffectiveChatPolicy
+    chain: tuple[ChainEntry, ...]
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self.record.id
+
+    @property
+    def model(self) -> str:
+        """The model the session asks first (its fallback chain may answer with another)."""
+        return self.chain[0].model
+
+    @property
+    def context_window(self) -> int:
+        """The first model's context window in tokens."""
+        entry = self.chain[0]
+        return entry.provider.context_window(entry.model)

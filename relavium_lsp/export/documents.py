@@ -1,0 +1,115 @@
+"""Export documents: a session rendered as a workflow scaffold or a JSONL transcript.
+
+Pure functions over a session's row and messages — no store, no events. The engine reads one
+consistent snapshot, calls :func:`render_export` off the event loop, and records where the
+document went (see ``relavium_lsp.engine.exports``). :func:`exported_session_id` recognises a
+saved scaffold again, and :func:`fork_record` is the row a fork of a session starts from.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
+from relavium_lsp.errors import ExportError
+from relavium_lsp.export.files import exports_dir
+from relavium_lsp.export.jsonl import export_jsonl
+from relavium_lsp.export.workflow_yaml import build_workflow, serialize_workflow
+from relavium_lsp.export.yaml_io import load_yaml
+from relavium_lsp.store.models import utc_timestamp
+
+ExportFormat = Literal["workflow", "jsonl"]
+UNTITLED: Final = "untitled"
+WORKFLOW_SUFFIX: Final = ".relavium.yaml"
+JSONL_SUFFIX: Final = ".jsonl"
+SAVED_WORKFLOW_SUFFIXES: Final = (WORKFLOW_SUFFIX, ".relavium.yml")
+_MAX_SESSION_ID = 64
+
+
+@dataclass(frozen=True)
+class ExportOutcome:
+    """An export's text and where it would naturally be saved."""
+
+    format: ExportFormat
+    content: str
+    session_id: str
+    working_dir: str
+    # The suggested file is ``<stem><suffix>`` in the workspace's exports folder.
+    stem: str
+    suffix: str
+
+    @property
+    def file_name(self) -> str:
+        """``<workflow id>.relavium.yaml`` or ``<session id>.jsonl``."""
+        return f"{self.stem}{self.suffix}"
+
+    @property
+    def suggested_path(self) -> str:
+        """``<workingDir>/.relavium/exports/<file name>``."""
+        return str(exports_dir(self.working_dir) / self.file_name)
+
+
+def render_export(
+    record: AgentSessionRecord, messages: list[SessionMessage], fmt: ExportFormat
+) -> ExportOutcome:
+    """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
+    if fmt == "jsonl":
+        content = export_jsonl(record, messages)
+        stem, suffix = record.id, JSONL_SUFFIX
+    else:
+        document = build_workflow(record, messages)
+        content = serialize_workflow(document)
+        stem, suffix = document.id, WORKFLOW_SUFFIX
+    return ExportOutcome(
+        format=fmt,
+        content=content,
+        session_id=record.id,
+        working_dir=record.context.working_dir,
+        stem=stem,
+        suffix=suffix,
+    )
+
+
+def exported_session_id(text: str) -> str | None:
+    """``metadata.relaviumExport.sessionId`` of a workflow file, read leniently.
+
+    A saved scaffold may have been edited far beyond what the strict schema accepts; only
+    this one field matters here, so nothing else is validated.
+    """
+    if RELAVIUM_EXPORT_KEY not in text:
+        return None  # cheap refusal for every YAML file that was never an export
+    try:
+        data = load_yaml(text).data
+    except ExportError:
+        return None
+    for key in ("metadata", RELAVIUM_EXPORT_KEY, "sessionId"):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    if isinstance(data, str) and 0 < len(data) <= _MAX_SESSION_ID:
+        return data
+    return None
+
+
+def fork_record(source: AgentSessionRecord) -> AgentSessionRecord:
+    """The row of a new fork of ``source``: same agent snapshot, context and source.
+
+    Titled ``<title> (fork)`` (or ``Session <id> (fork)``), idle, with a fresh id and clock.
+    """
+    base = source.title.strip() if source.title and source.title.strip() else None
+    now = utc_timestamp()
+    return AgentSessionRecord(
+        id=str(uuid.uuid4()),
+        agent_slug=source.agent_slug,
+        agent_snapshot=source.agent_snapshot,
+        title=f"{base or 'Session ' + source.id[:8]} (fork)",
+        model_id=source.model_id,
+        context=source.context,
+        status="idle",
+        source=source.source,
+        created_at=now,
+        updated_at=now,
+    )
