@@ -103,8 +103,8 @@ def _method_sections(protocol: Protocol, seen: list[type[BaseModel]]) -> Iterabl
     yield ""
     yield (
         "Commands (kind `command`) are `workspace/executeCommand` commands only: the ones a "
-        "plain client's `textDocument/codeAction` offers on a selection (\"Ask Relavium\", "
-        "\"Explain\") and anywhere (\"Export this chat\"). Clients that declared "
+        'plain client\'s `textDocument/codeAction` offers on a selection ("Ask Relavium", '
+        '"Explain") and anywhere ("Export this chat"). Clients that declared '
         "`experimental.relavium` get no code actions. `workspace/didChangeConfiguration` "
         "settings may carry a `relavium` section ([ConfigurationSettings]"
         "(#configurationsettings)), used for sessions started afterwards."
