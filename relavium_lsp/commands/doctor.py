@@ -1,5 +1,7 @@
 """``relavium-lsp doctor``: check the installation, the data directory and the configuration.
 
+Providers are probed too (one ``GET /models`` each, see
+:mod:`relavium_lsp.commands.doctor_probe`) unless ``--offline`` is given.
 Each check prints one ✓ / ✗ / · line (problem lines carry a hint on how to fix them); the
 exit status is 0 when nothing is wrong and 1 otherwise. ``--json`` prints the same as data.
 Doctor only reads: it never creates the data directory, a database or a key, and it never
@@ -23,6 +25,7 @@ from typing import Any, Literal
 import httpx
 
 from relavium_lsp import __version__
+from relavium_lsp.commands.doctor_probe import probe_providers
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.errors import RelaviumError
@@ -66,6 +69,11 @@ def register(subparsers: Any) -> None:
         help="workspace whose .relavium/ configuration to check (default: current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not contact providers (skip asking each one for its models)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -77,7 +85,7 @@ def run(arguments: argparse.Namespace) -> int:
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.NullHandler())
-    checks = collect_checks(workspace)
+    checks = collect_checks(workspace, probe=not arguments.offline)
     problems = [check for check in checks if check.status == "problem"]
     if arguments.json:
         document = {"ok": not problems, "checks": [asdict(check) for check in checks]}
@@ -87,8 +95,8 @@ def run(arguments: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def collect_checks(workspace: Path) -> list[Check]:
-    """Every check, in the order they are shown."""
+def collect_checks(workspace: Path, *, probe: bool = True) -> list[Check]:
+    """Every check, in the order they are shown (``probe``: ask providers for their models)."""
     home = relavium_home()
     checks = [_python(), *_packages(), _data_directory(home), _keychain(home)]
     checks.append(_database(home))
@@ -96,6 +104,12 @@ def collect_checks(workspace: Path) -> list[Check]:
     config, config_check = _workspace_config(workspace, home)
     checks.append(config_check)
     checks.extend(_providers(config))
+    if probe and config is not None:
+        checks.extend(
+            Check(f"Endpoint {found.provider_id}", "ok" if found.ok else "problem",
+                  found.summary, found.hint)
+            for found in probe_providers(config)
+        )  # fmt: skip
     return checks
 
 

@@ -24,6 +24,7 @@ from relavium_lsp.contracts.config import (
     ProjectConfigFile,
     ProviderConfig,
 )
+from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 
 COMMAND_ALLOWLIST_FIELDS = ("allowed_commands", "allowed_command_globs")
 # From least to most permissive.
@@ -107,8 +108,23 @@ def merge_providers(
                 fields.update({name: getattr(layer, name) for name in layer.model_fields_set})
         if fields.get("kind") is None and provider_id in SELF_NAMED_KINDS:
             fields["kind"] = provider_id
+        _apply_preset(provider_id, fields)
         merged[provider_id] = ProviderConfig.model_validate(fields)
     return merged
+
+
+def _apply_preset(provider_id: str, fields: dict[str, Any]) -> None:
+    """Fill what the entry leaves unset from its preset (named, or the provider's own id)."""
+    name = fields.get("preset") or (provider_id if fields.get("kind") is None else None)
+    preset = PROVIDER_PRESETS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        return
+    if fields.get("kind") is None:
+        fields["kind"] = preset.kind
+    if fields.get("base_url") is None:
+        fields["base_url"] = preset.base_url
+        # The preset's own address is this machine's server: no need to opt in to it.
+        fields.setdefault("allow_local_endpoint", preset.local)
 
 
 def resolve_default_model(

@@ -21,13 +21,14 @@ from relavium_lsp.contracts.config import (
     ProjectConfigFile,
     ProviderConfig,
 )
+from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import ConfigError
 from relavium_lsp.paths import global_config_path, relavium_home
 
 PROJECT_DIR_NAME = ".relavium"
 PROJECT_CONFIG_NAME = "project.toml"
 AGENTS_DIR_NAME = "agents"
-ENDPOINT_FIELDS = frozenset({"kind", "base_url", "allow_local_endpoint", "cassette"})
+ENDPOINT_FIELDS = frozenset({"preset", "kind", "base_url", "allow_local_endpoint", "cassette"})
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,8 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
 def _missing_kind(provider_id: str, file: Path, lines: dict[KeyPath, int]) -> ConfigError:
     line = lines.get(("providers", provider_id))
     return ConfigError(
-        'a provider needs kind = "openai", "anthropic" or "cassette"',
+        'a provider needs kind = "openai", "anthropic" or "cassette", or a preset '
+        f'(preset = "ollama", or name it after one: {", ".join(sorted(PROVIDER_PRESETS))})',
         file=str(file),
         line=line,
         field=f"providers.{provider_id}.kind",

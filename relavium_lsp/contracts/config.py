@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, HttpUrl
+from pydantic import Field, HttpUrl, field_validator
 
 from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.contracts.session import FsScopeTier
 
 ApprovalMode = Literal["ask", "auto_edits", "never_ask"]
@@ -42,14 +43,25 @@ class ChatConfig(AuthoredModel):
 
 
 class ProviderConfig(AuthoredModel):
-    """One ``[providers.<id>]`` entry."""
+    """One ``[providers.<id>]`` entry (see :mod:`relavium_lsp.contracts.presets`)."""
 
+    preset: str | None = None
     kind: ProviderKind | None = None
     base_url: HttpUrl | None = None
     allow_local_endpoint: bool = False
     timeout_s: float = Field(default=120.0, gt=0, le=3_600)
     context_window: int | None = Field(default=None, ge=1_024)
     cassette: str | None = None
+    # Anthropic only: place cache_control breakpoints (history is billed at cache rates).
+    prompt_caching: bool = True
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PROVIDER_PRESETS:
+            known = ", ".join(sorted(PROVIDER_PRESETS))
+            raise ValueError(f"unknown preset {value!r}; known presets: {known}")
+        return value
 
 
 class Preferences(AuthoredModel):

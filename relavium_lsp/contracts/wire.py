@@ -240,6 +240,45 @@ class ListAgentsResult(WireModel):
     agents: list[AgentInfo]
 
 
+class ListModelsParams(WireModel):
+    """``relavium/listModels``: ``refresh`` asks every provider again instead of the cache."""
+
+    refresh: bool = False
+
+
+class ModelEntry(WireModel):
+    """One model a model picker can offer; prices in micro-cents per million tokens."""
+
+    provider_id: str
+    model: str
+    # What to write as an agent's model (``provider/model``).
+    ref: str
+    context_window: int | None = None
+    input_microcents_per_mtok: int | None = None
+    output_microcents_per_mtok: int | None = None
+    cache_read_microcents_per_mtok: int | None = None
+    cache_write_microcents_per_mtok: int | None = None
+    # Reported by the provider's /models endpoint; named by the configuration.
+    listed: bool
+    configured: bool
+
+
+class ProviderModelsStatus(WireModel):
+    """Whether a provider's model list could be read (``message`` says why not)."""
+
+    provider_id: str
+    ok: bool
+    listed: int = 0
+    message: str | None = None
+
+
+class ListModelsResult(WireModel):
+    """Result of ``relavium/listModels``."""
+
+    models: list[ModelEntry]
+    providers: list[ProviderModelsStatus]
+
+
 class LspPosition(WireModel):
     """An LSP position (0-based line and character)."""
 

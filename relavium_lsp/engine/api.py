@@ -54,6 +54,7 @@ from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
+from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
@@ -104,6 +105,7 @@ class Engine:
         self._services = services
         self._live = sessions
         self._http = http
+        self._models = ModelDirectory(http)
 
     # -- opening and driving sessions -------------------------------------------------------
 
@@ -280,6 +282,21 @@ class Engine:
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
         """The agents of a workspace (always including the default agent)."""
         return list((await self._live.workspace_config(working_dir)).agents.values())
+
+    async def list_models(self, working_dir: str | None, *, refresh: bool = False) -> ModelsReport:
+        """Every model the workspace can use, with the state of each provider's list.
+
+        Each provider's ``/models`` list is cached for a few minutes (``refresh`` asks again);
+        the models the configuration names are added even when no list has them.
+        """
+        config = await self._live.workspace_config(working_dir)
+        sources = ModelSources(
+            providers=config.providers,
+            agents=tuple(config.agents.values()),
+            default_model=config.default_model,
+            key_lookup=key_lookup_for(config),
+        )
+        return await self._models.report(sources, refresh=refresh)
 
     async def tool_roots(self, session_id: str) -> ScopeRoots:
         """The filesystem roots the session's tool calls are jailed to."""

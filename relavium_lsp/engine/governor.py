@@ -54,6 +54,8 @@ class CostGovernor:
                 usage.output_tokens,
                 priced.cost_microcents,
                 priced.priced,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
             )
         )
         self._scope.emit(
@@ -64,6 +66,8 @@ class CostGovernor:
                 cost_microcents=priced.cost_microcents,
                 cumulative_cost_microcents=self.totals.cost_microcents,
                 priced=priced.priced,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
             ),
         )
 

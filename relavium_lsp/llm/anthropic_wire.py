@@ -12,6 +12,13 @@ kept (projection stays provider-neutral):
   exists in flight only; a redacted block's opaque ``data`` travels in the seam's
   ``signature`` slot with ``redacted=True``. Empty text blocks are dropped (also rejected).
 - ``max_tokens`` is required: the request's value, else the model's output limit.
+
+Prompt caching: the prompt is ``tools → system → messages``, and a ``cache_control``
+breakpoint caches everything before it. Up to four are placed (the API's limit): after the
+last tool, after the system prompt, and on the last block of the newest and of the previous
+user-side message. Each call then writes the conversation so far and the next call reads it
+back, so a long session pays the cache-read rate (a tenth of input) for its history instead
+of the full input rate. Prompts shorter than the model's minimum are simply not cached.
 """
 
 from __future__ import annotations
@@ -105,22 +112,49 @@ def wire_messages(messages: tuple[LlmMessage, ...]) -> list[dict[str, Any]]:
     return wire
 
 
-def request_body(request: LlmRequest) -> dict[str, Any]:
-    """The JSON body of a streaming ``/v1/messages`` call."""
+_EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+# Breakpoints on history: the newest user-side message (written now, read by the next call)
+# and the one before it (what the previous call wrote, so this call reads it).
+_HISTORY_BREAKPOINTS = 2
+
+
+def _mark_history(messages: list[dict[str, Any]]) -> None:
+    marked = 0
+    for message in reversed(messages):
+        if marked == _HISTORY_BREAKPOINTS:
+            return
+        if message["role"] == "user" and message["content"]:
+            last = message["content"][-1]
+            if last.get("type") not in ("thinking", "redacted_thinking"):
+                last["cache_control"] = dict(_EPHEMERAL)
+                marked += 1
+
+
+def request_body(request: LlmRequest, *, prompt_caching: bool = True) -> dict[str, Any]:
+    """The JSON body of a streaming ``/v1/messages`` call (with cache breakpoints)."""
+    messages = wire_messages(request.messages)
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens or max_output_tokens_for(request.model),
-        "messages": wire_messages(request.messages),
+        "messages": messages,
         "stream": True,
     }
     if request.system:
-        body["system"] = request.system
+        system: dict[str, Any] = {"type": "text", "text": request.system}
+        if prompt_caching:
+            system["cache_control"] = dict(_EPHEMERAL)
+        body["system"] = [system]
     if request.tools:
-        body["tools"] = [
+        tools: list[dict[str, Any]] = [
             {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
             for spec in request.tools
         ]
+        if prompt_caching:
+            tools[-1]["cache_control"] = dict(_EPHEMERAL)
+        body["tools"] = tools
         body["tool_choice"] = _tool_choice(request.tool_choice)
+    if prompt_caching:
+        _mark_history(messages)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.stop_sequences:

@@ -27,11 +27,13 @@ import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.redaction import user_safe_detail
-from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind, StopChunk
+from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
+from relavium_lsp.llm.stream_guard import StreamGuard
 
 logger = logging.getLogger(__name__)
 
 _ERROR_BODY_LIMIT = 64 * 1024
+_INCOMPLETE = "the stream ended before the response was complete"
 _MAX_RETRY_AFTER_S = 86_400.0
 _CONTENT_POLICY_MARKERS = (
     "content_filter",
@@ -269,15 +271,18 @@ async def stream_call(
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
 
-    ``make_decoder`` receives the response's content type. Only ``asyncio.CancelledError``
-    (and closing the generator) escape; either leaves the ``async with`` block, which closes
-    the response and with it the connection. After the stop chunk the rest of the body is
-    still read (it is normally just the end of the chunked encoding) so the connection can
-    return to the pool; a fault while doing so is ignored.
+    ``make_decoder`` receives the response's content type. Whatever the decoder makes of the
+    body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
+    exactly one final chunk, and an error after billable output is never retryable. Only
+    ``asyncio.CancelledError`` (and closing the generator) escape; either leaves the
+    ``async with`` block, which closes the response and with it the connection. After the
+    stop chunk the rest of the body is still read (it is normally just the end of the
+    chunked encoding) so the connection can return to the pool; a fault while doing so is
+    ignored.
     """
     failure: LlmError | None = None
     decoder: StreamDecoder | None = None
-    finished = False
+    guard = StreamGuard()
     try:
         body = build_body()
         async with client.stream(
@@ -294,28 +299,28 @@ async def stream_call(
                 )
             else:
                 decoder = make_decoder(response.headers.get("content-type", ""))
+                admit = guard.admit
                 async for data in response.aiter_bytes():
-                    if finished:
+                    if guard.ended:
                         continue
-                    for chunk in decoder.feed(data):
+                    for chunk in admit(decoder.feed(data)):
                         yield chunk
-                        if isinstance(chunk, ErrorChunk):
+                        if type(chunk) is ErrorChunk:
                             return
-                        if isinstance(chunk, StopChunk):
-                            finished = True
-                if not finished:
-                    finished = True
-                    for chunk in decoder.finish():
+                if not guard.ended:
+                    for chunk in guard.admit(decoder.finish()):
                         yield chunk
+                if not guard.ended:
+                    failure = LlmError(kind="transport", message=_INCOMPLETE)
     except Exception as exc:  # every fault becomes a typed chunk; cancellation is not one
         logger.debug("provider %s call failed: %s", target.provider_id, type(exc).__name__)
-        if finished:
+        if guard.ended:
             return
         failure = error_from_exception(target, exc)
     if failure is not None:
         logger.debug(
             "provider %s: %s (status %s)", target.provider_id, failure.kind, failure.status
         )
-        yield ErrorChunk(
-            error=failure, usage=decoder.usage if decoder is not None else TokenUsage()
-        )
+        usage = decoder.usage if decoder is not None else TokenUsage()
+        for chunk in guard.final(ErrorChunk(error=failure, usage=usage)):
+            yield chunk

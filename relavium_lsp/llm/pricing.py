@@ -1,7 +1,9 @@
 """The cost of one model call in integer micro-cents (see :mod:`relavium_lsp.llm.catalog`).
 
-An unknown model is ``priced=False`` with cost 0 — the tokens are still real and reported;
-the session simply cannot say what they cost. It is never presented as free.
+Prompt tokens are split three ways: cache reads and cache writes at the model's cache
+rates, the rest at the input rate. An unknown model is ``priced=False`` with cost 0 — the
+tokens are still real and reported; the session simply cannot say what they cost. It is
+never presented as free.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ def price_call(model: str, usage: TokenUsage) -> PricedCall:
     info = model_info(model)
     if info is None:
         return PricedCall(cost_microcents=0, priced=False)
-    cost = _tokens_cost(usage.input_tokens, info.input_microcents_per_mtok) + _tokens_cost(
-        usage.output_tokens, info.output_microcents_per_mtok
+    cost = (
+        _tokens_cost(usage.uncached_input_tokens, info.input_microcents_per_mtok)
+        + _tokens_cost(usage.cache_read_tokens, info.cache_read_microcents_per_mtok)
+        + _tokens_cost(usage.cache_write_tokens, info.cache_write_microcents_per_mtok)
+        + _tokens_cost(usage.output_tokens, info.output_microcents_per_mtok)
     )
     return PricedCall(cost_microcents=cost, priced=True)

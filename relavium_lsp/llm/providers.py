@@ -125,7 +125,7 @@ def build_provider(
             provider_id, base_url, allow_local=config.allow_local_endpoint, resolve=resolve
         )
     adapter = OpenAICompatibleProvider if kind == "openai" else AnthropicProvider
-    return adapter(
+    provider = adapter(
         provider_id,
         base_url=base_url,
         api_key=key_lookup(provider_id),
@@ -133,6 +133,9 @@ def build_provider(
         timeout_s=config.timeout_s,
         context_window=config.context_window,
     )
+    if isinstance(provider, AnthropicProvider):
+        provider.prompt_caching = config.prompt_caching
+    return provider
 
 
 def _infer_provider(model: str, providers: Mapping[str, ProviderConfig]) -> str:

@@ -77,11 +77,14 @@ class LlmError(SeamModel):
     message: str
     status: int | None = None
     retry_after_s: float | None = None
+    # Billable output (text, reasoning, a tool call or output tokens) was delivered before
+    # the failure: trying another model would buy the answer twice.
+    partial: bool = False
 
     @property
     def retryable(self) -> bool:
-        """Whether the fallback chain may try the next model."""
-        return self.kind in RETRYABLE_KINDS
+        """Whether the fallback chain may try the next model (never after billable output)."""
+        return self.kind in RETRYABLE_KINDS and not self.partial
 
 
 class TextDelta(SeamModel):
@@ -91,6 +94,15 @@ class TextDelta(SeamModel):
     text: str
 
 
+def new_text_delta(text: str) -> TextDelta:
+    """``TextDelta(text=text)`` for the hot path, built faster by calling its validator.
+
+    The result is the same validated model; skipping ``BaseModel.__init__`` saves about 40%
+    of the construction, which adds up at one per streamed delta.
+    """
+    return _validate_text_delta({"text": text}, strict=True)  # type: ignore[no-any-return]
+
+
 class ReasoningDelta(SeamModel):
     """Reasoning text; the signature (if any) arrives on the block's last delta."""
 
@@ -98,6 +110,9 @@ class ReasoningDelta(SeamModel):
     text: str
     signature: str | None = None
     redacted: bool = False
+
+
+_validate_text_delta = TextDelta.__pydantic_validator__.validate_python
 
 
 class ToolCallStart(SeamModel):

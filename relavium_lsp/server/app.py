@@ -15,12 +15,13 @@ from relavium_lsp.server.features import (
     context,
     export,
     lifecycle,
+    models,
     sessions,
 )
 from relavium_lsp.server.state import ServerState
 
 # Registration order: ``commands`` last, it mirrors every request registered before it.
-FEATURES = (lifecycle, context, configuration, sessions, export, code_actions, commands)
+FEATURES = (lifecycle, context, configuration, sessions, export, models, code_actions, commands)
 
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:

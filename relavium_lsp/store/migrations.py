@@ -148,7 +148,20 @@ _INITIAL_STATEMENTS = (
     "CREATE INDEX session_artifacts_session ON session_artifacts (session_id, call_id)",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _initial_schema),)
+
+def _cache_token_columns(connection: Connection) -> None:
+    # Prompt-cache reads and writes are billed at their own rates; keep them per model so
+    # a session's spend can be explained. They are parts of input_tokens, not additions.
+    for column in ("cache_read_tokens", "cache_write_tokens"):
+        connection.execute(
+            f"ALTER TABLE session_costs ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+        )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _initial_schema),
+    Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
+)
 
 
 def latest_version(migrations: tuple[Migration, ...] = MIGRATIONS) -> int:

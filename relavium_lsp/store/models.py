@@ -38,7 +38,11 @@ class InvalidCursorError(StoreError):
 
 
 class SessionCost(WireModel):
-    """Spend of one session on one raw model string."""
+    """Spend of one session on one raw model string.
+
+    ``cache_read_tokens`` / ``cache_write_tokens`` are the parts of ``input_tokens`` read
+    from and written to the provider's prompt cache (priced at the cache rates).
+    """
 
     model: str
     input_tokens: int
@@ -46,6 +50,8 @@ class SessionCost(WireModel):
     cost_microcents: int
     call_count: int
     unpriced_calls: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -179,8 +179,12 @@ def anthropic_events(
     model: str = "claude-sonnet-4-5",
     pings: bool = True,
     stop: bool = True,
+    cache: tuple[int, int] = (0, 0),
 ) -> list[bytes]:
-    """The SSE events of one streamed message: thinking, redacted thinking, text, tool uses."""
+    """The SSE events of one streamed message: thinking, redacted thinking, text, tool uses.
+
+    ``usage`` is (uncached input, output) tokens; ``cache`` is (cache reads, cache writes).
+    """
     start: dict[str, Any]
     delta: dict[str, Any]
     message: dict[str, Any] = {
@@ -191,7 +195,12 @@ def anthropic_events(
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": 1},
+        "usage": {
+            "input_tokens": usage[0],
+            "cache_read_input_tokens": cache[0],
+            "cache_creation_input_tokens": cache[1],
+            "output_tokens": 1,
+        },
     }
     events = [anthropic_event("message_start", message=message)]
     if pings:

@@ -26,6 +26,7 @@ export const Methods = {
   exportSession: 'relavium/exportSession',
   forkSession: 'relavium/forkSession',
   listAgents: 'relavium/listAgents',
+  listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -215,6 +216,17 @@ export interface ListAgentsResult {
   agents: AgentInfo[];
 }
 
+/** `relavium/listModels`: `refresh` asks every provider again instead of the cache. */
+export interface ListModelsParams {
+  refresh?: boolean;
+}
+
+/** Result of `relavium/listModels`. */
+export interface ListModelsResult {
+  models: ModelEntry[];
+  providers: ProviderModelsStatus[];
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -335,6 +347,8 @@ export interface CostUpdatedPayload {
   costMicrocents: number;
   cumulativeCostMicrocents: number;
   priced: boolean;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A turn settled; exactly one per turn. */
@@ -509,6 +523,8 @@ export interface UrlSource {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A typed, user-safe, secret-free error. */
@@ -611,6 +627,28 @@ export interface AgentInfo {
   description: string;
   model?: string;
   provider?: string;
+}
+
+/** One model a model picker can offer; prices in micro-cents per million tokens. */
+export interface ModelEntry {
+  providerId: string;
+  model: string;
+  ref: string;
+  contextWindow?: number;
+  inputMicrocentsPerMtok?: number;
+  outputMicrocentsPerMtok?: number;
+  cacheReadMicrocentsPerMtok?: number;
+  cacheWriteMicrocentsPerMtok?: number;
+  listed: boolean;
+  configured: boolean;
+}
+
+/** Whether a provider's model list could be read (`message` says why not). */
+export interface ProviderModelsStatus {
+  providerId: string;
+  ok: boolean;
+  listed: number;
+  message?: string;
 }
 
 /** An LSP range. */

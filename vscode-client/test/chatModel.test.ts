@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatModel, type ModelEffect } from '../src/model/chatModel';
+import { formatCache } from '../src/model/format';
 import type { EventPayload, SessionEvent } from '../src/protocol';
 import type { ChatItem, ToolItem } from '../src/shared/viewState';
 import { SESSION, message, record, stamp, stampAll, token, turnCompleted, turnStarted } from './fixtures';
@@ -319,6 +320,8 @@ describe('ChatModel: footer', () => {
           costMicrocents: 500,
           cumulativeCostMicrocents: 500,
           priced: true,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
         },
         {
           type: 'cost:updated',
@@ -328,6 +331,8 @@ describe('ChatModel: footer', () => {
           costMicrocents: 0,
           cumulativeCostMicrocents: 500,
           priced: false,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
         },
       ]),
     );
@@ -338,6 +343,29 @@ describe('ChatModel: footer', () => {
       costMicrocents: 500,
       priced: false,
     });
+  });
+});
+
+describe('ChatModel: footer with prompt caching', () => {
+  it('adds up cache reads and writes so the footer can show them', () => {
+    const model = fresh();
+    const call = (read: number, write: number, cumulative: number) => ({
+      type: 'cost:updated' as const,
+      model: 'claude-sonnet-4-5',
+      inputTokens: 2000,
+      outputTokens: 100,
+      costMicrocents: 1,
+      cumulativeCostMicrocents: cumulative,
+      priced: true,
+      cacheReadTokens: read,
+      cacheWriteTokens: write,
+    });
+    feed(model, stampAll(1, [call(0, 1500, 900), call(1500, 400, 1200)]));
+    assert.equal(model.footer.cacheReadTokens, 1500);
+    assert.equal(model.footer.cacheWriteTokens, 1900);
+    assert.equal(model.footer.inputTokens, 4000);
+    assert.equal(formatCache(model.footer), ' (1.5k cached, 1.9k cache write)');
+    assert.equal(formatCache({ cacheReadTokens: 0 }), '');
   });
 });
 
@@ -439,6 +467,8 @@ describe('ChatModel: rebuilding from the server', () => {
         costMicrocents: 100,
         cumulativeCostMicrocents: 1334,
         priced: true,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
       },
       token('still '),
     ]);

@@ -46,7 +46,7 @@ export const turnCompleted = (
 ): EventPayload => ({
   type: 'session:turn_completed',
   stopReason: 'stop',
-  tokensUsed: { inputTokens: 10, outputTokens: 5 },
+  tokensUsed: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
   ...extra,
 });
 

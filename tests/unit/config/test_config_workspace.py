@@ -146,6 +146,34 @@ def test_providers_merge_per_field_and_kind_defaults(tmp_path: Path) -> None:
     assert providers["replay"].cassette == "demo.json"
 
 
+def test_a_preset_makes_a_provider_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _global(
+        home,
+        '[providers.ollama]\n\n[providers.router]\npreset = "openrouter"\n\n'
+        '[providers.gpu]\npreset = "vllm"\nbase_url = "https://gpu.example.com/v1"\n',
+    )
+    providers = load_workspace_config(None, home=home).providers
+    ollama = providers["ollama"]
+    assert (ollama.kind, str(ollama.base_url)) == ("openai", "http://127.0.0.1:11434/v1")
+    assert ollama.allow_local_endpoint is True  # the preset's own address is this machine
+    router = providers["router"]
+    assert str(router.base_url) == "https://openrouter.ai/api/v1"
+    assert router.allow_local_endpoint is False
+    gpu = providers["gpu"]  # an explicit base_url wins and is not trusted as local by default
+    assert (gpu.kind, str(gpu.base_url)) == ("openai", "https://gpu.example.com/v1")
+    assert gpu.allow_local_endpoint is False
+
+
+def test_an_unknown_preset_names_its_file_line_and_the_known_ones(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    path = _global(home, '[providers.box]\npreset = "olama"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_workspace_config(None, home=home)
+    assert (raised.value.file, raised.value.line) == (str(path), 2)
+    assert "olama" in raised.value.message and "ollama" in raised.value.message
+
+
 def test_a_provider_without_kind_is_an_error_at_its_table(tmp_path: Path) -> None:
     home, workspace = tmp_path / "home", tmp_path / "ws"
     project = _project(

@@ -25,7 +25,12 @@ def test_envelope_is_flat_and_round_trips():
     wire = event.to_wire()
     assert wire["type"] == "session:turn_completed"
     assert wire["sequenceNumber"] == 7
-    assert wire["tokensUsed"] == {"inputTokens": 3, "outputTokens": 4}
+    assert wire["tokensUsed"] == {
+        "inputTokens": 3,
+        "outputTokens": 4,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
     assert wire["error"]["code"] == "turn_limit"
     assert StampedEvent.from_wire(wire) == event
 

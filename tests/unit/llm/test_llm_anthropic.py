@@ -45,6 +45,16 @@ from tests.unit.llm.wire_servers import (
     anthropic_stream,
 )
 
+
+def without_cache_control(value):
+    """The wire body with prompt-cache breakpoints removed (they have their own test)."""
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(item) for item in value]
+    return value
+
+
 CLAUDE = "claude-sonnet-4-5"
 
 
@@ -62,10 +72,13 @@ async def test_text_stream_with_usage_and_headers(server, client):
     assert received.headers["anthropic-version"] == ANTHROPIC_VERSION
     assert "authorization" not in received.headers
     body = received.json()
-    assert body["system"] == "Sys"
+    ephemeral = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "Sys", "cache_control": ephemeral}]
     assert body["stream"] is True
     assert body["max_tokens"] == 64_000  # defaulted from the catalog
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": ephemeral}]}
+    ]
 
 
 async def test_thinking_signature_redacted_and_tools(server, client):
@@ -107,21 +120,23 @@ async def test_thinking_signature_redacted_and_tools(server, client):
     assert chunks[-1] == StopChunk(
         stop_reason="tool_use", usage=TokenUsage(input_tokens=100, output_tokens=50)
     )
-    body = server.requests[0].json()
+    body = without_cache_control(server.requests[0].json())
     assert body["tools"] == [
         {"name": "read_file", "description": "Read a file.", "input_schema": READ_FILE.parameters}
     ]
     assert body["tool_choice"] == {"type": "auto"}
 
 
-async def test_cache_tokens_count_as_input(server, client):
+async def test_cache_tokens_count_as_input_and_are_reported_apart(server, client):
     events = anthropic_events(text=["x"], usage=(10, 3))
     start = json.loads(events[0].decode().split("data: ", 1)[1])
     start["message"]["usage"].update(cache_creation_input_tokens=5, cache_read_input_tokens=20)
     events[0] = anthropic_event("message_start", message=start["message"])
     server.script(ScriptedResponse(headers=SSE_HEADERS, body=events))
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
-    assert chunks[-1].usage == TokenUsage(input_tokens=35, output_tokens=3)
+    assert chunks[-1].usage == TokenUsage(
+        input_tokens=35, output_tokens=3, cache_read_tokens=20, cache_write_tokens=5
+    )
 
 
 async def test_stop_reasons(server, client):
@@ -160,10 +175,22 @@ async def test_in_stream_error_events_map_by_type(server, client):
     assert kinds == ["overloaded", "rate_limit", "bad_request"]
 
 
-async def test_stream_without_message_stop_is_a_transport_error(server, client):
-    server.script(anthropic_stream(text=["cut"], stop=False))
+async def test_stream_cut_after_its_stop_reason_still_completes(server, client):
+    # message_delta (the stop reason) follows every content block: the answer is whole.
+    server.script(anthropic_stream(text=["whole"], stop=False))
     chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
+    assert text_of(chunks) == "whole"
+    assert isinstance(chunks[-1], StopChunk) and chunks[-1].stop_reason == "stop"
+
+
+async def test_stream_cut_before_its_stop_reason_is_a_transport_error_not_retryable(server, client):
+    events = anthropic_events(text=["half"])
+    cut = next(i for i, event in enumerate(events) if b"message_delta" in event)
+    server.script(ScriptedResponse(headers=SSE_HEADERS, body=events[:cut]))
+    chunks = await collect(anthropic(server, client).stream(request(model=CLAUDE)))
+    assert text_of(chunks) == "half"
     assert isinstance(chunks[-1], ErrorChunk) and chunks[-1].error.kind == "transport"
+    assert not chunks[-1].error.retryable
 
 
 async def test_projection_rules_on_the_wire(server, client):
@@ -196,7 +223,7 @@ async def test_projection_rules_on_the_wire(server, client):
     await collect(
         anthropic(server, client).stream(LlmRequest(model=CLAUDE, messages=history, max_tokens=55))
     )
-    body = server.requests[0].json()
+    body = without_cache_control(server.requests[0].json())
     assert body["max_tokens"] == 55
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": CONTINUATION_PROMPT}]},
@@ -255,3 +282,42 @@ async def test_tool_choice_variants():
     assert choice("required") == {"type": "any"}
     assert choice("read_file") == {"type": "tool", "name": "read_file"}
     assert "tool_choice" not in request_body(request(model=CLAUDE))
+
+
+async def test_cache_breakpoints_sit_after_tools_system_and_the_two_newest_user_turns(
+    server, client
+):
+    server.script(anthropic_stream(text=["ok"]))
+    history = (
+        user("first"),
+        LlmMessage(role="assistant", content=(TextPart(text="one"),)),
+        user("second"),
+        LlmMessage(role="assistant", content=(TextPart(text="two"),)),
+        user("third"),
+    )
+    call = LlmRequest(model=CLAUDE, system="Sys", messages=history, tools=(READ_FILE, READ_FILE))
+    await collect(anthropic(server, client).stream(call))
+    body = server.requests[0].json()
+    marked = [
+        (where, block.get("text", block.get("name")))
+        for where, blocks in [("system", body["system"]), ("tools", body["tools"])]
+        + [(m["role"], m["content"]) for m in body["messages"]]
+        for block in blocks
+        if "cache_control" in block
+    ]
+    assert marked == [
+        ("system", "Sys"),
+        ("tools", "read_file"),
+        ("user", "second"),
+        ("user", "third"),
+    ]
+    assert sum(1 for _ in marked) <= 4  # the API's limit
+    assert body["tools"][0].get("cache_control") is None  # only the last tool
+
+
+async def test_prompt_caching_can_be_turned_off(server, client):
+    server.script(anthropic_stream(text=["ok"]))
+    provider = anthropic(server, client)
+    provider.prompt_caching = False
+    await collect(provider.stream(request(model=CLAUDE, system="Sys")))
+    assert "cache_control" not in json.dumps(server.requests[0].json())

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from relavium_lsp.llm.anthropic import MessagesDecoder
 from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder, WholeCompletionDecoder
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk
+from relavium_lsp.llm.stream_guard import StreamGuard
 from tests.hypothesis_profiles import examples
+from tests.unit.llm.corpus import assert_stream_invariants
 
 KEYS = st.sampled_from(
     [
@@ -89,6 +91,9 @@ def check(decoder, data: bytes) -> None:
     finals = [c for c in chunks if isinstance(c, StopChunk | ErrorChunk)]
     assert len(finals) == 1
     assert chunks[-1] is finals[0]
+    # Through the stream guard (as every provider call runs) all the seam's promises hold.
+    guard = StreamGuard()
+    assert_stream_invariants(guard.admit(chunks))
 
 
 @settings(max_examples=examples(150), deadline=None)

@@ -132,16 +132,20 @@ async def test_content_policy_rejection(kind, server, client):
 
 @pytest.mark.parametrize("kind", ADAPTERS)
 @pytest.mark.parametrize("ending", ["close", "reset"])
-async def test_connection_lost_mid_stream_is_transport(kind, ending, server, client):
+async def test_connection_lost_mid_stream_is_transport_and_not_retryable_after_text(
+    kind, ending, server, client
+):
     texts = ["one ", "two ", "three"]
     events = events_for(kind, texts)
     cut = 3 if kind == "openai" else 5  # after "one two ", before the end of the answer
     server.script(ScriptedResponse(headers=SSE_HEADERS, body=events[:cut], ending=ending))
     chunks, error = await final_error(kind, server, client)
     assert error.error.kind == "transport"
-    assert error.error.retryable
     seen = text_of(chunks)
     assert "".join(texts).startswith(seen)
+    # Text the user already saw was billed: another model must not be bought for it.
+    assert error.error.retryable == (seen == "")
+    assert error.error.partial == (seen != "")
     if ending == "close":  # a FIN delivers everything sent before it
         assert seen == "one two "
 

@@ -71,3 +71,29 @@ def test_context_windows_and_offline_model():
     assert context_window_for("gpt-4.1-mini") == 1_047_576
     assert context_window_for("gpt-3.5-turbo") == 16_385
     assert price_call(OFFLINE_MODEL_ID, TokenUsage(input_tokens=100)) == PricedCall(0, True)
+
+
+def test_prompt_cache_tokens_are_priced_at_cache_rates():
+    # claude-sonnet-4-5: input $3, cache write $3.75, cache read $0.30, output $15 per Mtok.
+    usage = TokenUsage(
+        input_tokens=100_000,
+        output_tokens=1_000,
+        cache_read_tokens=80_000,
+        cache_write_tokens=15_000,
+    )
+    by_hand_usd = (5_000 * 3 + 15_000 * 3.75 + 80_000 * 0.30 + 1_000 * 15) / 1_000_000
+    priced = price_call("claude-sonnet-4-5", usage)
+    assert priced.cost_microcents == round(by_hand_usd * 100_000_000)
+    # Priced as plain input, the same call would cost far more.
+    plain = price_call("claude-sonnet-4-5", TokenUsage(input_tokens=100_000, output_tokens=1_000))
+    assert plain.cost_microcents > 2 * priced.cost_microcents
+
+
+def test_openai_cached_input_is_discounted_and_writes_cost_plain_input():
+    usage = TokenUsage(input_tokens=10_000, output_tokens=0, cache_read_tokens=8_000)
+    # gpt-4o: input $2.50, cached input $1.25 per Mtok.
+    assert price_call("gpt-4o", usage).cost_microcents == round(
+        (2_000 * 2.50 + 8_000 * 1.25) / 1_000_000 * 100_000_000
+    )
+    written = TokenUsage(input_tokens=10_000, cache_write_tokens=10_000)
+    assert price_call("gpt-4o", written) == price_call("gpt-4o", TokenUsage(input_tokens=10_000))

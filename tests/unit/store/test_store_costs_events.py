@@ -231,3 +231,19 @@ def test_checkpoint_folds_the_write_ahead_log(store: SessionStore, session_id: s
     store.checkpoint()
     busy, logged, folded = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     assert busy == 0 and logged == folded  # nothing was left unfolded by our checkpoint
+
+
+def test_cache_reads_and_writes_are_kept_per_model(store: SessionStore, session_id: str) -> None:
+    store.record_cost(
+        session_id, "claude-sonnet-4-5", 1_000, 50, 900, True,
+        cache_read_tokens=700, cache_write_tokens=200,
+    )  # fmt: skip
+    store.record_cost(session_id, "claude-sonnet-4-5", 1_100, 40, 500, True, cache_read_tokens=900)
+    (cost,) = store.get_costs(session_id)
+    assert (cost.input_tokens, cost.cache_read_tokens, cost.cache_write_tokens) == (
+        2_100,
+        1_600,
+        200,
+    )
+    with pytest.raises(ValueError, match="parts of the input"):
+        store.record_cost(session_id, "m", 10, 0, 0, True, cache_read_tokens=11)

@@ -220,3 +220,18 @@ def test_a_writer_locked_out_too_long_gets_a_store_error(db_path: Path, db_key: 
     other.close()
     assert store.append_message(record.id, "user", text("now")).sequence_number == 1
     store.close()
+
+
+def test_a_version_1_database_gains_cache_columns_and_keeps_its_costs(
+    db_path: Path, db_key: DbKey
+) -> None:
+    connection = open_database(db_path, db_key)
+    migrate(connection, MIGRATIONS[:1])
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(session_costs)")}
+    assert "cache_read_tokens" not in columns
+    connection.close()
+    store = SessionStore.open(db_path, db_key)
+    columns = {row[1] for row in store.connection.execute("PRAGMA table_info(session_costs)")}
+    assert {"cache_read_tokens", "cache_write_tokens"} <= columns
+    assert latest_version() >= 2
+    store.close()

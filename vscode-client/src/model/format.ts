@@ -91,3 +91,15 @@ export function formatDuration(ms: number): string {
   }
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
+
+/** The prompt-cache part of the input, as " (12.3k cached, 2.0k cache write)", or "". */
+export function formatCache(usage: { cacheReadTokens?: number; cacheWriteTokens?: number }): string {
+  const pieces: string[] = [];
+  if (usage.cacheReadTokens) {
+    pieces.push(`${formatTokens(usage.cacheReadTokens)} cached`);
+  }
+  if (usage.cacheWriteTokens) {
+    pieces.push(`${formatTokens(usage.cacheWriteTokens)} cache write`);
+  }
+  return pieces.length > 0 ? ` (${pieces.join(', ')})` : '';
+}

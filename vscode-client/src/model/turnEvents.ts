@@ -207,12 +207,16 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     }
     case 'cost:updated': {
       const counts = ctx.countsTowardTotals(event);
+      const cacheRead = (ctx.footer.cacheReadTokens ?? 0) + (counts ? event.cacheReadTokens : 0);
+      const cacheWrite = (ctx.footer.cacheWriteTokens ?? 0) + (counts ? event.cacheWriteTokens : 0);
       ctx.footer = {
         model: event.model,
         inputTokens: ctx.footer.inputTokens + (counts ? event.inputTokens : 0),
         outputTokens: ctx.footer.outputTokens + (counts ? event.outputTokens : 0),
         costMicrocents: Math.max(ctx.footer.costMicrocents, event.cumulativeCostMicrocents),
         priced: ctx.footer.priced && event.priced,
+        ...(cacheRead > 0 ? { cacheReadTokens: cacheRead } : {}),
+        ...(cacheWrite > 0 ? { cacheWriteTokens: cacheWrite } : {}),
       };
       return [];
     }

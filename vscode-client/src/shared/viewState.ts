@@ -89,6 +89,9 @@ export interface FooterView {
   costMicrocents: number;
   /** False once any call was made with a model missing from the price table. */
   priced: boolean;
+  /** Prompt-cache reads / writes within inputTokens (present once there were any). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export interface ConnectionView {

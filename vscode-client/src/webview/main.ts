@@ -3,7 +3,7 @@
  * clicks into messages for the host. All state lives in the host; this page only renders.
  */
 
-import { formatCost, formatTokens } from '../model/format';
+import { formatCache, formatCost, formatTokens } from '../model/format';
 import type { HostToWebview, WebviewToHost } from '../shared/webviewMessages';
 import type { ConnectionView, FooterView, HeaderView, ViewPatch } from '../shared/viewState';
 import { Composer } from './composer';
@@ -84,7 +84,7 @@ function renderHeader(view: HeaderView): void {
 function renderFooter(view: FooterView): void {
   const pieces = [
     view.model ?? 'model: server default',
-    `${formatTokens(view.inputTokens)} in / ${formatTokens(view.outputTokens)} out`,
+    `${formatTokens(view.inputTokens)} in${formatCache(view)} / ${formatTokens(view.outputTokens)} out`,
     formatCost(view.costMicrocents, view.priced),
   ];
   meta.textContent = pieces.join(' · ');

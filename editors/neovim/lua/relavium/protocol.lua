@@ -30,6 +30,7 @@ M.COMPACT_SESSION = 'relavium/compactSession'
 M.EXPORT_SESSION = 'relavium/exportSession'
 M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
+M.LIST_MODELS = 'relavium/listModels'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request

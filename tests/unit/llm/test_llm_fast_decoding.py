@@ -1,0 +1,106 @@
+"""The fast decoding path (bytes-level SSE cutting, msgspec JSON) decodes exactly what the
+plain path (line-by-line SSE, the standard library's json) does — on every recorded stream,
+on scripted ones, and on anything hypothesis makes up."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relavium_lsp.llm.anthropic_stream import MessagesDecoder
+from relavium_lsp.llm.json_codec import loads, standard_loads
+from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder
+from relavium_lsp.llm.sse import SseStream
+from relavium_lsp.testing.wire_scripts import (
+    ScriptedThinking,
+    ScriptedToolCall,
+    anthropic_events,
+    openai_events,
+)
+from tests.hypothesis_profiles import examples
+from tests.unit.llm.corpus import recordings, without_generated_ids
+
+SIZES = (1, 7, 64, 1 << 20)
+
+
+def _decode(adapter: str, body: bytes, size: int, *, fast: bool) -> list[dict]:
+    kind = MessagesDecoder if adapter == "anthropic" else ChatCompletionsDecoder
+    decoder = kind("p", None, loads=loads if fast else standard_loads, fast_sse=fast)
+    chunks = []
+    for start in range(0, len(body), size):
+        chunks += decoder.feed(body[start : start + size])
+    chunks += decoder.finish()
+    return without_generated_ids(chunks)
+
+
+def _assert_same(adapter: str, body: bytes) -> None:
+    reference = _decode(adapter, body, len(body) or 1, fast=False)
+    for size in SIZES:
+        assert _decode(adapter, body, size, fast=True) == reference, size
+        assert _decode(adapter, body, size, fast=False) == reference, size
+
+
+@pytest.mark.parametrize("recording", recordings(), ids=lambda r: r.file)
+def test_recorded_streams_decode_identically_on_both_paths(recording):
+    _assert_same(recording.adapter, recording.body)
+
+
+def _scripted() -> list[tuple[str, bytes]]:
+    call = ScriptedToolCall("call_1", "read_file", json.dumps({"path": "é/ü.py"}), pieces=4)
+    openai = b"".join(openai_events(text=["héllo ", "wörld\u2028"], tool_calls=[call]))
+    thinking = ScriptedThinking(pieces=["hm ", "ok"], signature="sig")
+    anthropic = b"".join(anthropic_events(thinking=[thinking], text=["a", "b"], tool_calls=[call]))
+    return [
+        ("openai", openai),
+        ("anthropic", anthropic),
+        ("openai", openai.replace(b"\n", b"\r\n")),  # CRLF servers take the general path
+        ("openai", b": keep-alive\n\n" + openai),  # comments too
+        ("anthropic", b"\xef\xbb\xbf" + anthropic),  # a byte-order mark
+        ("openai", openai.replace(b"data: ", b"data:")),  # no space after the colon
+        ("openai", openai[:-2] + b"\xff\xfe\n\n"),  # invalid UTF-8 at the end
+    ]
+
+
+@pytest.mark.parametrize(("adapter", "body"), _scripted())
+def test_scripted_and_quirky_streams_decode_identically_on_both_paths(adapter, body):
+    _assert_same(adapter, body)
+
+
+PIECES = st.sampled_from(
+    [b"data: ", b"event: x\n", b"\n", b"\r", b"\r\n", b":c\n", b"id: 1\n", b'{"a":1}', b"[DONE]",
+     b"\xef\xbb\xbf", b"\xe2\x80\xa8", b"data:", b"x"]
+)  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(PIECES, max_size=30), st.integers(1, 9))
+def test_sse_data_is_the_same_on_the_fast_and_the_general_path(pieces, size):
+    body = b"".join(pieces)
+    general = SseStream(fast=False)
+    expected = [
+        e.data
+        for start in range(0, len(body), size)
+        for e in general.feed(body[start : start + size])
+    ] + [e.data for e in general.finish()]
+    fast = SseStream()
+    got = [
+        d for start in range(0, len(body), size) for d in fast.feed_data(body[start : start + size])
+    ]
+    got += fast.finish_data()
+    as_text = [d.decode("utf-8", "replace") if isinstance(d, bytes) else d for d in got]
+    assert as_text == expected
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.binary(max_size=60) | st.text(max_size=30).map(str.encode))
+def test_json_loads_agrees_with_the_standard_library(data):
+    try:
+        expected = standard_loads(data)
+    except ValueError:
+        with pytest.raises(ValueError):
+            loads(data)
+        return
+    assert loads(data) == expected or (expected != expected)  # NaN is not equal to itself
