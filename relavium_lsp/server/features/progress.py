@@ -63,26 +63,36 @@ def _no_tap() -> None:
 
 
 class TurnProgress:
-    """Progress for one turn: :meth:`end` must follow a successful :meth:`begin`."""
+    """Progress for one turn: ``begin`` once a token is there, ``end`` when the turn settles."""
 
-    def __init__(self, ls: RelaviumServer, session_id: str, token: ProgressToken) -> None:
+    def __init__(self, ls: RelaviumServer, session_id: str, title: str) -> None:
         self._ls = ls
         self._session_id = session_id
-        self._token = token
+        self._title = title
+        self._token: ProgressToken | None = None
         self._last: str | None = None
         self._remove_tap: Callable[[], None] = _no_tap
 
-    def begin(self, title: str) -> None:
-        """Send ``begin`` and start reporting the session's events."""
+    def begin(self, token: ProgressToken) -> None:
+        """Send ``begin`` on ``token`` and start reporting the session's events."""
+        self._token = token
         self._ls.work_done_progress.begin(
-            self._token,
-            types.WorkDoneProgressBegin(title=title, message="thinking…", cancellable=False),
+            token,
+            types.WorkDoneProgressBegin(title=self._title, message="thinking…", cancellable=False),
         )
         self._remove_tap = self._ls.state.taps.add(self._session_id, self._on_event)
 
+    async def begin_when_created(self) -> None:
+        """Ask the client for a token (when it supports that), then :meth:`begin`."""
+        token = await _created_token(self._ls)
+        if token is not None:
+            self.begin(token)
+
     def end(self, result: TurnResult | None) -> None:
-        """Stop reporting and send ``end``."""
+        """Stop reporting and send ``end`` (nothing when ``begin`` never happened)."""
         self._remove_tap()
+        if self._token is None:
+            return
         self._ls.work_done_progress.end(
             self._token, types.WorkDoneProgressEnd(message=end_message(result))
         )
@@ -91,7 +101,7 @@ class TurnProgress:
 
     def _on_event(self, event: StampedEvent) -> None:
         message = report_for(event.payload)
-        if message is not None and message != self._last:
+        if self._token is not None and message is not None and message != self._last:
             self._last = message
             self._ls.work_done_progress.report(
                 self._token, types.WorkDoneProgressReport(message=message)
@@ -102,18 +112,23 @@ class TurnProgress:
 async def turn_progress(
     ls: RelaviumServer, session_id: str, title: str, token: ProgressToken | None
 ) -> AsyncIterator[list[TurnResult]]:
-    """Progress around a turn; append the turn's result to the yielded list for ``end``."""
-    if token is None:
-        token = await _created_token(ls)
-    if token is None:
-        yield []
-        return
-    progress = TurnProgress(ls, session_id, token)
-    progress.begin(title)
+    """Progress around a turn; append the turn's result to the yielded list for ``end``.
+
+    A server-created token is asked for alongside the turn, never before it: the turn (and a
+    non-waiting request's answer) must not wait for the client to accept a progress token.
+    """
+    progress = TurnProgress(ls, session_id, title)
+    creating: asyncio.Task[None] | None = None
+    if token is not None:
+        progress.begin(token)
+    else:
+        creating = asyncio.create_task(progress.begin_when_created())
     settled: list[TurnResult] = []
     try:
         yield settled
     finally:
+        if creating is not None and not creating.done():
+            creating.cancel()  # the turn is over before the client accepted a token
         progress.end(settled[-1] if settled else None)
 
 
