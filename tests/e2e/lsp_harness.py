@@ -13,7 +13,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +32,11 @@ from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 from relavium_lsp.server import methods
+from tests.unit.llm.wire_servers import SSE_HEADERS, ScriptedResponse, openai_events
 
 SHUTDOWN_GRACE_S = 5.0
 WAIT_DEADLINE_S = 60.0  # for slow, shared machines; passing tests never get near it
+GATE_TIMEOUT_S = 30.0
 SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
 
 
@@ -253,6 +256,20 @@ async def _stop(lsp: LanguageClient) -> None:
         except TimeoutError:
             server.terminate()
     await lsp.stop()
+
+
+def gated_stream(first: list[str], rest: list[str], gate: threading.Event) -> ScriptedResponse:
+    """A completion that sends ``first`` tokens, then waits for ``gate`` before the rest."""
+    events = openai_events(text=[*first, *rest], usage=(50, 6))
+    # events: role chunk, one chunk per token, then the finish/usage/[DONE] chunks
+    split = 1 + len(first)
+
+    def body() -> Iterator[bytes]:
+        yield from events[:split]
+        gate.wait(GATE_TIMEOUT_S)
+        yield from events[split:]
+
+    return ScriptedResponse(headers=SSE_HEADERS, body=body())
 
 
 def make_git_workspace(root: Path, branch: str = "feature/chat") -> Path:

@@ -1,4 +1,4 @@
-"""Emacs 28 with eglot 1.9: a plain LSP client, no relavium plugin, 2-second request timeouts.
+"""Emacs 28 with eglot 1.9: a plain LSP client, no relavium plugin, its own request timeouts.
 
 ``scripts/install-emacs.sh`` (run by ``make test``) installs Debian's ``emacs-nox`` and
 ``elpa-eglot``. The Emacs side is ``emacs/eglot_session.el``: it starts a chat, sends a
@@ -51,7 +51,7 @@ def test_eglot_chats_runs_code_actions_and_exports_without_touching_the_workspac
     workspace = make_git_workspace(tmp_path / "repo")
     home = tmp_path / "home"
     report_path = tmp_path / "report.json"
-    # Longer than any single request may take in this client (2 s).
+    # Longer than the client lets its message send take (2 s).
     slow_story = dataclasses.replace(openai_stream(text=STORY), piece_delay_s=0.5)
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")

@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from relavium_lsp.export.workflow_yaml import parse_workflow
 from relavium_lsp.server import methods
@@ -22,6 +24,7 @@ from tests.e2e.lsp_harness import (
     client_capabilities,
     configure_loopback_provider,
     editor,
+    gated_stream,
     make_git_workspace,
 )
 from tests.unit.llm.wire_servers import LoopbackServer, ScriptedToolCall, openai_stream
@@ -260,7 +263,8 @@ async def test_code_actions_and_settings_reach_the_chat_from_the_editors_menus(
     workspace, home = setup
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
-        model.script(openai_stream(text=["It subtracts."]))
+        gate = threading.Event()
+        model.script(gated_stream(["It "], ["subtracts."], gate))
         async with editor(workspace, home, relavium={}) as client:
             client.lsp.workspace_did_change_configuration(
                 types.DidChangeConfigurationParams(settings={"relavium": {"defaultAgent": "coder"}})
@@ -270,14 +274,16 @@ async def test_code_actions_and_settings_reach_the_chat_from_the_editors_menus(
             titles = [action.title for action in actions]
             assert titles == ["Ask Relavium", "Explain (Relavium)", "Export this chat (Relavium)"]
             explain, export = actions[1], actions[2]
-            answer = await asyncio.wait_for(
-                client.lsp.workspace_execute_command_async(
+            try:
+                answer = await client.lsp.workspace_execute_command_async(
                     types.ExecuteCommandParams(command=explain.command, arguments=explain.arguments)
-                ),
-                CLIENT_TIMEOUT_S,
-            )
-            session = answer["sessionId"]
-            assert answer["turn"]["accepted"] is True
+                )
+                # answered while the model is held mid-answer: the command did not wait
+                session = answer["sessionId"]
+                assert answer["turn"]["accepted"] is True
+                assert not client.events_of(session, "session:turn_completed")
+            finally:
+                gate.set()
             await client.wait_for_event(session, "session:turn_completed")
             await client.wait_until(
                 lambda: any("It subtracts." in m.message for m in client.lsp.messages),
@@ -294,6 +300,13 @@ async def test_code_actions_and_settings_reach_the_chat_from_the_editors_menus(
                 types.ExecuteCommandParams(command=export.command, arguments=export.arguments)
             )
             assert exported["format"] == "workflow" and "It subtracts." in exported["content"]
+            # a command is no way around the tool jail: only open documents are quoted
+            outside = {**explain.arguments[0], "uri": "file:///etc/passwd"}
+            with pytest.raises(JsonRpcException, match="is not open in the editor"):
+                await client.lsp.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command=explain.command, arguments=[outside])
+                )
+            assert len(model.requests) == 1
             client.lsp.workspace_did_change_configuration(
                 types.DidChangeConfigurationParams(settings={"relavium": {"approval": "often"}})
             )

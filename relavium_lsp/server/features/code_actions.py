@@ -150,7 +150,11 @@ def _focus(ls: RelaviumServer, uri: str, lsp_range: LspRange | None) -> None:
 
 def _quote(ls: RelaviumServer, params: SelectionCommandParams) -> str:
     """The selected text as a fenced block, introduced by its file and lines."""
-    document = ls.workspace.get_text_document(params.uri)
+    # Only an open document: the command must not become a way to read any file the server
+    # can (code actions are offered on open documents only anyway).
+    document = ls.workspace.text_documents.get(params.uri)
+    if document is None:
+        raise InvalidInput(f"{params.uri[:200]} is not open in the editor")
     start = document.offset_at_position(_position(params.range.start))
     end = document.offset_at_position(_position(params.range.end))
     text = document.source[start:end]

@@ -3,14 +3,15 @@
 ;; Run by tests/e2e/test_emacs_eglot.py as `emacs --batch --no-init-file -l eglot_session.el`.
 ;; Environment: RELAVIUM_TEST_SERVER (the server command, a JSON array),
 ;; RELAVIUM_TEST_WORKSPACE (a git repository holding app.py), RELAVIUM_TEST_REPORT (where
-;; the JSON report goes). Requests time out after 2 s here (eglot's default is 10 s), and
-;; nothing but eglot itself and a handler for relavium/sessionEvent is configured.
+;; the JSON report goes). Requests time out after eglot's 10 s, the message send after 2 s
+;; (shorter than the turn it starts), and nothing but eglot itself and a handler for
+;; relavium/sessionEvent is configured.
 
 (require 'cl-lib)
 (require 'json)
 (require 'eglot)
 
-(setq jsonrpc-default-request-timeout 2)
+(setq jsonrpc-default-request-timeout 10)
 (setq eglot-sync-connect nil)
 (setq eglot-autoshutdown nil)
 
@@ -65,12 +66,12 @@
     (let ((server (eglot-current-server)))
       (relavium-test-wait "initialize" (lambda () (eglot--server-capable :codeActionProvider)))
       ;; start a chat and send a message without waiting for the (slow) turn
-      (let* ((started (jsonrpc-request server :relavium/startSession '(:agentRef "coder")
-                                       :timeout 30))
+      (let* ((started (jsonrpc-request server :relavium/startSession '(:agentRef "coder")))
              (session (plist-get started :sessionId))
              (accepted (jsonrpc-request server :relavium/sendMessage
                                         `(:sessionId ,session :text "Tell me a story."
-                                                     :wait :json-false))))
+                                                     :wait :json-false)
+                                        :timeout 2)))
         (relavium-test-note 'session session)
         (relavium-test-note 'accepted (plist-get accepted :accepted))
         (relavium-test-note 'userMessageSequence (plist-get accepted :userMessageSequence))

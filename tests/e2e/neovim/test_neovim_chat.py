@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-from tests.e2e.lsp_harness import configure_loopback_provider, make_git_workspace
+from tests.e2e.lsp_harness import configure_loopback_provider, gated_stream, make_git_workspace
 from tests.e2e.neovim.nvim_harness import neovim
-from tests.unit.llm.wire_servers import (
-    SSE_HEADERS,
-    LoopbackServer,
-    ScriptedResponse,
-    openai_error,
-    openai_events,
-    openai_stream,
-)
+from tests.unit.llm.wire_servers import LoopbackServer, openai_error, openai_stream
 
-GATE_TIMEOUT_S = 30.0
 ANSWER = ["The ", "function ", "subtracts ", "instead ", "of ", "adding."]
-
-
-def gated_stream(first: list[str], rest: list[str], gate: threading.Event) -> ScriptedResponse:
-    """A completion that sends ``first`` tokens, then waits for ``gate`` before the rest."""
-    events = openai_events(text=[*first, *rest], usage=(50, 6))
-    # events: role chunk, one chunk per token, then the finish/usage/[DONE] chunks
-    split = 1 + len(first)
-
-    def body() -> Iterator[bytes]:
-        yield from events[:split]
-        gate.wait(GATE_TIMEOUT_S)
-        yield from events[split:]
-
-    return ScriptedResponse(headers=SSE_HEADERS, body=body())
 
 
 def test_chat_streams_tokens_into_the_chat_buffer(tmp_path: Path) -> None:
