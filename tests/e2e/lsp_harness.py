@@ -71,7 +71,7 @@ class EditorClient:
     apply_edits: bool = True
     fail_edits: bool = False  # answer workspace/applyEdit with a JSON-RPC error
     killed: bool = False
-    _event_arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def kill_server(self) -> None:
         """SIGKILL the server process (no shutdown, no flush) and wait until it is gone."""
@@ -96,10 +96,9 @@ class EditorClient:
         self, session_id: str, event_type: str, count: int = 1
     ) -> dict[str, Any]:
         """Wait (without sleeping) until ``count`` events of a type have arrived."""
-        async with self._event_arrived:
-            await self._event_arrived.wait_for(
-                lambda: len(self.events_of(session_id, event_type)) >= count
-            )
+        while len(self.events_of(session_id, event_type)) < count:
+            self._event_arrived.clear()
+            await self._event_arrived.wait()
         return self.events_of(session_id, event_type)[count - 1]
 
     async def wait_until(self, predicate: Callable[[], bool], what: str) -> None:
@@ -110,10 +109,15 @@ class EditorClient:
                 raise AssertionError(f"timed out waiting for {what}")
             await asyncio.sleep(0.01)
 
-    async def record_event(self, params: dict[str, Any]) -> None:
-        async with self._event_arrived:
-            self.events.append(params)
-            self._event_arrived.notify_all()
+    def record_event(self, params: dict[str, Any]) -> None:
+        """Record a notification the moment it is read.
+
+        Synchronous on purpose: pygls runs an ``async`` handler as a task, so a server request
+        read in the same chunk (an approval right after the events that explain it) would be
+        handled before the event was recorded — the order the editor saw would be lost.
+        """
+        self.events.append(params)
+        self._event_arrived.set()
 
     def open_document(self, path: Path, language: str = "python") -> str:
         uri = path.as_uri()
@@ -194,8 +198,8 @@ async def editor(
     client = EditorClient(lsp=lsp, workspace=workspace)
 
     @lsp.feature(methods.SESSION_EVENT)
-    async def on_event(params: dict[str, Any]) -> None:
-        await client.record_event(params)
+    def on_event(params: dict[str, Any]) -> None:
+        client.record_event(params)
 
     @lsp.feature(methods.REQUEST_APPROVAL)
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:
