@@ -58,6 +58,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.FORK_SESSION, "client → server", "request", wire.ForkSessionParams,
      wire.ForkSessionResult),
     (methods.LIST_AGENTS, "client → server", "request", wire.EmptyParams, wire.ListAgentsResult),
+    (methods.LIST_TOOLS, "client → server", "request", wire.ListToolsParams,
+     wire.ListToolsResult),
     (methods.LIST_MODELS, "client → server", "request", wire.ListModelsParams,
      wire.ListModelsResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),

@@ -15,12 +15,14 @@ import io
 import logging
 import logging.handlers
 import os
-import threading
 from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
+from relavium_lsp.log_secrets import redact, register_secret
 from relavium_lsp.paths import PRIVATE_FILE_MODE, ensure_private_dir, tighten_mode
+
+__all__ = ["configure_logging", "redact", "register_secret"]
 
 LOG_FILE_NAME = "relavium-lsp.log"
 LOG_LEVEL_ENV = "RELAVIUM_LOG_LEVEL"
@@ -28,29 +30,9 @@ MAX_LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 _OWNED_MARK = "_relavium_owned"
 # Third-party loggers that record message bodies or request details at INFO.
-CHATTY_LIBRARIES = ("pygls", "httpx", "httpcore", "asyncio")
+CHATTY_LIBRARIES = ("pygls", "httpx", "httpcore", "httpx2", "mcp", "asyncio")
 PYGLS_RPC_LOGGER = "pygls.protocol.json_rpc"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-_secrets: set[str] = set()
-_secrets_lock = threading.Lock()
-MIN_SECRET_LENGTH = 8
-
-
-def register_secret(value: str) -> None:
-    """Make sure ``value`` never appears in a log record."""
-    if len(value) >= MIN_SECRET_LENGTH:
-        with _secrets_lock:
-            _secrets.add(value)
-
-
-def redact(text: str) -> str:
-    """``text`` with every registered secret replaced."""
-    with _secrets_lock:
-        secrets = tuple(_secrets)
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 class RedactingFilter(logging.Filter):

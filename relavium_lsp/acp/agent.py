@@ -64,6 +64,7 @@ from relavium_lsp.acp.context import (
 from relavium_lsp.acp.dispatch import AcpToolDispatcher
 from relavium_lsp.acp.errors import acp_edge
 from relavium_lsp.acp.host import AcpEditorHost, ClientLink
+from relavium_lsp.acp.mcp_session import SessionMcp
 from relavium_lsp.acp.outbox import SessionUpdate, UpdateOutbox
 from relavium_lsp.acp.prompt_content import PromptBlock, prompt_to_message
 from relavium_lsp.acp.prompt_turns import PromptTurns
@@ -82,6 +83,7 @@ from relavium_lsp.acp.updates import (
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import StampedEvent, TurnResult
 from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
+from relavium_lsp.mcp.source import new_mcp_source
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
@@ -107,6 +109,7 @@ class RelaviumAcpAgent:
         self._runtime_task: asyncio.Task[Engine] | None = None
         self._runtime: Engine | None = None
         self._turns = PromptTurns()
+        self._mcp = SessionMcp()
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- connection ------------------------------------------------------------------------
@@ -180,10 +183,11 @@ class RelaviumAcpAgent:
             runtime = await self._ready()
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await runtime.start(
                 context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
             )
+            self._mcp.bind(runtime, session.id, mcp_servers, context.working_dir)
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)
             modes, config = await self._settings.describe(runtime, session)
@@ -215,8 +219,9 @@ class RelaviumAcpAgent:
         with acp_edge("session/load"):
             runtime = await self._ready()
             absolute_path(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
+            self._mcp.bind(runtime, session_id, mcp_servers, session.record.context.working_dir)
             outbox = self._require_outbox()
             for update in await self._views.replay(runtime, session):
                 outbox.push(session_id, update)
@@ -238,8 +243,9 @@ class RelaviumAcpAgent:
         with acp_edge("session/resume"):
             runtime = await self._ready()
             absolute_path(cwd)
-            note_unsupported(mcp_servers, additional_directories)
+            note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
+            self._mcp.bind(runtime, session_id, mcp_servers, session.record.context.working_dir)
             self._announce_title(session)
             self._announce_commands(session_id)
             await self._require_outbox().flush()
@@ -254,6 +260,7 @@ class RelaviumAcpAgent:
             await self._require_outbox().flush()
             self._views.detach(session_id)
             self._settings.forget(session_id)
+            await self._mcp.release(runtime, session_id)
             return CloseSessionResponse()
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse | None:
@@ -324,6 +331,10 @@ class RelaviumAcpAgent:
             if command is not None:
                 return await self._answer_command(runtime, session_id, command)
             text, attachments = prompt_to_message(prompt)
+            picked = await self._mcp.expand(session_id, prompt)
+            if picked is not None and picked.problem is not None:
+                return await self._answer(session_id, picked.problem)
+            text = picked.text if picked is not None and picked.text is not None else text
             # Everything from here on runs in the cancellable task, so a session/cancel
             # that overtakes the turn's start still ends the prompt as cancelled.
             task = self._turns.start(
@@ -336,6 +347,8 @@ class RelaviumAcpAgent:
                 task.cancel()
                 raise
             await self._settle_events(session_id)
+            if await self._mcp.refresh(runtime, session_id):
+                self._announce_commands(session_id)
             await self._require_outbox().flush()
             if task.cancelled():
                 return PromptResponse(stop_reason="cancelled")
@@ -384,11 +397,13 @@ class RelaviumAcpAgent:
     # -- internals -------------------------------------------------------------------------
 
     async def _open_runtime(self, link: ClientLink) -> Engine:
-        registry = default_registry()
+        mcp = new_mcp_source()
+        registry = default_registry(sources=[mcp])
         runtime = await open_engine(
             AcpEditorHost(link),
             history_path=self._history_path,
             tools=AcpToolDispatcher(registry, link, self._approvals),
+            mcp=mcp,
         )
         self._views.bind(registry)
         self._unsubscribe = await runtime.subscribe(self._on_event)
@@ -436,13 +451,17 @@ class RelaviumAcpAgent:
             model_changed=functools.partial(self._settings.model_changed, runtime),
         )
         answer = await run_command(runtime, session_id, command, hooks)
+        return await self._answer(session_id, answer)
+
+    async def _answer(self, session_id: str, text: str) -> PromptResponse:
+        """Answer a prompt with a message instead of a turn (a command's result)."""
         outbox = self._require_outbox()
-        outbox.push(session_id, message_chunk(answer))
+        outbox.push(session_id, message_chunk(text))
         await outbox.flush()
         return PromptResponse(stop_reason="end_turn")
 
     def _announce_commands(self, session_id: str) -> None:
-        self._require_outbox().push(session_id, commands_update())
+        self._require_outbox().push(session_id, commands_update(self._mcp.commands(session_id)))
 
     def _push_title(self, session_id: str, title: str) -> None:
         self._require_outbox().push(session_id, title_update(title, utc_timestamp()))

@@ -20,13 +20,14 @@ from relavium_lsp import __version__
 def agent_capabilities() -> AgentCapabilities:
     """``session/load``, ``session/list|resume|close|delete``, text + embedded context prompts.
 
-    No MCP servers, no images or audio in prompts, no terminals, no ``session/fork`` (not in
-    the stable v1 schema). Modes and config options come with each session, not here.
+    MCP servers over stdio and Streamable HTTP (not SSE); no images or audio in prompts, no
+    terminals, no ``session/fork`` (not in the stable v1 schema). Modes and config options
+    come with each session, not here.
     """
     return AgentCapabilities(
         load_session=True,
         prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-        mcp_capabilities=McpCapabilities(http=False, sse=False),
+        mcp_capabilities=McpCapabilities(http=True, sse=False),
         session_capabilities=SessionCapabilities(
             list=SessionListCapabilities(),
             delete=SessionDeleteCapabilities(),

@@ -10,7 +10,7 @@ says why in its answer rather than failing the request.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from acp.schema import (
@@ -31,11 +31,13 @@ MICROCENTS_PER_DOLLAR = 100_000_000
 MAX_TITLE_CHARS = 500
 
 
-def _command(name: str, description: str, hint: str | None = None) -> AvailableCommand:
+def command_entry(name: str, description: str, hint: str | None = None) -> AvailableCommand:
+    """One entry of ``available_commands_update`` (``hint`` describes its free-text input)."""
     shown = AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None
     return AvailableCommand(name=name, description=description, input=shown)
 
 
+_command = command_entry
 COMMANDS = (
     _command(
         "compact",
@@ -49,10 +51,10 @@ COMMANDS = (
 _NAMES = frozenset(command.name for command in COMMANDS)
 
 
-def commands_update() -> AvailableCommandsUpdate:
-    """The ``available_commands_update`` listing every command."""
+def commands_update(extra: Sequence[AvailableCommand] = ()) -> AvailableCommandsUpdate:
+    """The ``available_commands_update`` listing every command (``extra``: MCP prompts)."""
     return AvailableCommandsUpdate(
-        session_update="available_commands_update", available_commands=list(COMMANDS)
+        session_update="available_commands_update", available_commands=[*COMMANDS, *extra]
     )
 
 

@@ -70,10 +70,8 @@ async def context_for(cwd: str) -> SessionContext:
     return SessionContext(working_dir=working_dir, git_ref=await detect_git_ref(Path(working_dir)))
 
 
-def note_unsupported(mcp_servers: Sized | None, additional_directories: Sized | None) -> None:
-    """Log what the client offered that this agent does not use (MCP, extra roots)."""
-    if mcp_servers:
-        _log.info("ignoring %d MCP server(s): MCP is not supported", len(mcp_servers))
+def note_unsupported(additional_directories: Sized | None) -> None:
+    """Log what the client offered that this agent does not use (extra roots)."""
     if additional_directories:
         _log.info(
             "ignoring %d additional directories: the scope tier decides what is reachable",

@@ -11,14 +11,14 @@ session (:mod:`~relavium_lsp.acp.session_config`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from relavium_lsp.acp.host import CallScopedHost, ClientLink
 from relavium_lsp.acp.session_config import ApprovalChoices
 from relavium_lsp.acp.tool_calls import CallRecord, describe_call
-from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.llm.seam import ToolSpec
-from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
@@ -37,10 +37,14 @@ class AcpToolDispatcher:
         """The registry's specs."""
         return self.registry.specs(names)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """The registry's selection (built-ins and the session's MCP tools)."""
+        return await self.registry.select(entries, ctx)
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Record the call, then run it through the registry with a session-bound host."""
         roots = ScopeRoots.for_call(ctx)
-        definition = self.registry.get(call.name)
+        definition = self.registry.get(call.name) or ctx.turn_tools.get(call.name)
         record = CallRecord(
             session_id=ctx.session_id,
             call_id=call.id,

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
 
+from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 
@@ -178,6 +179,8 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
         title = "git status"
     elif tool == "read_tool_output":
         title = "Read an earlier tool output"
+    elif (mcp := split_exposed_name(tool)) is not None:
+        title = f"MCP {mcp[0]}: {mcp[1]}"
     else:
         title = tool
     return CallDescription(_short(title), kind)

@@ -5,7 +5,9 @@ Providers are probed too (one ``GET /models`` each, see
 Each check prints one ✓ / ✗ / · line (problem lines carry a hint on how to fix them); the
 exit status is 0 when nothing is wrong and 1 otherwise. ``--json`` prints the same as data.
 Doctor only reads: it never creates the data directory, a database or a key, and it never
-prints a key — only where one was found.
+prints a key — only where one was found. It starts the MCP servers the user configured (or
+trusted in the workspace) once, to report whether each starts; see
+:mod:`relavium_lsp.commands.doctor_mcp`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Literal
 import httpx
 
 from relavium_lsp import __version__
+from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.commands.doctor_probe import probe_providers
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
@@ -58,9 +61,10 @@ def register(subparsers: Any) -> None:
     """Add the ``doctor`` subcommand."""
     parser = subparsers.add_parser(
         "doctor",
-        help="check versions, keychain, database, providers and workspace configuration",
+        help="check versions, keychain, database, providers, MCP servers and configuration",
         description="Check the installation and configuration; exit status 1 if anything "
-        "is wrong. Reads only: nothing is created or changed.",
+        "is wrong. Reads only: nothing is created or changed (MCP servers you configured, or "
+        "trusted in this workspace, are started once to see that they work).",
     )
     parser.add_argument(
         "--workspace",
@@ -110,6 +114,9 @@ def collect_checks(workspace: Path, *, probe: bool = True) -> list[Check]:
                   found.summary, found.hint)
             for found in probe_providers(config)
         )  # fmt: skip
+    if config is not None:
+        found_mcp = mcp_checks(config.mcp_servers, workspace, home, network=probe)
+        checks.extend(Check(*found) for found in found_mcp)
     return checks
 
 

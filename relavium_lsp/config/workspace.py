@@ -7,11 +7,13 @@ plus the built-in default agent. A workspace without ``.relavium/`` is perfectly
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from relavium_lsp.config.agents import agent_files, load_agents
 from relavium_lsp.config.locate import KeyPath
+from relavium_lsp.config.mcp_servers import ServerDefinition, merge_servers
 from relavium_lsp.config.merge import merge_policy, merge_providers, resolve_default_model
 from relavium_lsp.config.toml_files import load_toml_model
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
@@ -43,6 +45,8 @@ class WorkspaceConfig:
     # Providers whose endpoint a project file chose: they never receive a stored API key,
     # so a cloned repository cannot point the user's key at a server of its choosing.
     keyless_providers: frozenset[str] = field(default=frozenset())
+    # MCP servers by name, from both files (see relavium_lsp.config.mcp_servers).
+    mcp_servers: dict[str, ServerDefinition] = field(default_factory=dict)
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
@@ -96,6 +100,13 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
             provider_id
             for provider_id, provider in project_file.providers.items()
             if provider.model_fields_set & ENDPOINT_FIELDS
+        ),
+        mcp_servers=merge_servers(
+            global_file.mcp,
+            project_file.mcp,
+            workspace=os.path.realpath(workspace) if workspace is not None else None,
+            user_file=str(global_path),
+            project_file=str(project_path) if project_path is not None else None,
         ),
     )
 

@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
 
 from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.mcp import SERVER_NAME_MAX, SERVER_NAME_PATTERN
 
 KEBAB_ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+MCP_SELECTOR_PREFIX = "mcp:"
+# ``mcp:NAME`` (every tool of a server) or ``mcp:NAME/TOOL`` (one tool, as the server names it).
+_MCP_SELECTOR = re.compile(
+    r"^mcp:(?P<server>" + SERVER_NAME_PATTERN.strip("^$") + r")(?:/(?P<tool>[^\s/]{1,128}))?$"
+)
+
+
+def parse_mcp_selector(entry: str) -> tuple[str, str | None] | None:
+    """``(server, tool or None)`` for an ``mcp:`` tools entry; ``None`` for anything else."""
+    match = _MCP_SELECTOR.match(entry)
+    if match is None or len(match.group("server")) > SERVER_NAME_MAX:
+        return None
+    return match.group("server"), match.group("tool")
+
+
+def _check_tool_entry(entry: str) -> str:
+    if entry.startswith(MCP_SELECTOR_PREFIX) and parse_mcp_selector(entry) is None:
+        raise ValueError(
+            f"{entry[:200]!r} is not an MCP selector: write mcp:SERVER for every tool of a "
+            "server or mcp:SERVER/TOOL for one"
+        )
+    return entry
+
+
+# A built-in tool name, or an MCP selector (``mcp:SERVER`` / ``mcp:SERVER/TOOL``).
+ToolEntry = Annotated[str, AfterValidator(_check_tool_entry)]
 
 
 class FallbackEntry(AuthoredModel):
@@ -28,7 +58,7 @@ class AgentDefinition(AuthoredModel):
     system_prompt: str = ""
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    tools: list[str] = Field(default_factory=list)
+    tools: list[ToolEntry] = Field(default_factory=list)
     fallback_chain: list[FallbackEntry] = Field(default_factory=list)
 
 

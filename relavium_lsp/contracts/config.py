@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator
 
 from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.mcp import McpConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.contracts.session import FsScopeTier
 
@@ -76,6 +77,7 @@ class GlobalConfigFile(AuthoredModel):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     preferences: Preferences = Field(default_factory=Preferences)
     chat: ChatConfig = Field(default_factory=ChatConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
 
 class ProjectConfigFile(AuthoredModel):
@@ -83,6 +85,7 @@ class ProjectConfigFile(AuthoredModel):
 
     chat: ChatConfig = Field(default_factory=ChatConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
 
 class EffectiveChatPolicy(AuthoredModel):

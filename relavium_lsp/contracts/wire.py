@@ -240,6 +240,55 @@ class ListAgentsResult(WireModel):
     agents: list[AgentInfo]
 
 
+class ListToolsParams(WireModel):
+    """``relavium/listTools``: the tools a session (or a workspace) can use.
+
+    With ``sessionId`` the session's workspace is used; else ``workingDir``; else the
+    workspace the server detects. ``start`` starts trusted MCP servers that are not running
+    so their tools can be listed (untrusted project servers are never started).
+    """
+
+    session_id: SessionId | None = Field(default=None, min_length=1, max_length=64)
+    working_dir: str | None = Field(default=None, min_length=1, max_length=4096)
+    start: bool = False
+
+
+class ToolInfo(WireModel):
+    """One tool as the model sees it."""
+
+    name: str
+    description: str
+    source: Literal["builtin", "mcp"]
+    # MCP tools: the server's name and the tool's own name there.
+    server: str | None = None
+    server_tool: str | None = None
+    read_only: bool | None = None
+
+
+McpServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped"]
+
+
+class McpServerInfo(WireModel):
+    """One MCP server and its state in this server process."""
+
+    name: str
+    origin: Literal["user", "project", "client"]
+    transport: Literal["stdio", "http"]
+    # The command line or URL (never a header or an environment value).
+    target: str
+    trusted: bool
+    state: McpServerState
+    error: str | None = None
+    tool_count: int
+
+
+class ListToolsResult(WireModel):
+    """Result of ``relavium/listTools``: built-in tools first, then each server's."""
+
+    tools: list[ToolInfo]
+    servers: list[McpServerInfo]
+
+
 class ListModelsParams(WireModel):
     """``relavium/listModels``: ``refresh`` asks every provider again instead of the cache."""
 

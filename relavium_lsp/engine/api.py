@@ -41,6 +41,7 @@ from relavium_lsp.contracts.session import (
     SessionMessage,
     SessionStatus,
 )
+from relavium_lsp.contracts.wire import ListToolsResult
 from relavium_lsp.engine import exports
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
@@ -56,6 +57,8 @@ from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
 from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.mcp.catalog import list_tools
+from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey, resolve_db_key
@@ -100,12 +103,19 @@ class Engine:
     """Sessions, turns, events, history and export for one process; see the module doc."""
 
     def __init__(
-        self, services: EngineServices, sessions: LiveSessions, *, http: httpx.AsyncClient
+        self,
+        services: EngineServices,
+        sessions: LiveSessions,
+        *,
+        http: httpx.AsyncClient,
+        mcp: McpToolSource | None = None,
     ) -> None:
         self._services = services
         self._live = sessions
         self._http = http
         self._models = ModelDirectory(http)
+        # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
+        self.mcp = mcp
 
     # -- opening and driving sessions -------------------------------------------------------
 
@@ -283,6 +293,17 @@ class Engine:
         """The agents of a workspace (always including the default agent)."""
         return list((await self._live.workspace_config(working_dir)).agents.values())
 
+    async def list_tools(
+        self, *, session_id: str | None, working_dir: str | None, start: bool
+    ) -> ListToolsResult:
+        """Built-in tools, then every MCP server the session (or workspace) may use."""
+        if session_id is not None:
+            working_dir = (await self.record(session_id)).context.working_dir
+        builtins = self._services.tools.specs(default_registry().names)
+        return await list_tools(
+            builtins, self.mcp, session_id=session_id, working_dir=working_dir, start=start
+        )
+
     async def list_models(self, working_dir: str | None, *, refresh: bool = False) -> ModelsReport:
         """Every model the workspace can use, with the state of each provider's list.
 
@@ -373,6 +394,8 @@ class Engine:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
         finally:
+            if self.mcp is not None:
+                await self.mcp.close()
             await self._http.aclose()
             await self._services.store.close()
             shutil.rmtree(self._services.temp_dir, ignore_errors=True)
@@ -395,6 +418,7 @@ async def open_engine(
     history_path: str | Path | None = None,
     db_key: DbKey | None = None,
     tools: ToolDispatcher | None = None,
+    mcp: McpToolSource | None = None,
     approval_override: ApprovalMode | None = None,
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
@@ -405,7 +429,9 @@ async def open_engine(
     production defaults: the history database in ``RELAVIUM_HOME``, its key from the
     keychain / key file / ``RELAVIUM_DB_KEY``, every built-in tool, providers resolved from
     the workspace configuration. Tests and tools replace them (``db_key``, ``providers``,
-    ``load_config``), never the way the pieces are put together.
+    ``load_config``), never the way the pieces are put together. ``mcp`` is the MCP tool
+    source inside a caller's ``tools`` (closed with the engine); without ``tools`` the
+    default registry is built around a new one.
     """
     # The store works in a worker thread while the loop parses a fast token stream; with
     # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
@@ -428,11 +454,14 @@ async def open_engine(
             key_lookup=key_lookup_for(config),
         )
 
+    if tools is None:
+        mcp = mcp or new_mcp_source()
+        tools = default_registry(sources=[mcp])
     services = EngineServices(
         store=store,
         bus=EventBus(store),
         media=MediaStore(path.parent / "media"),
-        tools=tools or default_registry(),
+        tools=tools,
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
@@ -443,4 +472,4 @@ async def open_engine(
         load_config=load_config,
         approval_override=approval_override,
     )
-    return Engine(services, sessions, http=http)
+    return Engine(services, sessions, http=http, mcp=mcp)

@@ -26,7 +26,26 @@ MAX_SELECTION_BYTES = 512 * 1024
 async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
     """Build the plan for a turn whose user message is already persisted."""
     agent = session.agent
-    tools = scope.tools.specs(agent.tools)
+    tool_context = ToolCallContext(
+        session_id=session.id,
+        context=session.record.context,
+        policy=session.policy,
+        host=scope.host,
+        emit=scope.emit,
+        ask_user=scope.ask_user,
+        artifacts=scope.store,
+        model=session.model,
+        allowed_tools=frozenset(agent.tools),
+        temp_dir=scope.temp_dir,
+        approvals=scope.approvals,
+        session_title=session.record.title,
+        protected_paths=scope.protected_paths,
+    )
+    # Resolving may start MCP servers (or ask to trust a project's): it is the turn's work.
+    selection = await scope.tools.select(agent.tools, tool_context)
+    tool_context.allowed_tools = selection.allowed
+    tool_context.turn_tools = selection.turn_tools
+    tools = selection.specs
     system = await system_prompt(scope, session)
     reserve = agent.max_tokens or DEFAULT_OUTPUT_RESERVE
     overhead = len(system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in tools)
@@ -40,21 +59,7 @@ async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
         temperature=agent.temperature,
         max_tokens=agent.max_tokens,
         max_tool_turns=session.policy.max_tool_turns,
-        tool_context=ToolCallContext(
-            session_id=session.id,
-            context=session.record.context,
-            policy=session.policy,
-            host=scope.host,
-            emit=scope.emit,
-            ask_user=scope.ask_user,
-            artifacts=scope.store,
-            model=session.model,
-            allowed_tools=frozenset(agent.tools),
-            temp_dir=scope.temp_dir,
-            approvals=scope.approvals,
-            session_title=session.record.title,
-            protected_paths=scope.protected_paths,
-        ),
+        tool_context=tool_context,
     )
 
 

@@ -174,10 +174,15 @@ class TurnRunner:
             if not reply.tool_calls:
                 return self._completed(reply)
             tool_rounds += 1
+            # One tool message per round, as history projects it: every result first, then
+            # any media the tools returned (providers want the results right after the calls).
+            answered: list[ContentPart] = []
             for call in reply.tool_calls:
-                result = await self._run_tool(call)
-                await self._persist("tool", [result])
-                messages.append(LlmMessage(role="tool", content=(result,)))
+                parts = await self._run_tool(call)
+                await self._persist("tool", parts)
+                answered.extend(parts)
+            answered.sort(key=lambda part: not isinstance(part, ToolResultPart))
+            messages.append(LlmMessage(role="tool", content=tuple(answered)))
 
     async def _call_model(self, request: LlmRequest) -> _ModelReply:
         reply = _ModelReply(model=request.model)
@@ -213,16 +218,20 @@ class TurnRunner:
         self.usage = self.usage.plus(usage)
         await self._governor.record(model, usage)
 
-    async def _run_tool(self, call: ToolCallEnd) -> ToolResultPart:
+    async def _run_tool(self, call: ToolCallEnd) -> list[ContentPart]:
+        """The tool message's parts: the result, then any media the tool returned."""
         if call.args_error is not None:
-            return ToolResultPart(
-                tool_call_id=call.id,
-                result=f"The arguments for {call.name} were not valid JSON: {call.args_error}",
-                is_error=True,
-            )
-        return await self._scope.tools.dispatch(
+            return [
+                ToolResultPart(
+                    tool_call_id=call.id,
+                    result=f"The arguments for {call.name} were not valid JSON: {call.args_error}",
+                    is_error=True,
+                )
+            ]
+        answer = await self._scope.tools.dispatch(
             ToolCallPart(id=call.id, name=call.name, args=call.args), self._plan.tool_context
         )
+        return answer.parts()
 
     async def _persist(
         self,

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from relavium_lsp.contracts.content import (
+    DurableMediaPart,
     DurableReasoningPart,
+    MediaPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -37,7 +39,7 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
     ToolSpec,
 )
-from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
 from relavium_lsp.tools.bounding import summarize_output
 from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
@@ -85,15 +87,21 @@ def provider_cassette(turns: Sequence[LogicalTurn]) -> dict[str, Any]:
     return {"format": CASSETTE_FORMAT, "calls": [call.to_json() for call in calls]}
 
 
-def tool_cassette(messages: Iterable[SessionMessage]) -> dict[str, ToolResultPart]:
-    """Every recorded tool result, by the id of the call it answers."""
-    return {
-        part.tool_call_id: part
-        for message in messages
-        if message.role == "tool"
-        for part in message.content
-        if isinstance(part, ToolResultPart)
-    }
+def tool_cassette(messages: Iterable[SessionMessage]) -> dict[str, ToolAnswer]:
+    """Every recorded tool result (with the media beside it), by the id of the call."""
+    answers: dict[str, ToolAnswer] = {}
+    for message in messages:
+        if message.role != "tool":
+            continue
+        media = tuple(
+            MediaPart(mime_type=part.mime_type, source=part.source, name=part.name)
+            for part in message.content
+            if isinstance(part, DurableMediaPart)
+        )
+        for part in message.content:
+            if isinstance(part, ToolResultPart):
+                answers[part.tool_call_id] = ToolAnswer(part, media)
+    return answers
 
 
 @dataclass
@@ -111,7 +119,7 @@ class ReplayToolDispatcher:
     def __init__(
         self,
         registry: ToolRegistry,
-        recordings: dict[str, ToolResultPart],
+        recordings: dict[str, ToolAnswer],
         *,
         live_tools: bool = False,
     ) -> None:
@@ -124,7 +132,11 @@ class ReplayToolDispatcher:
         """The same specs the original session offered its model."""
         return self._registry.specs(names)
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """The built-ins the original offered (MCP calls always come from the recording)."""
+        return await self._registry.select(entries, ctx)
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run a ``pure``/``read-only`` tool live if allowed, else replay the recording."""
         definition = self._registry.get(call.name)
         if self._live_tools and definition is not None:
@@ -135,10 +147,13 @@ class ReplayToolDispatcher:
         recorded = self._recordings.get(call.id)
         if recorded is None:
             self.counters.missing += 1
-            result = ToolResultPart(tool_call_id=call.id, result=NO_RECORDING, is_error=True)
+            answer = ToolAnswer(
+                ToolResultPart(tool_call_id=call.id, result=NO_RECORDING, is_error=True)
+            )
         else:
             self.counters.recorded += 1
-            result = recorded
+            answer = recorded
+        result = answer.result
         ctx.emit(
             AgentToolResult(
                 tool_id=call.name,
@@ -149,4 +164,4 @@ class ReplayToolDispatcher:
                 error_code="tool_unavailable" if recorded is None else None,
             )
         )
-        return result
+        return answer

@@ -6,7 +6,9 @@ The mapping (``docs/design.md`` §9), deterministic — no clock, no randomness:
   (:mod:`relavium_lsp.export.turns`) named ``turn-1``, ``turn-2``…, then ``output``. Each
   agent node has ``agent_ref`` (the session's agent slug), ``prompt_template`` (the turn's
   user text, neutralised; omitted when empty) and ``tools`` (deduped, first use first;
-  omitted when none). Interrupted or unanswered turns get no node: they stay in metadata.
+  omitted when none). An MCP call (``mcp__SERVER__TOOL``) is listed as the agent entry
+  that selects it, ``mcp:SERVER/TOOL``, so the step names the server and the tool.
+  Interrupted or unanswered turns get no node: they stay in metadata.
 - ``edges``: the linear chain ``input → turn-1 → … → output`` (``input → output`` when no
   turn completed).
 - ``id``: the title as an ASCII kebab slug (:func:`slugify`), else ``exported-session``;
@@ -33,7 +35,8 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
+from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
@@ -85,7 +88,7 @@ def build_workflow(
     nodes: list[WorkflowNode] = [InputNode(id="input", type="input")]
     for number, turn in enumerate(completed_turns(messages), start=1):
         prompt = neutralise_template(turn.prompt_text())
-        tools = turn.tool_names()
+        tools = list(dict.fromkeys(workflow_tool(name) for name in turn.tool_names()))
         nodes.append(
             AgentNode(
                 id=f"turn-{number}",
@@ -137,6 +140,12 @@ def _agents(record: AgentSessionRecord) -> list[AgentDefinition] | None:
             f"the session's agent snapshot is not a valid agent ({error.error_count()} "
             "problem(s)); it cannot be exported"
         ) from None
+
+
+def workflow_tool(name: str) -> str:
+    """A called tool as an agent ``tools`` entry: MCP calls name their server and tool."""
+    mcp = split_exposed_name(name)
+    return f"{MCP_SELECTOR_PREFIX}{mcp[0]}/{mcp[1]}" if mcp is not None else name
 
 
 def serialize_workflow(document: WorkflowDocument) -> str:

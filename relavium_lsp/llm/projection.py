@@ -8,9 +8,10 @@ Rules, in order:
    one-line note that earlier messages were left out). Every other ``system`` row —
    interruption markers included — is dropped.
 2. Each assistant message that called tools is followed by exactly one ``tool`` message
-   holding one result per call, in call order. A call whose result was never stored (the
-   process died, the turn was interrupted) gets a synthetic error result, so no provider
-   ever sees a dangling call; a result whose call is not in view is dropped.
+   holding one result per call, in call order, then any media the tools returned (MCP
+   images; the wire mappings put them after the results). A call whose result was never
+   stored (the process died, the turn was interrupted) gets a synthetic error result, so no
+   provider ever sees a dangling call; a result whose call is not in view is dropped.
 3. Media handles are resolved to inline base64 from the media store (a missing blob becomes
    a short text note rather than a failed call).
 4. Messages left without content are skipped. Role alternation is **not** enforced here:
@@ -124,15 +125,18 @@ def project_messages(
         if not calls:
             continue
         results: dict[str, ToolResultPart] = {}
+        returned_media: list[ContentPart] = []
         while index < len(kept) and kept[index].role == "tool":
             for part in _parts(kept[index], media, live):
                 if isinstance(part, ToolResultPart):
                     results.setdefault(part.tool_call_id, part)
+                elif isinstance(part, MediaPart | TextPart):
+                    returned_media.append(part)
             index += 1
         answered = tuple(
             results.get(call.id)
             or ToolResultPart(tool_call_id=call.id, result=INTERRUPTED_RESULT, is_error=True)
             for call in calls
         )
-        projected.append(LlmMessage(role="tool", content=answered))
+        projected.append(LlmMessage(role="tool", content=(*answered, *returned_media)))
     return tuple(projected)

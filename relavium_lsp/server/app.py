@@ -17,11 +17,22 @@ from relavium_lsp.server.features import (
     lifecycle,
     models,
     sessions,
+    tools,
 )
 from relavium_lsp.server.state import ServerState
 
 # Registration order: ``commands`` last, it mirrors every request registered before it.
-FEATURES = (lifecycle, context, configuration, sessions, export, models, code_actions, commands)
+FEATURES = (
+    lifecycle,
+    context,
+    configuration,
+    sessions,
+    tools,
+    export,
+    models,
+    code_actions,
+    commands,
+)
 
 
 def create_server(state: ServerState | None = None) -> RelaviumServer:

@@ -16,6 +16,7 @@ COMPACT_SESSION = "relavium/compactSession"
 EXPORT_SESSION = "relavium/exportSession"
 FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
+LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

@@ -2,27 +2,31 @@
 
 The engine hands every tool call the model makes to :meth:`ToolDispatcher.dispatch` with a
 :class:`ToolCallContext`; dispatch validates, applies policy and approvals, runs the tool,
-emits ``agent:tool_call`` / ``agent:tool_result`` through ``emit`` and returns the bounded
-:class:`~relavium_lsp.contracts.content.ToolResultPart` the model reads next (the
-``agent:tool_result`` event carries the error code and duration). It never raises for a tool
-failure — only ``asyncio.CancelledError`` escapes. Questions to the user go through
+emits ``agent:tool_call`` / ``agent:tool_result`` through ``emit`` and returns a
+:class:`ToolAnswer`: the bounded :class:`~relavium_lsp.contracts.content.ToolResultPart` the
+model reads next, plus any media the tool returned (the ``agent:tool_result`` event carries
+the error code and duration). It never raises for a tool failure — only
+``asyncio.CancelledError`` escapes. Questions to the user go through
 ``ask_user`` (which also emits ``agent:approval_requested``); what the user allowed for the
 rest of the session is kept in one :class:`ApprovalMemory`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
-from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.content import ContentPart, MediaPart, ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.host import Approver, EditorHost
+
+if TYPE_CHECKING:
+    from relavium_lsp.tools.definition import ToolDefinition
 
 SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
@@ -87,6 +91,47 @@ class ToolCallContext:
     session_title: str | None = None
     # Extra locations no tool may touch in any tier (e.g. a custom history database folder).
     protected_paths: tuple[Path, ...] = ()
+    # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
+    turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """One call's answer: the bounded result, then binary parts the tool returned (images)."""
+
+    result: ToolResultPart
+    media: tuple[MediaPart, ...] = ()
+
+    def parts(self) -> list[ContentPart]:
+        """The tool message's parts, result first."""
+        return [self.result, *self.media]
+
+
+@dataclass(frozen=True)
+class ToolSelection:
+    """The tools of one turn: what the model sees, what may run, and the turn's extra tools."""
+
+    specs: list[ToolSpec]
+    allowed: frozenset[str]
+    turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
+
+
+class ToolSource(Protocol):
+    """Tools that exist only at run time (an MCP server's), chosen by agent ``tools`` entries."""
+
+    def claims(self, entry: str) -> bool:
+        """Whether an agent ``tools`` entry (e.g. ``mcp:NAME``) belongs to this source."""
+        ...
+
+    async def resolve(
+        self, entries: Sequence[str], ctx: ToolCallContext
+    ) -> list[ToolDefinition[Any]]:
+        """The definitions for this session's turn (entries may be empty).
+
+        Those the entries select, plus any the session was given by other means (an ACP
+        client's MCP servers).
+        """
+        ...
 
 
 class ToolDispatcher(Protocol):
@@ -96,6 +141,10 @@ class ToolDispatcher(Protocol):
         """LLM-visible specs for the named tools (unknown names are skipped)."""
         ...
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """The tools an agent's ``tools`` entries give one turn (may start MCP servers)."""
+        ...
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run one call under policy; never raises except for cancellation."""
         ...

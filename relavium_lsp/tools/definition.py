@@ -20,6 +20,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from relavium_lsp.contracts.content import MediaPart
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode
 from relavium_lsp.tools.base import SideEffect, ToolCallContext
 
@@ -63,11 +64,16 @@ class ToolLimits:
 
 @dataclass(frozen=True)
 class ToolRun:
-    """What a tool produced; ``failed`` marks a result the model should read as an error."""
+    """What a tool produced; ``failed`` marks a result the model should read as an error.
+
+    ``media`` (images and other binary parts an MCP tool returned) is kept beside the text
+    result in the tool message; the text should mention it.
+    """
 
     text: str
     failed: bool = False
     error_code: ErrorCode | None = None
+    media: tuple[MediaPart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ class ToolDefinition(Generic[ArgsT]):
     contents, request bodies); ``redacted_fields`` never appear in events at all.
     ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
     ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
+    ``input_schema`` is set for tools whose arguments are described by someone else's JSON
+    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it.
     """
 
     name: str
@@ -112,9 +120,12 @@ class ToolDefinition(Generic[ArgsT]):
     redacted_fields: frozenset[str] = frozenset()
     always_ask: bool = False
     bounded_by_artifact: bool = True
+    input_schema: dict[str, Any] | None = None
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""
+        if self.input_schema is not None:
+            return dict(self.input_schema)
         schema: dict[str, Any] = _without_titles(self.args_model.model_json_schema(by_alias=True))
         # The class docstring is for developers; the tool description speaks to the model.
         schema.pop("description", None)

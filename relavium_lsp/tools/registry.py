@@ -12,7 +12,7 @@
 6. run, timed;
 7. bound the result for the model (the full text saved as an artifact when cut);
 8. emit ``agent:tool_result`` (success, summary, duration, error code) and return the
-   ``tool_result`` part the model reads.
+   ``tool_result`` part the model reads (with any media the tool returned).
 
 Arguments are never interpolated: ``{{secrets.*}}`` or ``{{ctx.*}}`` in tool arguments is
 passed through literally. ``read_tool_output`` is a companion of every tool list: it only
@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, cast, get_args
 
 from pydantic import ValidationError
@@ -35,7 +35,7 @@ from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ErrorC
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection, ToolSource
 from relavium_lsp.tools.bounding import (
     bound_output,
     sanitize_input,
@@ -59,11 +59,19 @@ _ERROR_CODES = frozenset(get_args(ErrorCode))
 
 
 class ToolRegistry:
-    """Tool definitions by name, dispatched under policy."""
+    """Tool definitions by name, dispatched under policy.
 
-    def __init__(self, definitions: Iterable[ToolDefinition[Any]] = ()) -> None:
+    ``sources`` add tools that exist only at run time (MCP servers): :meth:`select` asks
+    them for the entries they claim, and their definitions travel with the turn in
+    ``ToolCallContext.turn_tools``, through the same dispatch as the built-ins.
+    """
+
+    def __init__(
+        self, definitions: Iterable[ToolDefinition[Any]] = (), sources: Sequence[ToolSource] = ()
+    ) -> None:
         self._tools: dict[str, ToolDefinition[Any]] = {}
         self._specs: dict[str, ToolSpec] = {}
+        self._sources = tuple(sources)
         for definition in definitions:
             self.register(definition)
 
@@ -72,11 +80,7 @@ class ToolRegistry:
         if definition.name in self._tools:
             raise ValueError(f"tool {definition.name!r} is already registered")
         self._tools[definition.name] = definition
-        self._specs[definition.name] = ToolSpec(
-            name=definition.name,
-            description=definition.description,
-            parameters=definition.parameters_schema(),
-        )
+        self._specs[definition.name] = _spec(definition)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -99,12 +103,42 @@ class ToolRegistry:
             chosen.append(companion)
         return chosen
 
+    async def select(self, entries: Sequence[str], ctx: ToolCallContext) -> ToolSelection:
+        """Built-ins named by ``entries`` plus what the sources resolve for the others."""
+        claimed: dict[int, list[str]] = {}
+        builtin: list[str] = []
+        for entry in dict.fromkeys(entries):
+            owner = next((i for i, s in enumerate(self._sources) if s.claims(entry)), None)
+            if owner is None:
+                builtin.append(entry)
+            else:
+                claimed.setdefault(owner, []).append(entry)
+        specs = self.specs(builtin)
+        turn_tools: dict[str, ToolDefinition[Any]] = {}
+        for index, source in enumerate(self._sources):
+            # Asked even without entries: a source may hold tools the session was given.
+            for definition in await source.resolve(claimed.get(index, []), ctx):
+                if definition.name not in self._tools:
+                    turn_tools.setdefault(definition.name, definition)
+        dynamic = [_spec(definition) for definition in turn_tools.values()]
+        companion = self._specs.get(READ_TOOL_OUTPUT)
+        if dynamic and companion is not None and companion not in specs:
+            specs.append(companion)
+        return ToolSelection(
+            specs=[*specs, *dynamic],
+            allowed=frozenset(builtin) | frozenset(turn_tools),
+            turn_tools=turn_tools,
+        )
+
     def _is_allowed(self, name: str, ctx: ToolCallContext) -> bool:
         return name in ctx.allowed_tools or name == READ_TOOL_OUTPUT
 
-    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolResultPart:
+    def _lookup(self, name: str, ctx: ToolCallContext) -> ToolDefinition[Any] | None:
+        return self._tools.get(name) or ctx.turn_tools.get(name)
+
+    async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run one call under policy; never raises except for cancellation."""
-        definition = self._tools.get(call.name)
+        definition = self._lookup(call.name, ctx)
         ctx.emit(tool_call_event(call, definition, ctx.model))
         timer = _Timer()
         try:
@@ -132,7 +166,8 @@ class ToolRegistry:
                 error_code=run.error_code if run.failed else None,
             )
         )
-        return ToolResultPart(tool_call_id=call.id, result=text, is_error=run.failed)
+        result = ToolResultPart(tool_call_id=call.id, result=text, is_error=run.failed)
+        return ToolAnswer(result=result, media=run.media)
 
     async def _execute(
         self,
@@ -142,7 +177,8 @@ class ToolRegistry:
         timer: _Timer,
     ) -> ToolRun:
         if definition is None or not self._is_allowed(call.name, ctx):
-            available = ", ".join(sorted(n for n in self._tools if self._is_allowed(n, ctx)))
+            known = [*self._tools, *ctx.turn_tools]
+            available = ", ".join(sorted(n for n in known if self._is_allowed(n, ctx)))
             return ToolRun(
                 f"Error: the tool {call.name!r} is not available in this session. "
                 f"Available tools: {available or 'none'}.",
@@ -238,6 +274,14 @@ class _Timer:
         return int((self._total + running) * 1000)
 
 
+def _spec(definition: ToolDefinition[Any]) -> ToolSpec:
+    return ToolSpec(
+        name=definition.name,
+        description=definition.description,
+        parameters=definition.parameters_schema(),
+    )
+
+
 def _error_code(code: str) -> ErrorCode:
     """A ToolError's code as an event ErrorCode (session codes never come from tools)."""
     return cast("ErrorCode", code) if code in _ERROR_CODES else "tool_failed"
@@ -255,9 +299,12 @@ def _validation_message(tool: str, error: ValidationError) -> str:
 
 
 def default_registry(
-    *, egress_guard: EgressGuard | None = None, limits: ToolLimits | None = None
+    *,
+    egress_guard: EgressGuard | None = None,
+    limits: ToolLimits | None = None,
+    sources: Sequence[ToolSource] = (),
 ) -> ToolRegistry:
-    """A registry with every built-in tool (tests inject an ``egress_guard`` for HTTP)."""
+    """Every built-in tool, plus ``sources`` (``egress_guard`` is the test seam for HTTP)."""
     limits = limits or ToolLimits()
     guard = egress_guard or EgressGuard()
     definitions: list[ToolDefinition[Any]] = [
@@ -268,7 +315,7 @@ def default_registry(
         *http_tools(guard, limits),
         *tool_output_tools(),
     ]
-    return ToolRegistry(definitions)
+    return ToolRegistry(definitions, sources)
 
 
 def tool_call_event(

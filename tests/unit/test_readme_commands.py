@@ -106,7 +106,9 @@ def _write_readme_config(home: Path, workspace: Path) -> None:
         place = first_line[2:].strip()
         target = home / place[2:] if place.startswith("~/") else workspace / place
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(block, encoding="utf-8")
+        # Several examples may show parts of one file (providers, MCP servers): they add up.
+        with target.open("a", encoding="utf-8") as config:
+            config.write(block + "\n")
 
 
 def test_every_readme_command_works(tmp_path: Path) -> None:
@@ -128,6 +130,8 @@ def test_every_readme_command_works(tmp_path: Path) -> None:
         PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
         OPENAI_API_KEY=FAKE_KEY,  # the README's example agent falls back to OpenAI
         PYTHONPATH=str(REPO),
+        # `make setup` installs the README's example MCP server (mcp-server-time) here.
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     )
     ran = []
     for command in readme_commands():
@@ -156,6 +160,9 @@ def test_every_readme_command_works(tmp_path: Path) -> None:
             if command == "relavium-lsp doctor":
                 assert "✓ Provider anthropic: API key found in the OS keychain" in output
                 assert "Configuration: " in output and "reviewer" in output
+                assert "✓ MCP server time: starts; 2 tools (get_current_time, convert_time)" in (
+                    output
+                )
         ran.append(command)
     assert "relavium-lsp doctor" in ran and "relavium-lsp keys set anthropic" in ran
     assert len(ran) + len(EXERCISED_ELSEWHERE) == len(readme_commands())
@@ -163,7 +170,7 @@ def test_every_readme_command_works(tmp_path: Path) -> None:
 
 def test_readme_config_examples_are_valid(tmp_path: Path) -> None:
     tomls = fenced_blocks("toml")
-    assert len(tomls) == 2
+    assert len(tomls) == 3
     for block in tomls:
         document = tomllib.loads(block)
         model = GlobalConfigFile if block.startswith("# ~/") else ProjectConfigFile
@@ -182,6 +189,7 @@ def test_readme_config_examples_are_valid(tmp_path: Path) -> None:
     assert (ollama.kind, str(ollama.base_url)) == ("openai", "http://127.0.0.1:11434/v1")
     assert ollama.allow_local_endpoint
     assert config.providers["gpu-box"].allow_local_endpoint
+    assert config.mcp_servers["time"].config.command == "mcp-server-time"
 
 
 @pytest.mark.parametrize("section", ["VS Code", "Neovim", "Add a real model", "Troubleshooting"])

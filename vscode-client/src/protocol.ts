@@ -26,6 +26,7 @@ export const Methods = {
   exportSession: 'relavium/exportSession',
   forkSession: 'relavium/forkSession',
   listAgents: 'relavium/listAgents',
+  listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
@@ -60,6 +61,8 @@ export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
+
+export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
 
@@ -214,6 +217,19 @@ export type EmptyParams = Record<string, never>;
 /** Result of `relavium/listAgents`. */
 export interface ListAgentsResult {
   agents: AgentInfo[];
+}
+
+/** `relavium/listTools`: the tools a session (or a workspace) can use. */
+export interface ListToolsParams {
+  sessionId?: string;
+  workingDir?: string;
+  start?: boolean;
+}
+
+/** Result of `relavium/listTools`: built-in tools first, then each server's. */
+export interface ListToolsResult {
+  tools: ToolInfo[];
+  servers: McpServerInfo[];
 }
 
 /** `relavium/listModels`: `refresh` asks every provider again instead of the cache. */
@@ -627,6 +643,28 @@ export interface AgentInfo {
   description: string;
   model?: string;
   provider?: string;
+}
+
+/** One tool as the model sees it. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'mcp';
+  server?: string;
+  serverTool?: string;
+  readOnly?: boolean;
+}
+
+/** One MCP server and its state in this server process. */
+export interface McpServerInfo {
+  name: string;
+  origin: 'user' | 'project' | 'client';
+  transport: 'stdio' | 'http';
+  target: string;
+  trusted: boolean;
+  state: McpServerState;
+  error?: string;
+  toolCount: number;
 }
 
 /** One model a model picker can offer; prices in micro-cents per million tokens. */

@@ -99,6 +99,52 @@ describe('ChatModel: streaming', () => {
 });
 
 describe('ChatModel: tool cards', () => {
+  it('shows MCP calls, and the question to trust a project server, as ordinary cards', () => {
+    const model = fresh();
+    model.addPendingUser('say hi');
+    const trust = { toolId: 'mcp:probe', callId: 'mcp-trust-1' };
+    const echo = { toolId: 'mcp__probe__echo', callId: 'c1' };
+    feed(
+      model,
+      stampAll(1, [
+        turnStarted(1),
+        {
+          type: 'agent:tool_call',
+          ...trust,
+          toolInput: { trust: 'probe', command: 'probe --stdio' },
+          model: 'm',
+        },
+        {
+          type: 'agent:approval_requested',
+          ...trust,
+          action: 'process',
+          preview: { command: 'probe --stdio' },
+        },
+        { type: 'agent:tool_result', ...trust, success: true, outputSummary: 'Trusted.', durationMs: 0 },
+        { type: 'agent:tool_call', ...echo, toolInput: { text: 'hi' }, model: 'm' },
+        {
+          type: 'agent:approval_requested',
+          ...echo,
+          action: 'process',
+          preview: { command: 'MCP probe: echo' },
+        },
+        { type: 'agent:tool_result', ...echo, success: true, outputSummary: 'hi', durationMs: 3 },
+        token('It said hi.'),
+        turnCompleted(),
+      ]),
+    );
+    assert.deepEqual(kinds(model), ['user', 'tool', 'tool', 'assistant']);
+    const asked = nth(model, 'tool', 0);
+    const called = nth(model, 'tool', 1);
+    assert.equal(asked.toolId, 'mcp:probe');
+    assert.equal(asked.inputSummary, 'probe --stdio trust: probe');
+    assert.equal(asked.state, 'succeeded');
+    assert.equal(asked.approval?.state, 'approved');
+    assert.equal(called.toolId, 'mcp__probe__echo');
+    assert.equal(called.state, 'succeeded');
+    assert.equal(called.outputSummary, 'hi');
+  });
+
   it('puts a card between the text before and after a tool call', () => {
     const model = fresh();
     model.addPendingUser('fix it');

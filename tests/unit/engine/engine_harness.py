@@ -36,6 +36,7 @@ from relavium_lsp.llm.seam import (
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
+from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
 
 AGENT_YAML = """\
@@ -197,6 +198,7 @@ async def engine(
     project_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
+    tools: ToolDispatcher | None = None,
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary)."""
     workspace = tmp_path / "workspace"
@@ -209,7 +211,7 @@ async def engine(
         return chain
 
     host = RecordingHost()
-    opened = await open_engine(host, history_path=path, db_key=key, providers=resolve)
+    opened = await open_engine(host, history_path=path, db_key=key, providers=resolve, tools=tools)
     store = await AsyncSessionStore.open(path, key)
     harness = Harness(engine=opened, store=store, workspace=workspace, host=host, chain=chain)
     await opened.subscribe(harness.events.append)

@@ -171,7 +171,7 @@ class Harness:
         self, name: str, args: dict[str, Any], ctx: ToolCallContext | None = None
     ) -> Outcome:
         call = ToolCallPart(id=f"call-{next(self._calls)}", name=name, args=args)
-        part = await self.registry.dispatch(call, ctx or self.context())
+        part = (await self.registry.dispatch(call, ctx or self.context())).result
         assert part.tool_call_id == call.id
         [event] = [
             event

@@ -30,6 +30,7 @@ M.COMPACT_SESSION = 'relavium/compactSession'
 M.EXPORT_SESSION = 'relavium/exportSession'
 M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
+M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
@@ -132,6 +133,16 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   THRESHOLD = 'threshold',
   MAX_MESSAGES = 'max_messages',
   MANUAL = 'manual',
+})
+
+--- `McpServerState` values.
+M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
+  IDLE = 'idle',
+  STARTING = 'starting',
+  RUNNING = 'running',
+  CRASHED = 'crashed',
+  FAILED = 'failed',
+  STOPPED = 'stopped',
 })
 
 --- `ApprovalDecision` values.
