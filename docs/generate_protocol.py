@@ -67,11 +67,19 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,
      wire.OpenUntitledResult),
+    (methods.CODE_ACTION_ASK, "client → server", "command", wire.SelectionCommandParams,
+     wire.SelectionTurnResult),
+    (methods.CODE_ACTION_EXPLAIN, "client → server", "command", wire.SelectionCommandParams,
+     wire.SelectionTurnResult),
+    (methods.CODE_ACTION_EXPORT, "client → server", "command", wire.ExportChatParams,
+     wire.ExportSessionResult),
 )  # fmt: skip
-# Shapes a client sends outside the methods (in `initialize`).
+# Shapes outside the methods' own: `initialize`'s, settings, and the non-waiting send result.
 EXTRA_TYPES: tuple[type[BaseModel], ...] = (
+    wire.SendMessageAccepted,
     wire.InitializationOptions,
     wire.RelaviumClientCapabilities,
+    wire.ConfigurationSettings,
 )
 
 

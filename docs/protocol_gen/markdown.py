@@ -91,6 +91,25 @@ def _method_sections(protocol: Protocol, seen: list[type[BaseModel]]) -> Iterabl
         "`workspace/applyEdit`."
     )
     yield ""
+    yield (
+        f"`{methods.SEND_MESSAGE}` answers when the turn settles ([SendMessageResult]"
+        "(#sendmessageresult)); with `wait: false` it answers as soon as the turn has begun "
+        "([SendMessageAccepted](#sendmessageaccepted)) and the settled turn arrives as the "
+        "`session:turn_completed` event. The "
+        f"`{methods.command_name(methods.SEND_MESSAGE)}` command does not wait unless `wait` "
+        "is `true`. A `workDoneToken` in its params gets `$/progress` begin / report / end "
+        "for the turn."
+    )
+    yield ""
+    yield (
+        "Commands (kind `command`) are `workspace/executeCommand` commands only: the ones a "
+        'plain client\'s `textDocument/codeAction` offers on a selection ("Ask Relavium", '
+        '"Explain") and anywhere ("Export this chat"). Clients that declared '
+        "`experimental.relavium` get no code actions. `workspace/didChangeConfiguration` "
+        "settings may carry a `relavium` section ([ConfigurationSettings]"
+        "(#configurationsettings)), used for sessions started afterwards."
+    )
+    yield ""
 
 
 def _event_sections(protocol: Protocol, seen: list[type[BaseModel]]) -> Iterable[str]:

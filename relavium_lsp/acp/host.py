@@ -204,6 +204,10 @@ class AcpEditorHost:
         """No buffer is known outside a tool call."""
         return None
 
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """Known only inside a tool call (see :class:`CallScopedHost`)."""
+        return None
+
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Refused: every write must come from a jail-checked tool call."""
         return WriteOutcome(applied=False, reason="writes only happen inside a tool call")
@@ -236,6 +240,10 @@ class CallScopedHost:
             _log.info("fs/read_text_file failed (%s); reading the disk", type(error).__name__)
             return None
         return response.content
+
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """The client's ``fs/write_text_file``, or the disk, takes every write."""
+        return None
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Write through the client when it can, else atomically to disk; keep the diff."""

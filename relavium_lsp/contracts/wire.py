@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import (
     ApprovalAction,
@@ -57,11 +58,23 @@ class StartSessionResult(WireModel):
     status: SessionStatus
 
 
+ProgressToken = int | str
+
+
 class SendMessageParams(_SessionRef):
-    """``relavium/sendMessage``."""
+    """``relavium/sendMessage``.
+
+    ``wait``: answer when the turn settles (:class:`SendMessageResult`, the default of the
+    request) or as soon as the message is accepted (:class:`SendMessageAccepted`, the default
+    of the ``relavium.sendMessage`` command); the settled turn then arrives as the
+    ``session:turn_completed`` event. ``workDoneToken``: the turn reports ``$/progress``
+    (begin, report, end) on this token.
+    """
 
     text: str = Field(max_length=MAX_MESSAGE_CHARS)
     attachments: list[ContentPart] | None = Field(default=None, max_length=20)
+    wait: bool | None = None
+    work_done_token: ProgressToken | None = None
 
 
 class SendMessageResult(WireModel):
@@ -84,6 +97,20 @@ class SendMessageResult(WireModel):
             text=turn.text,
             last_sequence=turn.last_sequence,
         )
+
+
+class SendMessageAccepted(WireModel):
+    """Result of ``relavium/sendMessage`` with ``wait: false``: the turn runs on.
+
+    Answered once the turn's ``session:turn_started`` event has been sent. Without
+    ``userMessageSequence`` the turn ended before the message was recorded (a turn limit, an
+    abort): its ``session:turn_completed`` event, already sent, says why.
+    """
+
+    accepted: Literal[True] = True
+    user_message_sequence: int | None = None
+    # The sequence number of the turn's session:turn_started event: later events are its own.
+    turn_started_sequence: int | None = None
 
 
 class AbortTurnParams(_SessionRef):
@@ -178,6 +205,11 @@ class ExportSessionResult(WireModel):
     content: str
     suggested_path: str
     opened: bool = False
+    # The file the server wrote, if any: in the workspace's .relavium/exports/ when the client
+    # could show it, else in relavium's data directory (never in the workspace unasked).
+    saved_path: str | None = None
+    # What the user was told (window/showMessage) when nothing could be opened.
+    message: str | None = None
 
 
 class ForkSessionParams(_SessionRef):
@@ -317,6 +349,36 @@ class EditorStateParams(WireModel):
     selection: LspRange | None = None
 
 
+class SelectionCommandParams(WireModel):
+    """Argument of the ``relavium.codeAction.ask`` / ``.explain`` commands (code actions)."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+    range: LspRange
+    # A client that can prompt may add the user's question (ask only).
+    question: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+class SelectionTurnResult(WireModel):
+    """Result of the selection commands: the chat used and the turn it began."""
+
+    session_id: SessionId
+    turn: SendMessageAccepted
+
+
+class ExportChatParams(WireModel):
+    """The ``relavium.codeAction.export`` command: export the chat of this workspace."""
+
+    uri: str | None = Field(default=None, min_length=1, max_length=8192)
+    format: Literal["workflow", "jsonl"] = "workflow"
+
+
+class ConfigurationSettings(WireModel):
+    """``settings.relavium`` of ``workspace/didChangeConfiguration`` (for later sessions)."""
+
+    default_agent: str | None = Field(default=None, min_length=1, max_length=200)
+    approval: ApprovalMode | None = None
+
+
 class RequestApprovalParams(WireModel):
     """``relavium/requestApproval`` (server → client)."""
 
@@ -364,5 +426,5 @@ class InitializationOptions(WireModel):
     client_name: str | None = Field(default=None, max_length=100)
     history_path: str | None = Field(default=None, max_length=4096)
     default_agent: str | None = Field(default=None, max_length=200)
-    approval: Literal["ask", "auto_edits", "never_ask"] | None = None
+    approval: ApprovalMode | None = None
     allow_disk_writes: bool = False

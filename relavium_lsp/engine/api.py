@@ -217,6 +217,13 @@ class Engine:
         )
         return session.snapshot()
 
+    def set_approval_override(self, mode: ApprovalMode | None) -> None:
+        """The editor's own approval setting changed (``None``: the configuration's rules).
+
+        Sessions opened (or loaded) from now on use it; running ones keep the policy they have.
+        """
+        self._live.set_approval_override(mode)
+
     # -- managing history -------------------------------------------------------------------
 
     async def rename(self, session_id: str, title: str) -> None:

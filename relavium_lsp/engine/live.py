@@ -59,6 +59,10 @@ class LiveSessions:
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
 
+    def set_approval_override(self, mode: ApprovalMode | None) -> None:
+        """The editor's approval setting changed: sessions opened from now on use it."""
+        self._approval_override = mode
+
     def served(self, session_id: str) -> AgentSession | None:
         """The live session for an id, if this process serves it (nothing is loaded)."""
         return self._live.get(session_id)

@@ -1,11 +1,13 @@
-"""Writing an export into the workspace's ``.relavium/exports/`` folder — and nowhere else.
+"""Writing an export into one exports folder — and nowhere else.
 
-Used when the editor cannot open an untitled document: the server writes the export as a
-file and asks the editor to show it. The folder is resolved (symlinks included) and must lie
-inside the workspace; the file is created with ``O_EXCL | O_NOFOLLOW`` relative to the
-folder's descriptor, so an existing file — or a symlink planted where the file would go — is
-never written through. A name that is taken by different content gets a ``-2``, ``-3``…
-suffix; the same content already there is simply reused.
+Used when the editor cannot open an untitled document: the server writes the export into the
+workspace's ``.relavium/exports/`` and asks the editor to show it, or — when the editor cannot
+show a document either — into ``exports/`` in relavium's data directory, never the user's
+repository. The folder is resolved (symlinks included) and must lie inside its root; the
+file is created with ``O_EXCL | O_NOFOLLOW`` relative to the folder's descriptor, so an
+existing file — or a symlink planted where the file would go — is never written through. A
+name that is taken by different content gets a ``-2``, ``-3``… suffix; the same content
+already there is simply reused.
 """
 
 from __future__ import annotations
@@ -29,14 +31,16 @@ def exports_dir(working_dir: str) -> Path:
     return Path(working_dir) / EXPORTS_DIR
 
 
-def write_export_file(working_dir: str, stem: str, suffix: str, content: str) -> Path:
-    """Write ``content`` as ``<stem><suffix>`` (or a suffixed variant); returns its path."""
+def write_export_file(
+    working_dir: str, stem: str, suffix: str, content: str, *, folder: Path = EXPORTS_DIR
+) -> Path:
+    """Write ``<working_dir>/<folder>/<stem><suffix>`` (or a suffixed variant); its path."""
     if not _SAFE_STEM.match(stem) or not _SAFE_SUFFIX.match(suffix):
         raise ExportError(f"refusing an unsafe export file name {stem + suffix!r}")
     root = Path(os.path.realpath(working_dir))
     if not root.is_dir():
-        raise ExportError(f"the workspace folder {working_dir} does not exist")
-    resolved = _inside_folder(root)
+        raise ExportError(f"the folder {working_dir} does not exist")
+    resolved = _inside_folder(root, folder)
     data = content.encode("utf-8")
     directory = os.open(resolved, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
@@ -49,14 +53,14 @@ def write_export_file(working_dir: str, stem: str, suffix: str, content: str) ->
     raise ExportError(f"too many exports named {stem}{suffix} in {resolved}")
 
 
-def _inside_folder(root: Path) -> Path:
-    """Create ``.relavium/exports`` step by step, checking each step stays in ``root``.
+def _inside_folder(root: Path, relative: Path) -> Path:
+    """Create ``relative`` step by step, checking each step stays in ``root``.
 
     Checking before creating matters: ``mkdir -p`` through a planted ``.relavium`` symlink
     would already have made a directory outside the workspace.
     """
     folder = root
-    for part in EXPORTS_DIR.parts:
+    for part in relative.parts:
         step = folder / part
         try:
             if not os.path.lexists(step):
@@ -65,7 +69,7 @@ def _inside_folder(root: Path) -> Path:
             raise ExportError(f"cannot create {step}: {error.strerror}") from None
         folder = Path(os.path.realpath(step))
         if not folder.is_relative_to(root) or not folder.is_dir():
-            raise ExportError(f"{step} leads outside the workspace; the export was not written")
+            raise ExportError(f"{step} leads outside {root}; the export was not written")
     return folder
 
 

@@ -19,20 +19,28 @@ is dispatched, so no request can miss its handler.
 from __future__ import annotations
 
 from relavium_lsp.server.core import RelaviumServer
-from relavium_lsp.server.features import commands, context, lifecycle
+from relavium_lsp.server.features import code_actions, commands, context, lifecycle
 from relavium_lsp.server.state import ServerState
 
-# Registered at start-up; ``commands`` registers its names from ``methods.REQUESTS``.
-EAGER = (lifecycle, context, commands)
+# Registered at start-up: what ``initialize`` must already know (its capabilities list the
+# code-action provider and every command name, see ``commands``), all of it light to import.
+EAGER = (lifecycle, context, code_actions, commands)
 
 
 def load_deferred_features(server: RelaviumServer) -> None:
     """Validate the stored initialization options, then register the session features."""
     # The heavy imports (see the module doc).
-    from relavium_lsp.server.features import export, models, sessions, tools
+    from relavium_lsp.server.features import (
+        configuration,
+        export,
+        models,
+        selection_chat,
+        sessions,
+        tools,
+    )
 
     lifecycle.settle_initialization(server)
-    for feature in (sessions, tools, export, models):
+    for feature in (configuration, sessions, tools, export, models, selection_chat):
         feature.setup(server)
     context.setup_editor_state(server)
 

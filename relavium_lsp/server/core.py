@@ -82,6 +82,8 @@ class RelaviumServer(LanguageServer):
         self.state = state or ServerState()
         # Custom request handlers by method, reused by workspace/executeCommand.
         self.request_handlers: dict[str, RawHandler] = {}
+        # Commands with an implementation of their own (see features/commands.py).
+        self.command_handlers: dict[str, RawHandler] = {}
         self._deferred = deferred
 
     def load_deferred_features(self) -> bool:

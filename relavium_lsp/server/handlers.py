@@ -25,13 +25,12 @@ Result = WireModel | dict[str, Any]
 RawHandler = Callable[["RelaviumServer", Any], Awaitable[Any]]
 
 
-def register_request(
-    server: RelaviumServer,
+def validated_handler(
     method: str,
     params_model: type[ParamsT],
     implementation: Callable[[RelaviumServer, ParamsT], Awaitable[Result]],
-) -> None:
-    """Register ``implementation`` for ``method`` with validation and error mapping."""
+) -> RawHandler:
+    """``implementation`` behind params validation, result dumping and error mapping."""
 
     async def handle(ls: RelaviumServer, raw_params: Any) -> Any:
         try:
@@ -43,5 +42,16 @@ def register_request(
             raise to_jsonrpc_error(method, exc) from None
         return result.to_wire() if isinstance(result, WireModel) else result
 
+    return handle
+
+
+def register_request(
+    server: RelaviumServer,
+    method: str,
+    params_model: type[ParamsT],
+    implementation: Callable[[RelaviumServer, ParamsT], Awaitable[Result]],
+) -> None:
+    """Register ``implementation`` for ``method`` with validation and error mapping."""
+    handle = validated_handler(method, params_model, implementation)
     server.request_handlers[method] = handle
     server.feature(method)(handle)

@@ -49,7 +49,26 @@ OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
 # workspace/executeCommand names: "relavium.startSession" for "relavium/startSession", …
 COMMAND_PREFIX = "relavium."
 
+# Commands only (no request of their own): what the code actions on a selection run.
+CODE_ACTION_ASK = "relavium.codeAction.ask"
+CODE_ACTION_EXPLAIN = "relavium.codeAction.explain"
+CODE_ACTION_EXPORT = "relavium.codeAction.export"
+
 
 def command_name(method: str) -> str:
     """The executeCommand name of a custom request method."""
     return COMMAND_PREFIX + method.removeprefix("relavium/")
+
+
+def request_of_command(name: str) -> str:
+    """The custom request method an executeCommand name stands for."""
+    return "relavium/" + name.removeprefix(COMMAND_PREFIX)
+
+
+# Every workspace/executeCommand name the server offers (listed at ``initialize``).
+COMMANDS = (
+    *(command_name(method) for method in REQUESTS),
+    CODE_ACTION_ASK,
+    CODE_ACTION_EXPLAIN,
+    CODE_ACTION_EXPORT,
+)

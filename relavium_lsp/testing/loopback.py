@@ -48,6 +48,8 @@ class ScriptedResponse:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes | Iterable[bytes] = b""
     ending: Ending = "complete"
+    # A slow model: the pause before each body piece after the first (chunked bodies only).
+    piece_delay_s: float = 0.0
 
 
 @dataclass
@@ -302,7 +304,9 @@ async def _write_response(
             writer.write(response.body)  # type: ignore[arg-type]
         else:
             pieces = [response.body] if isinstance(response.body, bytes) else response.body
-            for piece in pieces:
+            for index, piece in enumerate(pieces):
+                if index and response.piece_delay_s:
+                    await asyncio.sleep(response.piece_delay_s)
                 if piece:
                     writer.write(b"%x\r\n%b\r\n" % (len(piece), piece))
                     await writer.drain()

@@ -179,6 +179,10 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
         if size > limits.write_max_bytes:
             raise ToolError(f"the content is {size:,} bytes, over the write limit")
         label = roots.display(resolved)
+        refusal = ctx.host.write_refusal(creating=not resolved.exists())
+        if refusal is not None:
+            # Before the approval prompt: nobody should approve a write that cannot happen.
+            raise ToolError(f"{label} was not written: {refusal}")
 
         async def run() -> ToolRun:
             # Re-validate after the approval wait: the path must still resolve the same way.

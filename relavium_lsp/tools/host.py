@@ -44,6 +44,13 @@ class EditorHost(Protocol):
         """The text of the open (possibly unsaved) buffer for ``path``; ``None`` if not open."""
         ...
 
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """Why this editor cannot take a write (``creating``: a new file's), else ``None``.
+
+        Asked before the user is, so that nobody approves a write that cannot happen.
+        """
+        ...
+
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Create or replace ``path`` with ``text`` as one undoable edit; the user may refuse."""
         ...
@@ -69,6 +76,10 @@ class FilesystemHost:
 
     async def read_open_buffer(self, path: Path) -> str | None:
         """No editor, so no open buffers."""
+        return None
+
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """The disk takes every write."""
         return None
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:

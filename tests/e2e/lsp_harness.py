@@ -13,7 +13,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +32,11 @@ from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 from relavium_lsp.server import methods
+from tests.unit.llm.wire_servers import SSE_HEADERS, ScriptedResponse, openai_events
 
 SHUTDOWN_GRACE_S = 5.0
+WAIT_DEADLINE_S = 60.0  # for slow, shared machines; passing tests never get near it
+GATE_TIMEOUT_S = 30.0
 SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
 
 
@@ -61,7 +65,11 @@ class EditorClient:
     events_before_approval: list[list[str]] = field(default_factory=list)
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
+    # Runs when an approval request arrives, before the decision goes back (the user acting
+    # in the editor while the prompt is up).
+    approval_hook: Callable[[dict[str, Any]], None] | None = None
     apply_edits: bool = True
+    fail_edits: bool = False  # answer workspace/applyEdit with a JSON-RPC error
     killed: bool = False
     _event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -93,6 +101,14 @@ class EditorClient:
             await self._event_arrived.wait()
         return self.events_of(session_id, event_type)[count - 1]
 
+    async def wait_until(self, predicate: Callable[[], bool], what: str) -> None:
+        """Let the client run until ``predicate()`` holds (checked every 10 ms), or fail."""
+        deadline = asyncio.get_running_loop().time() + WAIT_DEADLINE_S
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.01)
+
     def record_event(self, params: dict[str, Any]) -> None:
         """Record a notification the moment it is read.
 
@@ -115,19 +131,27 @@ class EditorClient:
         return uri
 
 
-def client_capabilities(*, relavium: dict[str, bool] | None = None) -> types.ClientCapabilities:
+def client_capabilities(
+    *,
+    relavium: dict[str, bool] | None = None,
+    create_files: bool = True,
+    show_document: bool = True,
+) -> types.ClientCapabilities:
+    """What the test editor declares; the flags take away what plain clients lack."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
-                resource_operations=[types.ResourceOperationKind.Create],
+                resource_operations=[types.ResourceOperationKind.Create] if create_files else None,
             ),
             workspace_folders=True,
         ),
         window=types.WindowClientCapabilities(
             work_done_progress=True,
-            show_document=types.ShowDocumentClientCapabilities(support=True),
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+            if show_document
+            else None,
         ),
         experimental={
             "relavium": relavium
@@ -166,6 +190,7 @@ async def editor(
     relavium: dict[str, bool] | None = None,
     initialization_options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[EditorClient]:
     """Start ``relavium-lsp serve``, initialize it on ``workspace``, shut it down after."""
     lsp = LanguageClient(converter_factory=dict_converter)
@@ -180,6 +205,8 @@ async def editor(
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:
         client.approvals.append(params)
         client.events_before_approval.append([e["type"] for e in client.events])
+        if client.approval_hook is not None:
+            client.approval_hook(params)
         return {"decision": client.decision}
 
     @lsp.feature(methods.OPEN_UNTITLED)
@@ -190,6 +217,8 @@ async def editor(
     @lsp.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         client.edits.append(params)
+        if client.fail_edits:
+            raise RuntimeError("the document is read-only")
         if not client.apply_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
         _apply_to_disk(params.edit)
@@ -207,7 +236,7 @@ async def editor(
     try:
         await lsp.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(relavium=relavium),
+                capabilities=capabilities or client_capabilities(relavium=relavium),
                 client_info=types.ClientInfo(name="relavium-e2e"),
                 workspace_folders=[
                     types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)
@@ -231,6 +260,20 @@ async def _stop(lsp: LanguageClient) -> None:
         except TimeoutError:
             server.terminate()
     await lsp.stop()
+
+
+def gated_stream(first: list[str], rest: list[str], gate: threading.Event) -> ScriptedResponse:
+    """A completion that sends ``first`` tokens, then waits for ``gate`` before the rest."""
+    events = openai_events(text=[*first, *rest], usage=(50, 6))
+    # events: role chunk, one chunk per token, then the finish/usage/[DONE] chunks
+    split = 1 + len(first)
+
+    def body() -> Iterator[bytes]:
+        yield from events[:split]
+        gate.wait(GATE_TIMEOUT_S)
+        yield from events[split:]
+
+    return ScriptedResponse(headers=SSE_HEADERS, body=body())
 
 
 def make_git_workspace(root: Path, branch: str = "feature/chat") -> Path:

@@ -42,7 +42,9 @@ def test_every_method_is_documented_with_the_params_model_the_server_validates()
     constants = {
         value
         for name, value in vars(methods).items()
-        if name.isupper() and isinstance(value, str) and value.startswith("relavium/")
+        if name.isupper()
+        and isinstance(value, str)
+        and value.startswith(("relavium/", "relavium.codeAction."))
     }
     assert constants - {methods.SESSION_EVENT} == set(documented)
     server = create_server()

@@ -82,6 +82,12 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!event.affectsConfiguration('relavium')) {
         return;
       }
+      if (event.affectsConfiguration('relavium.server') && relavium.state.state === 'stopped') {
+        // Nothing runs that a restart would interrupt: start with the new command at once
+        // (also what a remote window needs when its machine settings arrive after activation).
+        await relavium.start();
+        return;
+      }
       const choice = await vscode.window.showInformationMessage(
         'Relavium settings changed. Restart the server to apply them?',
         'Restart',

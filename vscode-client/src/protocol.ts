@@ -96,6 +96,8 @@ export interface SendMessageParams {
   sessionId: string;
   text: string;
   attachments?: ContentPart[];
+  wait?: boolean;
+  workDoneToken?: number | string;
 }
 
 /** Result of `relavium/sendMessage` (the settled turn). */
@@ -194,6 +196,8 @@ export interface ExportSessionResult {
   content: string;
   suggestedPath: string;
   opened: boolean;
+  savedPath?: string;
+  message?: string;
 }
 
 /** `relavium/forkSession`. */
@@ -269,6 +273,25 @@ export interface OpenUntitledParams {
 /** The client's answer to `relavium/openUntitled`. */
 export interface OpenUntitledResult {
   opened: boolean;
+}
+
+/** Argument of the `relavium.codeAction.ask` / `.explain` commands (code actions). */
+export interface SelectionCommandParams {
+  uri: string;
+  range: LspRange;
+  question?: string;
+}
+
+/** Result of the selection commands: the chat used and the turn it began. */
+export interface SelectionTurnResult {
+  sessionId: string;
+  turn: SendMessageAccepted;
+}
+
+/** The `relavium.codeAction.export` command: export the chat of this workspace. */
+export interface ExportChatParams {
+  uri?: string;
+  format?: 'workflow' | 'jsonl';
 }
 
 // ---- events -------------------------------------------------------------------------------------
@@ -678,6 +701,13 @@ export interface LspPosition {
   character: number;
 }
 
+/** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */
+export interface SendMessageAccepted {
+  accepted: true;
+  userMessageSequence?: number;
+  turnStartedSequence?: number;
+}
+
 /** `initializationOptions` of `initialize`. */
 export interface InitializationOptions {
   clientName?: string;
@@ -692,6 +722,12 @@ export interface RelaviumClientCapabilities {
   approvals?: boolean;
   openUntitled?: boolean;
   editorState?: boolean;
+}
+
+/** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */
+export interface ConfigurationSettings {
+  defaultAgent?: string;
+  approval?: ApprovalMode;
 }
 
 export type ContentPart = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | MediaPart;

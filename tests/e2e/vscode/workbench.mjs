@@ -37,18 +37,26 @@ export class Workbench {
   async openRelaviumView() {
     const entry = this.page.locator('.activitybar a[aria-label^="Relavium"]').first();
     await entry.waitFor({ timeout: 60_000 });
-    // Clicking the entry of the container already shown would close the side bar.
-    const item = entry.locator('xpath=ancestor::li[1]');
-    const active =
-      (await item.getAttribute('aria-selected')) === 'true' ||
-      ((await item.getAttribute('class')) ?? '').split(/\s+/).includes('checked');
-    if (!active) {
-      await entry.click();
-    }
-    await this.page
+    const title = this.page
       .locator('.pane-header[aria-label^="Chat"], .sidebar .title-label h2:has-text("Relavium")')
-      .first()
-      .waitFor({ timeout: 30_000 });
+      .first();
+    // Right after a (re)load the workbench may still be restoring its side bar: a click then
+    // can land just before the restore shows the container (and so hide it again). Click only
+    // while the view is not visible, and look again after each click.
+    for (let attempt = 1; ; attempt += 1) {
+      if (await title.isVisible()) {
+        return;
+      }
+      await entry.click();
+      try {
+        await title.waitFor({ state: 'visible', timeout: 10_000 });
+        return;
+      } catch (error) {
+        if (attempt >= 4) {
+          throw error;
+        }
+      }
+    }
   }
 
   /** The chat webview's document (webviews are an iframe inside an iframe). */
@@ -92,6 +100,22 @@ export class Workbench {
       await this.page.keyboard.press('Shift+ArrowDown');
     }
     await this.page.keyboard.press('Shift+End');
+  }
+
+  /** Type `text` as a new last line of the active editor (the way a person would). */
+  async typeAtEndOfEditor(text) {
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+End');
+    await this.page.keyboard.type(text);
+  }
+
+  /** Save the active editor. */
+  async saveActiveEditor() {
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+S');
+    await this.page
+      .locator('.tabs-container .tab.active.dirty')
+      .waitFor({ state: 'detached', timeout: 30_000 });
   }
 
   /** The visible text of the active editor (Monaco renders spaces as no-break spaces). */

@@ -1,8 +1,8 @@
 """Work-done progress never delays a turn: the turn starts before the client accepts the token.
 
 The client's answer to ``window/workDoneProgress/create`` is an editor round trip (issue 25:
-per-turn overhead). The turn must start without it; the progress begins when it comes, and a
-turn that ends first still waits for it so an accepted token gets its begin and end.
+per-turn overhead). The turn must start without it; the progress begins when it comes; a turn
+that is over before the client answered sends neither ``begin`` nor ``end``.
 """
 
 from __future__ import annotations
@@ -13,28 +13,45 @@ from typing import Any
 
 from lsprotocol import types
 
-from relavium_lsp.server.features.sessions import turn_progress
+from relavium_lsp.contracts.events import TokenUsage, TurnResult
+from relavium_lsp.server.features.progress import turn_progress
+from relavium_lsp.server.state import ServerState
 
 
 @dataclass
 class FakeProgress:
     answer: asyncio.Future[None]
     calls: list[str] = field(default_factory=list)
+    tokens: dict[Any, Any] = field(default_factory=dict)
+    called: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def _record(self, call: str) -> None:
+        self.calls.append(call)
+        self.called.set()
+
+    async def until(self, call: str) -> None:
+        while call not in self.calls:
+            self.called.clear()
+            await self.called.wait()
 
     def create_async(self, token: str) -> asyncio.Future[None]:
-        self.calls.append("create")
+        self._record("create")
         return self.answer
 
     def begin(self, token: str, value: Any) -> None:
-        self.calls.append("begin")
+        self._record("begin")
+
+    def report(self, token: str, value: Any) -> None:
+        self._record("report")
 
     def end(self, token: str, value: Any) -> None:
-        self.calls.append("end")
+        self._record("end")
 
 
 @dataclass
 class FakeServer:
     work_done_progress: FakeProgress
+    state: ServerState = field(default_factory=ServerState)
     client_capabilities: types.ClientCapabilities = field(
         default_factory=lambda: types.ClientCapabilities(
             window=types.WindowClientCapabilities(work_done_progress=True)
@@ -42,33 +59,48 @@ class FakeServer:
     )
 
 
-async def test_the_turn_runs_before_the_client_answers() -> None:
+def settled() -> TurnResult:
+    return TurnResult(stop_reason="stop", tokens_used=TokenUsage())
+
+
+async def test_the_turn_runs_before_the_client_answers_and_progress_begins_after() -> None:
     progress = FakeProgress(asyncio.get_running_loop().create_future())
     server = FakeServer(progress)
-    async with turn_progress(server, "title"):  # type: ignore[arg-type]
+    async with turn_progress(server, "s", "title", None) as results:  # type: ignore[arg-type]
         # The turn's body runs while the token is unanswered (a blocking create would never
         # get here: only this body answers it).
-        assert "begin" not in progress.calls
+        await progress.until("create")
+        assert progress.calls == ["create"]
         progress.answer.set_result(None)
+        await progress.until("begin")
+        results.append(settled())
     assert progress.calls == ["create", "begin", "end"]
 
 
-async def test_a_turn_that_ends_first_waits_for_the_answer_then_ends_it() -> None:
+async def test_a_turn_over_before_the_answer_sends_no_begin_or_end() -> None:
     progress = FakeProgress(asyncio.get_running_loop().create_future())
     server = FakeServer(progress)
-
-    async def answer_later() -> None:
-        progress.answer.set_result(None)
-
-    async with turn_progress(server, "title"):  # type: ignore[arg-type]
-        asyncio.get_running_loop().call_soon(asyncio.ensure_future, answer_later())
-    assert progress.calls == ["create", "begin", "end"]
+    async with turn_progress(server, "s", "title", None) as results:  # type: ignore[arg-type]
+        await progress.until("create")
+        results.append(settled())
+    progress.answer.set_result(None)
+    assert progress.calls == ["create"]
 
 
 async def test_a_refused_token_gets_no_begin_or_end() -> None:
     progress = FakeProgress(asyncio.get_running_loop().create_future())
     progress.answer.set_exception(RuntimeError("client refused"))
     server = FakeServer(progress)
-    async with turn_progress(server, "title"):  # type: ignore[arg-type]
-        pass
+    async with turn_progress(server, "s", "title", None) as results:  # type: ignore[arg-type]
+        await progress.until("create")
+        results.append(settled())
     assert progress.calls == ["create"]
+
+
+async def test_a_client_token_begins_at_once_without_a_create() -> None:
+    progress = FakeProgress(asyncio.get_running_loop().create_future())
+    server = FakeServer(progress)
+    async with turn_progress(server, "s", "title", "client-token") as results:  # type: ignore[arg-type]
+        assert progress.calls == ["begin"]
+        results.append(settled())
+    assert progress.calls == ["begin", "end"]

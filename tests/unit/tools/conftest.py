@@ -68,6 +68,7 @@ class ScriptedHost:
         self.refuse_writes = refuse_writes
         self.hold = hold
         self.buffers: dict[Path, str] = {}
+        self.creation_refusal: str | None = None
         self.requests: list[ApprovalRequest] = []
         self.writes: list[tuple[Path, str, str]] = []
         self.asked = asyncio.Event()
@@ -76,6 +77,9 @@ class ScriptedHost:
 
     async def read_open_buffer(self, path: Path) -> str | None:
         return self.buffers.get(path)
+
+    def write_refusal(self, *, creating: bool) -> str | None:
+        return self.creation_refusal if creating else None
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         self.writes.append((path, text, label))

@@ -131,6 +131,9 @@ async def test_a_failing_host_is_a_rejection(harness) -> None:
         async def read_open_buffer(self, path: Path) -> str | None:
             return None
 
+        def write_refusal(self, *, creating):
+            return None
+
         async def write_file(self, path, text, *, label):
             raise AssertionError("must not be reached")
 

@@ -17,6 +17,8 @@ import {
   type GetTranscriptResult,
   type ListSessionsResult,
   type ResumeSessionResult,
+  type SendMessageAccepted,
+  type SendMessageParams,
   type SessionEvent,
   type SessionEventsResult,
   type StartSessionResult,
@@ -206,7 +208,10 @@ export class ChatController implements vscode.Disposable {
       if (sessionId === undefined || this.model.header.status === 'ended') {
         sessionId = await this.startSession(text);
       }
-      await this.server.request(Methods.sendMessage, { sessionId, text });
+      // Answered once the turn has begun; the turn itself arrives as events (no request stays
+      // open for the length of a turn).
+      const params: SendMessageParams = { sessionId, text, wait: false };
+      await this.server.request<SendMessageAccepted>(Methods.sendMessage, params);
     } catch (error) {
       const { code, message } = describeError(error);
       this.model.sendFailed(pendingId, code, message, text);

@@ -13,6 +13,11 @@ local sequencer = require('relavium.sequencer')
 local M = {}
 
 local MAX_ORPHAN_EVENTS = 2000
+-- A running turn that has been quiet this long is checked against the event log (a lost
+-- last event would otherwise leave it running forever); the wait doubles up to the maximum.
+local QUIET_CHECK_MS = 2000
+local MAX_QUIET_CHECK_MS = 30000
+local uv = vim.uv or vim.loop
 
 local chats_by_session = {}
 local chats_by_buffer = {}
@@ -127,11 +132,22 @@ function M.on_session_event(event)
   end
   local chat = chats_by_session[event.sessionId]
   if chat and chat.sequencer then
+    chat.last_event_at = uv.now()
     if chat.buffer:is_valid() then
       chat.sequencer:accept(event)
     end
   else
     keep_orphan(event) -- its chat is still waiting for startSession / resumeSession
+  end
+end
+
+--- The server exited: a turn still running in a chat will never complete.
+function M.on_server_exit()
+  for _, chat in pairs(chats_by_buffer) do
+    if chat.busy and chat.buffer:is_valid() then
+      chat.busy = false
+      render.notice(chat, '✗ the relavium server stopped before the turn completed')
+    end
   end
 end
 
@@ -174,6 +190,30 @@ function M.open(agent)
   return chat
 end
 
+-- While `chat.busy`: after each quiet period, fetch what the log holds past the last event.
+local function watch_turn(chat)
+  if chat.watch then
+    return
+  end
+  local timer = uv.new_timer()
+  chat.watch = timer
+  local wait = QUIET_CHECK_MS
+  local function check()
+    if not chat.busy or not chat.buffer:is_valid() then
+      timer:stop()
+      timer:close()
+      chat.watch = nil
+      return
+    end
+    if uv.now() - (chat.last_event_at or 0) >= wait then
+      chat.sequencer:refresh()
+      wait = math.min(wait * 2, MAX_QUIET_CHECK_MS)
+    end
+    timer:start(wait, 0, vim.schedule_wrap(check))
+  end
+  timer:start(wait, 0, vim.schedule_wrap(check))
+end
+
 --- Send `text` in `chat` (default: the current chat, opening one when there is none).
 function M.send(text, chat)
   chat = chat or M.current() or M.open(nil)
@@ -184,19 +224,18 @@ function M.send(text, chat)
   end
   render.user_message(chat, text)
   chat.busy = true
-  local completed_before = chat.completed_turns
-  client.request(protocol.SEND_MESSAGE, { sessionId = chat.session_id, text = text },
-    function(err)
-      chat.busy = false
+  -- `wait = false`: the server answers once the turn has started; the turn then streams in
+  -- as events and ends with `session:turn_completed` (no request stays open for a turn).
+  client.request(protocol.SEND_MESSAGE, { sessionId = chat.session_id, text = text, wait = false },
+    function(err, result)
       if not chat.buffer:is_valid() then
         return
       end
       if err then
+        chat.busy = false
         render.request_error(chat, err)
-      elseif chat.completed_turns == completed_before then
-        -- The server sends every event of a turn before its result: this turn's
-        -- `session:turn_completed` was lost on the way, so read it from the log.
-        chat.sequencer:refresh()
+      elseif chat.busy then
+        watch_turn(chat)
       end
     end)
   return chat

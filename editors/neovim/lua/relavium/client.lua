@@ -159,6 +159,7 @@ function M.start()
       state.stopped = {}
       vim.schedule(function()
         fail_waiting(waiting)
+        require('relavium.chat').on_server_exit()
         for _, callback in ipairs(stopped) do
           callback()
         end

@@ -22,42 +22,54 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
-local KNOWN_OPTIONS = {}
-for _, key in ipairs({
-  'cmd', 'cmd_env', 'root', 'agent', 'approval', 'history_path', 'chat_split', 'chat_size',
-  'editor_state_debounce_ms', 'approval_timeout_ms', 'transcript_limit', 'mappings',
-}) do
-  KNOWN_OPTIONS[key] = true
-end
-
 local function one_of(allowed, name)
   return function(value)
     return value == nil or allowed[value] == true, name
   end
 end
 
+-- option = the types it may have, or a check returning (ok, what it expects); every option
+-- may be nil. (vim.validate's table form is deprecated from 0.11, its new form missing in 0.7.)
+local OPTION_TYPES = {
+  cmd = { 'table', 'string' },
+  cmd_env = { 'table' },
+  root = { 'string' },
+  agent = { 'string' },
+  approval = one_of(APPROVAL_POLICIES, 'ask | auto_edits | never_ask'),
+  history_path = { 'string' },
+  chat_split = one_of(SPLITS, 'vertical | horizontal | tab | current'),
+  chat_size = { 'number' },
+  editor_state_debounce_ms = { 'number' },
+  approval_timeout_ms = { 'number' },
+  transcript_limit = { 'number' },
+  mappings = { 'boolean' },
+}
+
+local function check_option(key, value)
+  local expected = OPTION_TYPES[key]
+  if type(expected) == 'function' then
+    local ok, what = expected(value)
+    if not ok then
+      return string.format('%s: expected %s, got %s', key, what, vim.inspect(value))
+    end
+  elseif value ~= nil and not vim.tbl_contains(expected, type(value)) then
+    return string.format('%s: expected %s, got %s', key, table.concat(expected, '|'), type(value))
+  end
+  return nil
+end
+
 --- Merge user options over the defaults (unknown keys are an error, like the server's configs).
 function M.apply(user)
   user = user or {}
-  for key in pairs(user) do
-    if not KNOWN_OPTIONS[key] then
+  for key, value in pairs(user) do
+    if OPTION_TYPES[key] == nil then
       error(string.format('relavium.setup: unknown option %q', key), 3)
     end
+    local problem = check_option(key, value)
+    if problem then
+      error('relavium.setup: ' .. problem, 3)
+    end
   end
-  vim.validate({
-    cmd = { user.cmd, { 'table', 'string' }, true },
-    cmd_env = { user.cmd_env, 'table', true },
-    root = { user.root, 'string', true },
-    agent = { user.agent, 'string', true },
-    approval = { user.approval, one_of(APPROVAL_POLICIES, 'ask | auto_edits | never_ask') },
-    history_path = { user.history_path, 'string', true },
-    chat_split = { user.chat_split, one_of(SPLITS, 'vertical | horizontal | tab | current') },
-    chat_size = { user.chat_size, 'number', true },
-    editor_state_debounce_ms = { user.editor_state_debounce_ms, 'number', true },
-    approval_timeout_ms = { user.approval_timeout_ms, 'number', true },
-    transcript_limit = { user.transcript_limit, 'number', true },
-    mappings = { user.mappings, 'boolean', true },
-  })
   local merged = vim.tbl_extend('force', vim.deepcopy(M.defaults), user)
   if type(merged.cmd) == 'string' then
     merged.cmd = vim.split(merged.cmd, '%s+', { trimempty = true })

@@ -70,13 +70,14 @@ local function widen_empty_document_edits(change)
   end
 end
 
--- The version Neovim reports for a loaded buffer (what the server's versions come from):
--- 0.11 sends 'changedtick' itself (and deprecates util.buf_versions), older ones keep a table.
+-- The version the server last received for a buffer: what Neovim's LSP client sent with
+-- didOpen (0) or with the latest didChange (the buffer's changedtick then). Neovim 0.7 to
+-- 0.11 keep it in util.buf_versions; 0.11 adds no entry at didOpen (a missing entry reads as
+-- 0 there), so a missing entry means 0 on every version. Not `b:changedtick`: that is
+-- already past 0 when a file is opened.
 local function buffer_version(bufnr)
-  if vim.fn.has('nvim-0.11') == 1 then
-    return vim.b[bufnr].changedtick
-  end
-  return vim.lsp.util.buf_versions[bufnr] or vim.b[bufnr].changedtick
+  local versions = vim.lsp.util.buf_versions
+  return type(versions) == 'table' and versions[bufnr] or 0
 end
 
 --- Why the edit must be refused, or nil: a versioned edit of a buffer that changed after

@@ -153,6 +153,7 @@ handlers[EVENT.SESSION_TURN_COMPLETED] = function(chat, event)
   chat.buffer:append_lines(lines)
   chat.block = nil
   chat.completed_turns = (chat.completed_turns or 0) + 1
+  chat.busy = false
   M.reset_turn(chat)
 end
 

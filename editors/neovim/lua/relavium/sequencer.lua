@@ -147,7 +147,7 @@ function Sequencer:accept(event)
 end
 
 --- Fetch whatever the log holds past the last applied event: for when no later event can
---- reveal a gap (the last event of a turn was lost, and the turn's request has settled).
+--- reveal a gap (the last event of a turn was lost, and the turn has gone quiet).
 function Sequencer:refresh()
   if self.last ~= nil then
     self:_request_backlog()
