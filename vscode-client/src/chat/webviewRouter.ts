@@ -86,6 +86,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     case 'loadEarlier':
       await controller.loadEarlier();
       return;
+    case 'detach':
+      controller.detach(message.id);
+      return;
     case 'restartServer':
       await controller.server.restart();
       return;

@@ -35,6 +35,7 @@ export type WebviewToHost =
   | { type: 'newChat' }
   | { type: 'export' }
   | { type: 'loadEarlier' }
+  | { type: 'detach'; id: string }
   | { type: 'restartServer' };
 
 const MAX_TEXT = 200_000;
@@ -92,6 +93,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     case 'retry':
     case 'fork':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
+    case 'detach':
+      return id(message.id) ? { type, id: message.id } : undefined;
     case 'resume':
       return id(message.sessionId) ? { type, sessionId: message.sessionId } : undefined;
     case 'rename':

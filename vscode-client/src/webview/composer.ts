@@ -3,6 +3,8 @@
  * While a turn runs the Send button becomes Abort.
  */
 
+import type { AttachmentChip } from '../model/contextParts';
+import { renderChips } from './chips';
 import { element } from './dom';
 import { post } from './vscodeApi';
 
@@ -13,6 +15,8 @@ export class Composer {
   readonly root = element('form', 'composer');
   private readonly input = element('textarea', 'composer-input');
   private readonly button = element('button', 'primary composer-button', 'Send');
+  private chips: HTMLElement = renderChips([], true);
+  private chipKey = '';
   private running = false;
   private enabled = true;
 
@@ -21,7 +25,7 @@ export class Composer {
     this.input.placeholder = 'Ask Relavium… (Enter to send, Shift+Enter for a new line)';
     this.input.setAttribute('aria-label', 'Message');
     this.button.type = 'submit';
-    this.root.append(this.input, this.button);
+    this.root.append(this.chips, this.input, this.button);
     this.input.addEventListener('input', () => {
       this.fitRows();
     });
@@ -55,6 +59,18 @@ export class Composer {
     this.button.title = running ? 'Abort the running turn (Esc)' : 'Send (Enter)';
     this.button.disabled = !enabled;
     this.input.disabled = !enabled;
+  }
+
+  /** Show the context attached to the next message. */
+  setAttachments(chips: readonly AttachmentChip[]): void {
+    const key = JSON.stringify(chips);
+    if (key === this.chipKey) {
+      return;
+    }
+    this.chipKey = key;
+    const fresh = renderChips(chips, true);
+    this.chips.replaceWith(fresh);
+    this.chips = fresh;
   }
 
   /** Replace the draft text (an aborted message comes back here). */

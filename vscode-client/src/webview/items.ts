@@ -11,6 +11,7 @@ import type {
   ToolState,
   UserItem,
 } from '../shared/viewState';
+import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
 import { renderBlocks } from './markdownDom';
@@ -48,7 +49,11 @@ function forkAction(item: UserItem | AssistantItem, context: ItemContext): HTMLE
 
 function renderUser(item: UserItem, context: ItemContext): HTMLElement {
   const node = element('div', 'message user');
-  node.append(element('div', 'role', 'You'), element('div', 'user-text', item.text));
+  node.append(element('div', 'role', 'You'));
+  if (item.attachments !== undefined && item.attachments.length > 0) {
+    node.append(renderChips(item.attachments, false));
+  }
+  node.append(element('div', 'user-text', item.text));
   node.append(...forkAction(item, context));
   return node;
 }

@@ -98,6 +98,7 @@ function applyPatch(patch: ViewPatch): void {
   transcript.apply(patch, { canFork: patch.header.sessionId !== undefined && !running });
   emptyHint.hidden = list.childElementCount > 0;
   composer.update(running, patch.connection.state === 'running');
+  composer.setAttachments(patch.attachments);
 }
 
 function codeOf(target: HTMLElement): string {
@@ -130,6 +131,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'fork', itemId: data.itemId ?? '' };
     case 'retry':
       return { type: 'retry', itemId: data.itemId ?? '' };
+    case 'detach':
+      return { type: 'detach', id: data.id ?? '' };
     case 'resume':
       sessions.toggle(false);
       return { type: 'resume', sessionId: data.sessionId ?? '' };
