@@ -27,6 +27,7 @@ export type WebviewToHost =
   | { type: 'fork'; itemId: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
+  | { type: 'apply'; text: string; lang: string }
   | { type: 'openLink'; href: string }
   | { type: 'listSessions'; query: string }
   | { type: 'resume'; sessionId: string }
@@ -93,6 +94,10 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     case 'retry':
     case 'fork':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
+    case 'apply':
+      return text(message.text, MAX_TEXT) && text(message.lang, 100)
+        ? { type, text: message.text, lang: message.lang }
+        : undefined;
     case 'detach':
       return id(message.id) ? { type, id: message.id } : undefined;
     case 'resume':

@@ -14,11 +14,13 @@ import type {
 import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
-import { renderBlocks } from './markdownDom';
+import { renderNodes } from './markdownDom';
 
 /** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
 export interface ItemContext {
   canFork: boolean;
+  /** Whether code blocks offer "Apply" (a session exists to run the approval in). */
+  canApply: boolean;
 }
 
 const TOOL_STATE_LABELS: Record<ToolState, string> = {
@@ -75,7 +77,7 @@ function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement
     node.append(details);
   }
   const body = element('div', 'markdown');
-  renderBlocks(parseMarkdown(item.text), body);
+  renderNodes(parseMarkdown(item.text), body, { apply: context.canApply });
   if (item.streaming) {
     body.append(element('span', 'cursor', '▍'));
   }

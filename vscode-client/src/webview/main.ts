@@ -95,7 +95,8 @@ function applyPatch(patch: ViewPatch): void {
   renderBanner(patch.connection);
   renderHeader(patch.header);
   renderFooter(patch.footer);
-  transcript.apply(patch, { canFork: patch.header.sessionId !== undefined && !running });
+  const hasSession = patch.header.sessionId !== undefined;
+  transcript.apply(patch, { canFork: hasSession && !running, canApply: false });
   emptyHint.hidden = list.childElementCount > 0;
   composer.update(running, patch.connection.state === 'running');
   composer.setAttachments(patch.attachments);
@@ -116,6 +117,12 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'copy', text: codeOf(target) };
     case 'insertCode':
       return { type: 'insert', text: codeOf(target) };
+    case 'applyCode':
+      return {
+        type: 'apply',
+        text: codeOf(target),
+        lang: target.closest<HTMLElement>('.code-block')?.dataset.lang ?? '',
+      };
     case 'approval':
       if (data.decision === 'approve' || data.decision === 'reject' || data.decision === 'approve_always') {
         target

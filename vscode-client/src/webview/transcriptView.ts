@@ -13,7 +13,7 @@ const FOLLOW_THRESHOLD = 48;
 export class TranscriptView {
   private readonly nodes = new Map<string, HTMLElement>();
   private readonly items = new Map<string, ChatItem>();
-  private context: ItemContext = { canFork: false };
+  private context: ItemContext = { canFork: false, canApply: false };
 
   constructor(
     private readonly scroller: HTMLElement,
@@ -29,7 +29,8 @@ export class TranscriptView {
       this.items.clear();
       this.list.replaceChildren();
     }
-    const contextChanged = context.canFork !== this.context.canFork;
+    const contextChanged =
+      context.canFork !== this.context.canFork || context.canApply !== this.context.canApply;
     this.context = context;
     for (const item of patch.upserts) {
       this.items.set(item.id, item);
