@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import events, wire
+from relavium_lsp.contracts import chat_ui, events, wire
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -62,6 +62,12 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.ListToolsResult),
     (methods.LIST_MODELS, "client → server", "request", wire.ListModelsParams,
      wire.ListModelsResult),
+    (methods.SESSION_MODELS, "client → server", "request", chat_ui.SessionModelsParams,
+     chat_ui.SessionModelsResult),
+    (methods.SET_MODEL, "client → server", "request", chat_ui.SetModelParams,
+     chat_ui.SetModelResult),
+    (methods.APPLY_CODE, "client → server", "request", chat_ui.ApplyCodeParams,
+     chat_ui.ApplyCodeResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),

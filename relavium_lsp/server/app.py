@@ -31,6 +31,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
     """Validate the stored initialization options, then register the session features."""
     # The heavy imports (see the module doc).
     from relavium_lsp.server.features import (
+        chat_ui,
         configuration,
         export,
         models,
@@ -40,7 +41,15 @@ def load_deferred_features(server: RelaviumServer) -> None:
     )
 
     lifecycle.settle_initialization(server)
-    for feature in (configuration, sessions, tools, export, models, selection_chat):
+    for feature in (
+        configuration,
+        sessions,
+        tools,
+        export,
+        models,
+        selection_chat,
+        chat_ui,
+    ):
         feature.setup(server)
     context.setup_editor_state(server)
 

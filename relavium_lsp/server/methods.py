@@ -18,6 +18,9 @@ FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
+SESSION_MODELS = "relavium/sessionModels"
+SET_MODEL = "relavium/setModel"
+APPLY_CODE = "relavium/applyCode"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -39,6 +42,9 @@ REQUESTS = (
     LIST_AGENTS,
     LIST_MODELS,
     LIST_TOOLS,
+    SESSION_MODELS,
+    SET_MODEL,
+    APPLY_CODE,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

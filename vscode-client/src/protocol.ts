@@ -28,6 +28,9 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  sessionModels: 'relavium/sessionModels',
+  setModel: 'relavium/setModel',
+  applyCode: 'relavium/applyCode',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -241,6 +244,42 @@ export interface ListModelsParams {
 export interface ListModelsResult {
   models: ModelEntry[];
   providers: ProviderModelsStatus[];
+}
+
+/** `relavium/sessionModels`. */
+export interface SessionModelsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/sessionModels`: the current first model and the choices. */
+export interface SessionModelsResult {
+  current: ModelChoiceInfo;
+  choices: ModelChoiceInfo[];
+}
+
+/** `relavium/setModel`: ask `model` (a choice `id`) first from the next turn on. */
+export interface SetModelParams {
+  sessionId: string;
+  model: string;
+}
+
+/** Result of `relavium/setModel`. */
+export interface SetModelResult {
+  current: ModelChoiceInfo;
+}
+
+/** `relavium/applyCode`: write `content` to `path` (relative to the workspace). */
+export interface ApplyCodeParams {
+  sessionId: string;
+  path: string;
+  content: string;
+}
+
+/** Result of `relavium/applyCode`: whether the file was written, and the tool's answer. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  callId: string;
+  message: string;
 }
 
 /** `relavium/editorState` notification. */
@@ -687,6 +726,13 @@ export interface ProviderModelsStatus {
   ok: boolean;
   listed: number;
   message?: string;
+}
+
+/** One model a session may ask first: `id` is `<provider>/<model>`. */
+export interface ModelChoiceInfo {
+  id: string;
+  provider: string;
+  model: string;
 }
 
 /** An LSP range. */

@@ -154,3 +154,48 @@ describe('settled state', () => {
     assert.equal(assistant?.kind === 'assistant' && assistant.streaming, false);
   });
 });
+
+describe('a code block applied outside a turn', () => {
+  it('shows its card and approval, then leaves the session idle (never "answering")', () => {
+    const model = new ChatModel();
+    model.startFresh(SESSION, 'agent', 'test-model');
+    const events = stampAll(1, [
+      {
+        type: 'agent:tool_call',
+        toolId: 'write_file',
+        callId: 'apply_1',
+        toolInput: { path: 'a.py' },
+        model: 'user',
+      },
+      {
+        type: 'agent:approval_requested',
+        toolId: 'write_file',
+        callId: 'apply_1',
+        action: 'fs_write',
+        preview: { path: 'a.py' },
+      },
+    ]);
+    for (const event of events) {
+      model.applyEvent(event);
+    }
+    assert.equal(model.header.status, 'awaiting_approval');
+    model.approvalDecided('apply_1', 'approve');
+    assert.equal(model.header.status, 'idle');
+    for (const event of stampAll(3, [
+      {
+        type: 'agent:tool_result',
+        toolId: 'write_file',
+        callId: 'apply_1',
+        success: true,
+        outputSummary: 'Replaced a.py',
+        durationMs: 3,
+      },
+    ])) {
+      model.applyEvent(event);
+    }
+    assert.equal(model.header.status, 'idle');
+    assert.equal(model.turnRunning, false);
+    const card = model.items.find((item) => item.kind === 'tool');
+    assert.equal(card?.kind === 'tool' ? card.state : undefined, 'succeeded');
+  });
+});

@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
+import { applyCodeBlock } from './applyCode';
 import type { ApprovalBroker } from './approvals';
 import type { ChatController } from './chatController';
 import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
@@ -59,6 +60,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'insert':
       await insertAtCursor(deps.lastEditor(), message.text);
+      return;
+    case 'apply':
+      await applyCodeBlock(controller, deps.lastEditor(), message.text);
       return;
     case 'openLink':
       if (isSafeExternalLink(message.href)) {

@@ -412,7 +412,8 @@ export class ChatModel implements TurnContext {
   private refreshStatusAfterApproval(): void {
     const waiting = this.items.some((item) => item.kind === 'tool' && item.approval?.state === 'pending');
     if (this.header.status === 'awaiting_approval' && !waiting) {
-      this.setStatus('streaming');
+      // Outside a turn (a code block's Apply) the session goes back to idle, not "answering".
+      this.setStatus(this.turn === undefined ? 'idle' : 'streaming');
     }
   }
 

@@ -96,7 +96,7 @@ function applyPatch(patch: ViewPatch): void {
   renderHeader(patch.header);
   renderFooter(patch.footer);
   const hasSession = patch.header.sessionId !== undefined;
-  transcript.apply(patch, { canFork: hasSession && !running, canApply: false });
+  transcript.apply(patch, { canFork: hasSession && !running, canApply: hasSession && !running });
   emptyHint.hidden = list.childElementCount > 0;
   composer.update(running, patch.connection.state === 'running');
   composer.setAttachments(patch.attachments);
