@@ -199,3 +199,18 @@ describe('a code block applied outside a turn', () => {
     assert.equal(card?.kind === 'tool' ? card.state : undefined, 'succeeded');
   });
 });
+
+describe('agent and model picks', () => {
+  it('keep the picks for the next session across a new chat, and note a mid-session switch', () => {
+    const model = new ChatModel();
+    model.setNext({ agent: 'coder', model: 'loop/gpt-4.1' });
+    model.clear();
+    assert.equal(model.header.nextAgent, 'coder');
+    assert.equal(model.header.nextModel, 'loop/gpt-4.1');
+    model.startFresh(SESSION, 'coder', 'gpt-4o-mini');
+    model.modelSwitched('gpt-4.1');
+    assert.equal(model.footer.model, 'gpt-4.1');
+    const notice = model.items.at(-1);
+    assert.ok(notice?.kind === 'notice' && notice.text.includes('gpt-4.1'));
+  });
+});

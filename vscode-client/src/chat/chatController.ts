@@ -27,6 +27,7 @@ import {
 import type { RelaviumServer } from '../server/relaviumServer';
 import { ServerRequestError } from '../server/relaviumServer';
 import type { HostToWebview } from '../shared/webviewMessages';
+import { switchModel } from './pickers';
 
 /** The chat webview as the controller sees it. */
 export interface ChatView {
@@ -277,7 +278,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   private async startSession(firstMessage: string): Promise<string> {
-    const agent = vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
+    const { nextAgent, nextModel } = this.model.header;
+    const agent = nextAgent ?? vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
     const title = truncate(firstMessage.split('\n', 1)[0]?.trim() ?? '', 80);
     const result = await this.server.request<StartSessionResult>(Methods.startSession, {
       source: 'vscode',
@@ -290,7 +292,18 @@ export class ChatController implements vscode.Disposable {
       this.model.setTitle(title);
     }
     await this.workspaceState.update(CURRENT_SESSION_KEY, result.sessionId);
+    if (nextModel !== undefined && nextModel.split('/').slice(1).join('/') !== result.model) {
+      await switchModel(this, result.sessionId, nextModel);
+    }
     return result.sessionId;
+  }
+
+  /** Switch the open session's model from the next turn on. */
+  async switchModel(model: string): Promise<void> {
+    const sessionId = this.model.sessionId;
+    if (sessionId !== undefined) {
+      await switchModel(this, sessionId, model);
+    }
   }
 
   /** Stop the running turn. */

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
 import { applyCodeBlock } from './applyCode';
 import type { ApprovalBroker } from './approvals';
+import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
 import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
 
@@ -92,6 +93,12 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'detach':
       controller.detach(message.id);
+      return;
+    case 'pickAgent':
+      await pickAgent(controller);
+      return;
+    case 'pickModel':
+      await pickModel(controller);
       return;
     case 'restartServer':
       await controller.server.restart();

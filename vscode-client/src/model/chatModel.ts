@@ -284,6 +284,21 @@ export class ChatModel implements TurnContext {
     this.items.push({ kind: 'notice', id: noticeId, rev: this.nextRev(), text, tone });
   }
 
+  /** Remember the agent / model the next session starts with (they survive a new chat). */
+  setNext(next: { agent?: string; model?: string }): void {
+    this.header = {
+      ...this.header,
+      ...(next.agent === undefined ? {} : { nextAgent: next.agent }),
+      ...(next.model === undefined ? {} : { nextModel: next.model }),
+    };
+  }
+
+  /** The session asks `model` first from the next turn on: say so where the switch happened. */
+  modelSwitched(model: string): void {
+    this.footer = { ...this.footer, model };
+    this.pushNotice(`Model switched to ${model}; it answers from the next turn.`);
+  }
+
   /** Change the shown title after a rename. */
   setTitle(title: string): void {
     this.header = { ...this.header, title };
@@ -430,7 +445,11 @@ export class ChatModel implements TurnContext {
 
   private resetSession(sessionId: string | undefined): void {
     this.items = [];
+    const { nextAgent, nextModel } = this.header;
     this.header = { ...emptyHeader(), sessionId };
+    if (sessionId === undefined) {
+      this.setNext({ agent: nextAgent, model: nextModel });
+    }
     this.footer = emptyFooter();
     this.sequencer = new EventSequencer();
     this.totalsThrough = 0;

@@ -80,6 +80,10 @@ export interface HeaderView {
   title?: string;
   agentRef?: string;
   status: SessionStatus | 'none';
+  /** The agent the next new session starts with (picked before the first message). */
+  nextAgent?: string;
+  /** The model the next session asks first (picked before the first message). */
+  nextModel?: string;
   /** Older transcript pages exist on the server ("Load earlier messages"). */
   hasMoreHistory: boolean;
   loading: boolean;

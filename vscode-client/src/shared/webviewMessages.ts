@@ -37,6 +37,8 @@ export type WebviewToHost =
   | { type: 'export' }
   | { type: 'loadEarlier' }
   | { type: 'detach'; id: string }
+  | { type: 'pickAgent' }
+  | { type: 'pickModel' }
   | { type: 'restartServer' };
 
 const MAX_TEXT = 200_000;
@@ -49,6 +51,8 @@ const BARE: ReadonlySet<string> = new Set([
   'export',
   'loadEarlier',
   'restartServer',
+  'pickAgent',
+  'pickModel',
 ]);
 
 function text(value: unknown, max: number): value is string {

@@ -38,7 +38,13 @@ headerButtons.append(
 );
 const titleRow = element('div', 'title-row');
 titleRow.append(title, status);
-header.append(titleRow, headerButtons);
+const agentPicker = actionButton('agent', 'pickAgent', {}, 'picker');
+agentPicker.title = 'Pick the agent';
+const modelPicker = actionButton('model', 'pickModel', {}, 'picker');
+modelPicker.title = 'Pick the model (applies from the next turn)';
+const pickers = element('div', 'pickers');
+pickers.append(agentPicker, modelPicker);
+header.append(titleRow, pickers, headerButtons);
 
 const sessions = new SessionsPanel();
 const scroller = element('main', 'transcript');
@@ -77,13 +83,18 @@ function renderHeader(view: HeaderView): void {
     ? 'Loading…'
     : (view.title ?? (view.sessionId === undefined ? 'New chat' : 'Untitled chat'));
   status.textContent = STATUS_LABELS[view.status];
+  agentPicker.textContent = `Agent: ${view.agentRef ?? view.nextAgent ?? 'default'} ▾`;
   status.dataset.status = view.status;
   loadEarlier.hidden = !view.hasMoreHistory;
 }
 
-function renderFooter(view: FooterView): void {
+function renderFooter(view: FooterView, header: HeaderView): void {
+  const model =
+    view.model ??
+    (header.nextModel === undefined ? undefined : header.nextModel.split('/').slice(1).join('/'));
+  modelPicker.textContent = `Model: ${model ?? 'default'} ▾`;
   const pieces = [
-    view.model ?? 'model: server default',
+    view.model === undefined ? 'model: server default' : `model: ${view.model}`,
     `${formatTokens(view.inputTokens)} in${formatCache(view)} / ${formatTokens(view.outputTokens)} out`,
     formatCost(view.costMicrocents, view.priced),
   ];
@@ -94,7 +105,7 @@ function applyPatch(patch: ViewPatch): void {
   const running = patch.header.status === 'streaming' || patch.header.status === 'awaiting_approval';
   renderBanner(patch.connection);
   renderHeader(patch.header);
-  renderFooter(patch.footer);
+  renderFooter(patch.footer, patch.header);
   const hasSession = patch.header.sessionId !== undefined;
   transcript.apply(patch, { canFork: hasSession && !running, canApply: hasSession && !running });
   emptyHint.hidden = list.childElementCount > 0;
@@ -106,7 +117,15 @@ function codeOf(target: HTMLElement): string {
   return target.closest('.code-block')?.querySelector('.code-text')?.textContent ?? '';
 }
 
-const FORWARDED = new Set(['newChat', 'rename', 'export', 'loadEarlier', 'restartServer']);
+const FORWARDED = new Set([
+  'newChat',
+  'rename',
+  'export',
+  'loadEarlier',
+  'restartServer',
+  'pickAgent',
+  'pickModel',
+]);
 
 function onAction(target: HTMLElement, action: string): WebviewToHost | undefined {
   const data = target.dataset;
