@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
 import { applyCodeBlock } from './applyCode';
+import { attachFile, editMessage, findFiles, retryTurn, submitComposer } from './composerCommands';
 import type { ApprovalBroker } from './approvals';
 import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
@@ -37,7 +38,19 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       controller.onViewReady();
       return;
     case 'send':
-      await controller.send(message.text);
+      await submitComposer(controller, deps.lastEditor(), message.text);
+      return;
+    case 'findFiles':
+      controller.post({ type: 'files', query: message.query, files: await findFiles(message.query) });
+      return;
+    case 'attachFile':
+      await attachFile(controller, message.path);
+      return;
+    case 'editMessage':
+      await editMessage(controller, message.itemId);
+      return;
+    case 'retryTurn':
+      await retryTurn(controller, message.itemId);
       return;
     case 'abort':
       await controller.abort();

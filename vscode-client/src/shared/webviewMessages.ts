@@ -13,6 +13,7 @@ import type { ViewPatch } from './viewState';
 /** Host → webview. */
 export type HostToWebview =
   | { type: 'patch'; patch: ViewPatch }
+  | { type: 'files'; query: string; files: string[] }
   | { type: 'sessions'; query: string; sessions: SessionSummary[]; error?: string }
   | { type: 'setDraft'; text: string }
   | { type: 'focusInput' };
@@ -38,6 +39,10 @@ export type WebviewToHost =
   | { type: 'loadEarlier' }
   | { type: 'detach'; id: string }
   | { type: 'pickAgent' }
+  | { type: 'findFiles'; query: string }
+  | { type: 'attachFile'; path: string }
+  | { type: 'editMessage'; itemId: string }
+  | { type: 'retryTurn'; itemId: string }
   | { type: 'pickModel' }
   | { type: 'restartServer' };
 
@@ -95,6 +100,12 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
         DECISIONS.includes(message.decision)
         ? { type, callId: message.callId, decision: message.decision as ApprovalDecision }
         : undefined;
+    case 'findFiles':
+      return text(message.query, 500) ? { type, query: message.query } : undefined;
+    case 'attachFile':
+      return text(message.path, 4096) && message.path !== '' ? { type, path: message.path } : undefined;
+    case 'editMessage':
+    case 'retryTurn':
     case 'retry':
     case 'fork':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;

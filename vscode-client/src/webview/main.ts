@@ -60,7 +60,7 @@ const emptyHint = element(
 scroller.append(loadEarlier, list, emptyHint);
 const transcript = new TranscriptView(scroller, list);
 
-const composer = new Composer();
+const composer = new Composer(() => transcript.lastUserText());
 const meta = element('div', 'meta');
 const footer = element('footer', 'footer');
 footer.append(composer.root, meta);
@@ -155,6 +155,12 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return undefined;
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
+    case 'copyMessage':
+      return { type: 'copy', text: transcript.textOf(data.itemId ?? '') };
+    case 'editMessage':
+      return { type: 'editMessage', itemId: data.itemId ?? '' };
+    case 'retryTurn':
+      return { type: 'retryTurn', itemId: data.itemId ?? '' };
     case 'retry':
       return { type: 'retry', itemId: data.itemId ?? '' };
     case 'detach':
@@ -195,6 +201,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'sessions':
       sessions.show(message.query, message.sessions, message.error);
+      break;
+    case 'files':
+      composer.showFiles(message.query, message.files);
       break;
     case 'setDraft':
       composer.setDraft(message.text);

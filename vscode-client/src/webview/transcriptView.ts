@@ -20,6 +20,24 @@ export class TranscriptView {
     private readonly list: HTMLElement,
   ) {}
 
+  /** The text of a message (for "Copy"). */
+  textOf(itemId: string): string {
+    const item = this.items.get(itemId);
+    return item?.kind === 'user' || item?.kind === 'assistant' ? item.text : '';
+  }
+
+  /** The newest user message's text (Up in an empty composer recalls it). */
+  lastUserText(): string | undefined {
+    let text: string | undefined;
+    for (const node of this.list.children) {
+      const item = this.items.get((node as HTMLElement).dataset.itemId ?? '');
+      if (item?.kind === 'user') {
+        text = item.text;
+      }
+    }
+    return text;
+  }
+
   /** Apply one patch from the host. */
   apply(patch: ViewPatch, context: ItemContext): void {
     const following =
@@ -46,8 +64,31 @@ export class TranscriptView {
     if (patch.order !== undefined) {
       this.reorder(patch.order);
     }
+    this.trackLastUser();
     if (following || patch.full) {
       this.scroller.scrollTop = this.scroller.scrollHeight;
+    }
+  }
+
+  /** "Retry" sits on the newest user message: move it when another one arrives. */
+  private trackLastUser(): void {
+    let last: string | undefined;
+    for (const node of this.list.children) {
+      const id = (node as HTMLElement).dataset.itemId ?? '';
+      if (this.items.get(id)?.kind === 'user') {
+        last = id;
+      }
+    }
+    const previous = this.context.lastUserId;
+    if (last === previous) {
+      return;
+    }
+    this.context = { ...this.context, lastUserId: last };
+    for (const id of [previous, last]) {
+      const item = id === undefined ? undefined : this.items.get(id);
+      if (item !== undefined) {
+        this.render(item);
+      }
     }
   }
 
