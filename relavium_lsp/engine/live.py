@@ -32,6 +32,7 @@ from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.secret_shapes import secret_reason
 from relavium_lsp.store.models import utc_timestamp
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
@@ -104,6 +105,11 @@ class LiveSessions:
         source: str,
     ) -> AgentSession:
         """Open a new session for an agent, persist its row and announce it."""
+        for name, value in (context.variables or {}).items():
+            # Every front end (the LSP answers InvalidParams before it gets here).
+            reason = secret_reason(value)
+            if reason is not None:
+                raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
