@@ -22,6 +22,7 @@ BUILT_INS = {
     "git_status",
     "git_commit",
     "http_request",
+    "update_plan",
     "read_tool_output",
 }
 
