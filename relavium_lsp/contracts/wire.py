@@ -17,6 +17,7 @@ from relavium_lsp.contracts.events import (
     TurnError,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     PartialSessionContext,
@@ -133,6 +134,8 @@ class ResumeSessionResult(WireModel):
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    # The agent's current plan (``update_plan``); absent when it never made one.
+    plan: list[PlanEntry] | None = None
 
 
 class ListSessionsParams(WireModel):

@@ -35,6 +35,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     SessionContext,
@@ -97,6 +98,7 @@ class ResumeResult:
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    plan: list[PlanEntry] | None = None
 
 
 class Engine:
@@ -157,7 +159,10 @@ class Engine:
         )
         last_event = await self._services.bus.last_sequence(session_id)
         return ResumeResult(
-            session=session.record, messages=messages, last_event_sequence=last_event
+            session=session.record,
+            messages=messages,
+            last_event_sequence=last_event,
+            plan=await self.plan(session_id),
         )
 
     async def send(
@@ -288,6 +293,11 @@ class Engine:
     ) -> tuple[AgentSessionRecord, list[SessionMessage]]:
         """A session's row and every visible message, read in one consistent snapshot."""
         return await exports.full_transcript(self._services, session_id)
+
+    async def plan(self, session_id: str) -> list[PlanEntry] | None:
+        """The agent's current plan (``update_plan``), or ``None`` when it has none."""
+        await self._live.require_record(session_id)
+        return await exports.current_plan(self._services, session_id)
 
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
         """The agents of a workspace (always including the default agent)."""

@@ -58,6 +58,10 @@ export type ErrorCode =
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+export type PlanStatus = 'pending' | 'in_progress' | 'completed';
+
+export type PlanPriority = 'high' | 'medium' | 'low';
+
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
@@ -129,6 +133,7 @@ export interface ResumeSessionResult {
   session: AgentSessionRecord;
   messages: SessionMessage[];
   lastEventSequence: number;
+  plan?: PlanEntry[];
 }
 
 /** `relavium/listSessions`. */
@@ -354,6 +359,13 @@ export interface AgentToolResultPayload {
   errorCode?: ErrorCode;
 }
 
+/** The agent replaced its plan (`entries` is the whole list; empty clears it). */
+export interface AgentPlanUpdatedPayload {
+  type: 'agent:plan_updated';
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
 /** Spend after one provider call. */
 export interface CostUpdatedPayload {
   type: 'cost:updated';
@@ -431,6 +443,7 @@ export type EventPayload =
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
   | AgentToolResultPayload
+  | AgentPlanUpdatedPayload
   | CostUpdatedPayload
   | TurnCompletedPayload
   | SessionCompactingPayload
@@ -615,6 +628,13 @@ export interface CompactionMarker {
 export interface InterruptionMarker {
   interruptedAfterSequence: number;
   reason: 'crash';
+}
+
+/** One step of the plan. */
+export interface PlanEntry {
+  content: string;
+  status: PlanStatus;
+  priority: PlanPriority;
 }
 
 /** One row of `listSessions`. */

@@ -284,6 +284,7 @@ export class ChatController implements vscode.Disposable {
           hasMore: page.hasMore,
           lastEventSequence: resumed.lastEventSequence,
           recentEvents,
+          ...(resumed.plan === undefined ? {} : { plan: resumed.plan }),
         }),
       );
     } catch (error) {

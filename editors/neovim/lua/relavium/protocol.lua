@@ -46,6 +46,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
   AGENT_TOOL_RESULT = 'agent:tool_result',
+  AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
   SESSION_TURN_COMPLETED = 'session:turn_completed',
   SESSION_COMPACTING = 'session:compacting',
@@ -119,6 +120,20 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   USER = 'user',
   ASSISTANT = 'assistant',
   TOOL = 'tool',
+})
+
+--- `PlanStatus` values.
+M.PLAN_STATUS = closed('.PLAN_STATUS', {
+  PENDING = 'pending',
+  IN_PROGRESS = 'in_progress',
+  COMPLETED = 'completed',
+})
+
+--- `PlanPriority` values.
+M.PLAN_PRIORITY = closed('.PLAN_PRIORITY', {
+  HIGH = 'high',
+  MEDIUM = 'medium',
+  LOW = 'low',
 })
 
 --- `ApprovalAction` values.
