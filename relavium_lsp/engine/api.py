@@ -45,12 +45,13 @@ from relavium_lsp.contracts.wire import ListToolsResult
 from relavium_lsp.engine import exports
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
-from relavium_lsp.errors import InvalidInput, SessionBusy
+from relavium_lsp.errors import InvalidInput, SessionBusy, SessionRunningElsewhere
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -75,6 +76,7 @@ __all__ = [
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "LeaseSettings",
     "Listener",
     "ModelChoice",
     "ReplayReport",
@@ -138,23 +140,33 @@ class Engine:
         return (await self._live.get(session_id)).snapshot()
 
     async def resume(self, session_id: str) -> ResumeResult:
-        """Reload a session (ended ones become idle again) with its history tail."""
+        """Reload a session (ended ones become idle again) with its history tail.
+
+        A session another window is running is only read: its turn goes on untouched there,
+        and this process follows it through the shared event log (docs/design.md §7.1).
+        """
         session = await self._live.get(session_id)
-        if session.record.status == "ended":
-            await session.set_status("idle")
+        elsewhere = await self._live.running_elsewhere(session_id)
+        if elsewhere is None:
+            session.refresh(await self._live.require_record(session_id))
+            if session.record.status == "ended":
+                await session.set_status("idle")
+        else:
+            session.refresh(await self._live.require_record(session_id))
         snapshot = session.snapshot()
         budget = snapshot.context_window
         messages = await self._services.store.run(
             lambda s: s.load_tail_within_budget(session_id, budget)
         )
-        session.scope.emit(
-            SessionStarted(
-                agent_ref=snapshot.agent.id,
-                model=snapshot.model,
-                context=snapshot.record.context,
-                resumed=True,
+        if elsewhere is None:
+            session.scope.emit(
+                SessionStarted(
+                    agent_ref=snapshot.agent.id,
+                    model=snapshot.model,
+                    context=snapshot.record.context,
+                    resumed=True,
+                )
             )
-        )
         last_event = await self._services.bus.last_sequence(session_id)
         return ResumeResult(
             session=session.record, messages=messages, last_event_sequence=last_event
@@ -170,12 +182,32 @@ class Engine:
         return await (await self._live.get(session_id)).send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
-        """Abort the running turn of a session; ``False`` when none was running."""
+        """Abort the running turn of a session; ``False`` when none was running.
+
+        A turn another process runs is asked to stop through the database (its heartbeat
+        sees the request within one beat); this waits until it has let go of its lease.
+        """
         served = self._live.served(session_id)
-        if served is None:
-            await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return await served.abort()
+        await self._live.require_record(session_id)
+        lease = await self._services.store.run(lambda s: s.request_abort(session_id))
+        if lease is None:
             return False
-        return await served.abort()
+        await self._wait_for_release(session_id, lease.owner_token)
+        return True
+
+    async def _wait_for_release(self, session_id: str, token: str) -> None:
+        keeper = self._services.leases
+        settings = keeper.settings if keeper is not None else LeaseSettings()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.timeout_s + 2 * settings.heartbeat_s
+        while loop.time() < deadline:
+            lease = await self._live.recover(session_id)
+            if lease is None or lease.owner_token != token:
+                return
+            # Polling the owner's lease row is the only channel between the processes.
+            await asyncio.sleep(settings.heartbeat_s / 4)
 
     def is_running(self, session_id: str) -> bool:
         """Whether this process is running a turn of the session right now."""
@@ -184,7 +216,18 @@ class Engine:
 
     async def cancel(self, session_id: str) -> None:
         """End a session (``session:cancelled``); it stays resumable by id."""
-        await (await self._live.get(session_id)).cancel()
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "end")
+        await session.cancel()
+
+    async def _refuse_if_running_elsewhere(self, session_id: str, doing: str) -> None:
+        lease = await self._live.running_elsewhere(session_id)
+        if lease is not None:
+            raise SessionRunningElsewhere(
+                f"session {session_id} is running a turn in another window (process "
+                f"{lease.owner_pid}); {doing} it when that turn has finished, or abort it"
+            )
 
     async def compact(
         self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
@@ -240,7 +283,8 @@ class Engine:
         if served is not None and served.busy:
             raise SessionBusy(f"session {session_id} is running a turn; abort it first")
         await self._live.require_record(session_id)
-        await self._services.store.run(lambda s: s.soft_delete_session(session_id))
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
         self._live.forget(session_id)
 
     async def fork(self, session_id: str, at_sequence: int) -> str:
@@ -254,9 +298,18 @@ class Engine:
     # -- reading ----------------------------------------------------------------------------
 
     async def record(self, session_id: str) -> AgentSessionRecord:
-        """A session's row (the served copy if this process serves it; nothing is loaded)."""
+        """A session's row (the served copy while this process runs its turn; nothing is loaded).
+
+        Otherwise the stored row: another window may have run turns meanwhile.
+        """
         served = self._live.served(session_id)
-        return served.record if served is not None else await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return served.record
+        record = await self._live.require_record(session_id)
+        if served is None:
+            return record
+        served.refresh(record)
+        return served.record
 
     async def list_sessions(
         self,
@@ -267,7 +320,13 @@ class Engine:
         limit: int = 50,
         cursor: str | None = None,
     ) -> SessionPage:
-        """Sessions newest first, filtered (``query`` is full-text) and paged."""
+        """Sessions newest first, filtered (``query`` is full-text) and paged.
+
+        Turns whose process is gone are settled first, so they list as idle (docs/design.md
+        §7.1) without anyone resuming them.
+        """
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.recover_abandoned(clock))
         return await self._services.store.run(
             lambda s: s.list_sessions(
                 workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
@@ -422,6 +481,7 @@ async def open_engine(
     approval_override: ApprovalMode | None = None,
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
+    lease_settings: LeaseSettings | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -465,6 +525,7 @@ async def open_engine(
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
+        leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
     )
     sessions = LiveSessions(
         services,

@@ -70,7 +70,8 @@ export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
 export type DomainErrorCode = ErrorCode | SessionErrorCode;
 
-export type SessionErrorCode = 'session_not_found' | 'session_busy' | 'session_ended';
+export type SessionErrorCode =
+  'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 // ---- method params and results ------------------------------------------------------------------
 

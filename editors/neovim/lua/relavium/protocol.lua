@@ -164,6 +164,7 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_NOT_FOUND = 'session_not_found',
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
+  SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
 })
 
 return closed('', M)
