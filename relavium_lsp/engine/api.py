@@ -41,7 +41,7 @@ from relavium_lsp.contracts.session import (
     SessionMessage,
     SessionStatus,
 )
-from relavium_lsp.contracts.wire import ListToolsResult
+from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
 from relavium_lsp.engine import exports
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
@@ -51,6 +51,7 @@ from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices,
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionRunningElsewhere
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
@@ -77,10 +78,12 @@ __all__ = [
     "ExportFormat",
     "ExportOutcome",
     "LeaseSettings",
+    "ListListener",
     "Listener",
     "ModelChoice",
     "ReplayReport",
     "ResumeResult",
+    "SessionListChange",
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
@@ -116,6 +119,7 @@ class Engine:
         self._live = sessions
         self._http = http
         self._models = ModelDirectory(http)
+        self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
 
@@ -406,6 +410,8 @@ class Engine:
         number, then live events, each exactly once and without a gap.
         """
         bus = self._services.bus
+        # Served sessions' events from other windows arrive through the shared log (§3.1).
+        self._watcher.start()
         if session_id is None:
             if after_sequence is not None:
                 raise ValueError("after_sequence needs a session_id")
@@ -413,6 +419,14 @@ class Engine:
         if after_sequence is None:
             after_sequence = await bus.last_sequence(session_id)
         return await bus.follow(session_id, after_sequence, listener)
+
+    def watch_sessions(self, listener: ListListener) -> Unsubscribe:
+        """Call ``listener`` with session-list changes made by any process on this history.
+
+        Creations, renames, deletions and status changes, in commit order, batched per poll
+        (``docs/design.md`` §3.1); returns an unsubscribe.
+        """
+        return self._watcher.on_list_change(listener)
 
     async def events_after(
         self, session_id: str, after_sequence: int, limit: int = 1000
@@ -449,6 +463,7 @@ class Engine:
 
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
+        await self._watcher.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()

@@ -68,6 +68,7 @@ class LiveSessions:
     def forget(self, session_id: str) -> None:
         """Stop serving a session (it was deleted)."""
         self._live.pop(session_id, None)
+        self._services.bus.unwatch(session_id)
 
     async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
         """The merged configuration for a workspace (re-read each time: files change)."""
@@ -105,6 +106,7 @@ class LiveSessions:
             updated_at=now,
         )
         await self._services.store.run(lambda s: s.create_session(record))
+        await self._services.bus.watch(record.id)
         session = self._make_live(record, agent, config, chain)
         session.scope.emit(
             SessionStarted(agent_ref=agent.id, model=chain[0].model, context=record.context)
@@ -129,6 +131,8 @@ class LiveSessions:
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
                 chain = await self.chain_for(agent, config)
+                # Served here: follow what other windows write to it too (docs/design.md §3.1).
+                await self._services.bus.watch(session_id)
                 return self._make_live(record, agent, config, chain)
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown

@@ -166,7 +166,7 @@ def _leases_and_changes(connection: Connection) -> None:
 # session_leases: which process runs a turn of a session right now (docs/design.md §7.1).
 # heartbeat_at is Unix time in seconds (every process on one machine shares the clock).
 # session_changes: a short log of list-visible changes, written by triggers so that no code
-# path can forget it; every process reads past the newest sequence it has seen (§7.1).
+# path can forget it; every process reads past the newest sequence it has seen (§3.1).
 _LEASE_STATEMENTS = (
     """
     CREATE TABLE session_leases (

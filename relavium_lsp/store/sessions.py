@@ -488,6 +488,56 @@ class SessionStore:
         ).fetchone()
         return int(row[0])
 
+    # -- watching other processes (docs/design.md §3.1) ------------------------------------
+
+    def change_marks(self) -> tuple[int, int]:
+        """``(data_version, newest session-change seq)``: cheap marks of what changed.
+
+        ``PRAGMA data_version`` moves when *another* connection commits; the change log's
+        newest sequence moves with every list-visible change, ours included.
+        """
+        version = self._connection.execute("PRAGMA data_version").fetchone()[0]
+        newest = self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()[0]
+        return int(version), int(newest)
+
+    def newest_event_sequences(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """The newest event sequence of each of these sessions (those with events)."""
+        newest: dict[str, int] = {}
+        for start in range(0, len(session_ids), 500):
+            chunk = list(session_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._connection.execute(
+                "SELECT session_id, MAX(sequence_number) FROM session_events"  # noqa: S608
+                f" WHERE session_id IN ({marks}) GROUP BY session_id",
+                chunk,
+            ).fetchall()
+            newest.update((str(row[0]), int(row[1])) for row in rows)
+        return newest
+
+    def session_changes_after(self, seq: int, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(seq, session id, kind)`` of list-visible changes after ``seq``, oldest first."""
+        rows = self._connection.execute(
+            "SELECT seq, session_id, kind FROM session_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            (seq, max(1, limit)),
+        ).fetchall()
+        return [(int(row[0]), str(row[1]), str(row[2])) for row in rows]
+
+    def prune_session_changes(self, keep: int = 1000) -> None:
+        """Forget all but the newest ``keep`` changes (watchers only read the newest)."""
+        row = self._connection.execute(
+            "SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()
+        if int(row[1]) - int(row[0]) < 2 * keep:
+            return  # the common case: no write lock
+        with write_transaction(self._connection):
+            self._connection.execute(
+                "DELETE FROM session_changes"
+                " WHERE seq <= (SELECT MAX(seq) FROM session_changes) - ?",
+                (keep,),
+            )
+
     # -- artifacts --------------------------------------------------------------------------
 
     def save_artifact(self, session_id: str, call_id: str, text: str) -> str:

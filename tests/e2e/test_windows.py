@@ -176,3 +176,85 @@ async def test_a_stalled_owner_is_taken_over_after_the_timeout_exactly_once(
             assert _markers(messages) == 1
             assert await _status(a, session) == "idle"
             assert _markers(await _transcript(a, session)) == 1
+
+
+async def test_second_window_follows_the_turn_live_and_aborts_it(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    gate = threading.Event()
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            gated_stream(["one ", "two "], ["three ", "four"], gate),
+            openai_stream(text=["never ", "finished"], ending="stall"),
+        )
+        async with (
+            editor(workspace, home, env=FAST_HEARTBEAT) as a,
+            editor(workspace, home, env=FAST_HEARTBEAT) as b,
+        ):
+            session = (await a.request(methods.START_SESSION, {"agentRef": "coder"}))["sessionId"]
+            turn = asyncio.ensure_future(
+                a.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "count"})
+            )
+            await a.wait_for_event(session, "agent:token")
+            resumed = await b.request(methods.RESUME_SESSION, {"sessionId": session})
+            after = resumed["lastEventSequence"]
+            gate.set()
+            await turn
+            # B hears the rest of A's turn as it commits: same numbers, same order.
+            await b.wait_for_event(session, "session:turn_completed")
+            seen_by_b = [(e["sequenceNumber"], e["type"]) for e in b.events_of(session)]
+            seen_by_a = [
+                (e["sequenceNumber"], e["type"])
+                for e in a.events_of(session)
+                if e["sequenceNumber"] > after
+            ]
+            assert seen_by_b == seen_by_a
+            tokens = "".join(e["token"] for e in b.events_of(session, "agent:token"))
+            everything = "".join(e["token"] for e in a.events_of(session, "agent:token"))
+            assert everything == "one two three four" and everything.endswith(tokens)
+            assert tokens
+
+            # A second turn that would never end: B's abort stops it through the database.
+            second = asyncio.ensure_future(
+                a.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "again"})
+            )
+            await b.wait_for_event(
+                session, "agent:token", count=len(b.events_of(session, "agent:token")) + 1
+            )
+            aborted = await b.request(methods.ABORT_TURN, {"sessionId": session})
+            assert aborted == {"aborted": True}
+            result = await second
+            assert result["stopReason"] == "aborted"
+            await b.wait_for_event(session, "session:turn_completed", count=2)
+            assert await _status(b, session) == "idle"
+            messages = await _transcript(b, session)
+            assert [m["role"] for m in messages] == ["user", "assistant"]  # rolled back
+
+
+async def test_every_window_hears_session_list_changes(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(openai_stream(text=["hi"]))
+        async with editor(workspace, home) as a, editor(workspace, home) as b:
+            await b.request(methods.LIST_SESSIONS, {})  # B's engine is open and watching
+            session = (await a.request(methods.START_SESSION, {"agentRef": "coder"}))["sessionId"]
+            await b.wait_until(lambda: "created" in b.list_changes(session), "B to hear created")
+            await b.request(methods.RENAME_SESSION, {"sessionId": session, "title": "named"})
+            await a.wait_until(lambda: "renamed" in a.list_changes(session), "A to hear renamed")
+            await a.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "hello"})
+            await b.wait_until(lambda: "status" in b.list_changes(session), "B to hear the turn")
+            await b.request(methods.DELETE_SESSION, {"sessionId": session})
+            await a.wait_until(lambda: "deleted" in a.list_changes(session), "A to hear deleted")
+            # Changes within one poll are merged; the order is the commit order.
+            expected = ["created", "renamed", "status", "deleted"]
+            assert _runs(a.list_changes(session)) == expected
+            await b.wait_until(lambda: "deleted" in b.list_changes(session), "B to hear deleted")
+            assert _runs(b.list_changes(session)) == expected
+
+
+def _runs(kinds: list[str]) -> list[str]:
+    """The kinds with repeats in a row folded into one."""
+    return [kind for index, kind in enumerate(kinds) if index == 0 or kinds[index - 1] != kind]

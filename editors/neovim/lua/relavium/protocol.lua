@@ -34,6 +34,7 @@ M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
+M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
 
@@ -143,6 +144,14 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   CRASHED = 'crashed',
   FAILED = 'failed',
   STOPPED = 'stopped',
+})
+
+--- `SessionChangeKind` values.
+M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
+  CREATED = 'created',
+  RENAMED = 'renamed',
+  DELETED = 'deleted',
+  STATUS = 'status',
 })
 
 --- `ApprovalDecision` values.
