@@ -69,6 +69,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.APPLY_CODE, "client → server", "request", chat_ui.ApplyCodeParams,
      chat_ui.ApplyCodeResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
+    (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
+     None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,

@@ -10,6 +10,7 @@
 import type {
   AgentSessionRecord,
   ApprovalDecision,
+  PlanEntry,
   RequestApprovalParams,
   SessionEvent,
   SessionMessage,
@@ -27,6 +28,7 @@ import type {
 import { toChip, type AttachmentChip, type ContextAttachment } from './contextParts';
 import { EventSequencer, type SequencerOutput } from './eventSequencer';
 import { OrphanEvents } from './orphanEvents';
+import { showPlan } from './plan';
 import { applyTurnEvent, runningTurnEvents, type TurnContext } from './turnEvents';
 import { enrichToolCards, itemsFromMessages, toolItemId } from './transcript';
 
@@ -47,6 +49,8 @@ export interface LoadedSession {
    * tool cards of settled turns get back their approval decision and duration.
    */
   recentEvents?: readonly SessionEvent[];
+  /** The agent's current plan (`resumeSession`), shown below the transcript. */
+  plan?: readonly PlanEntry[];
 }
 
 function emptyFooter(): FooterView {
@@ -156,6 +160,7 @@ export class ChatModel implements TurnContext {
     const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
     this.items = itemsFromMessages(messages, () => this.nextRev());
     enrichToolCards(this.items, recent, () => this.nextRev());
+    showPlan(this, loaded.plan ?? []);
     this.oldestSequence = messages[0]?.sequenceNumber;
     this.header = {
       sessionId: record.id,

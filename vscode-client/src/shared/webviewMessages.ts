@@ -15,6 +15,7 @@ export type HostToWebview =
   | { type: 'patch'; patch: ViewPatch }
   | { type: 'files'; query: string; files: string[] }
   | { type: 'sessions'; query: string; sessions: SessionSummary[]; error?: string }
+  | { type: 'sessionsChanged' }
   | { type: 'setDraft'; text: string }
   | { type: 'focusInput' };
 

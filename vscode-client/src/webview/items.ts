@@ -15,6 +15,7 @@ import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
 import { renderNodes } from './markdownDom';
+import { renderPlan } from './planView';
 
 /** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
 export interface ItemContext {
@@ -192,6 +193,9 @@ export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
       break;
     case 'notice':
       node = element('div', `notice tone-${item.tone}`, item.text);
+      break;
+    case 'plan':
+      node = renderPlan(item);
       break;
   }
   node.dataset.itemId = item.id;

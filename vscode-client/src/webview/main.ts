@@ -205,6 +205,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'files':
       composer.showFiles(message.query, message.files);
       break;
+    case 'sessionsChanged':
+      sessions.refresh();
+      break;
     case 'setDraft':
       composer.setDraft(message.text);
       break;
