@@ -382,9 +382,16 @@ describe('VS Code: Relavium chat view', () => {
       const card = chat.locator('.tool-card', { hasText: 'write_file' }).first();
       await card.waitFor();
       // The approval decision and the duration come back from the event log.
-      await card.locator('.approval-state', { hasText: 'Approved' }).waitFor({ timeout: 30_000 });
+      try {
+        await card.locator('.approval-state', { hasText: 'Approved' }).waitFor({ timeout: 30_000 });
+      } catch (error) {
+        console.log('tool cards after the reload:', await chat.locator('.tool-card').allInnerTexts());
+        throw error;
+      }
       await card.locator('.tool-duration').waitFor();
       await chat.locator('.message.user .chip', { hasText: demo.selection.path }).first().waitFor();
+      // The model picked before the reload is still the one the next turn uses.
+      await chat.locator('.pickers button', { hasText: 'Model: relavium-offline-alt' }).waitFor({ timeout: 30_000 });
       await workbench.screenshot('13-after-reload');
     });
 
