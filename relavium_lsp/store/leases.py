@@ -27,6 +27,7 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.session import InterruptionMarker, SessionMessage
@@ -94,7 +95,16 @@ def process_alive(pid: int) -> bool:
         return True  # it exists; it belongs to someone else
     except OSError:
         return False
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped yet still answers ``kill(pid, 0)``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False  # no /proc (macOS): trust kill(); the heartbeat timeout still applies
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def read_lease(connection: Connection, session_id: str) -> Lease | None:
