@@ -11,6 +11,7 @@
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
     │   │   └── SessionRunningElsewhere   …in another process (window) on the same history
+    │   │       └── LeaseLost    this process's turn was taken over; it writes no more
     │   └── SessionEnded
     ├── ToolError                a tool call failed (carries an ErrorCode)
     │   └── ToolDenied           refused by policy; never retried
@@ -97,6 +98,10 @@ class SessionRunningElsewhere(SessionBusy):
     """
 
     code: DomainErrorCode = "session_running_elsewhere"
+
+
+class LeaseLost(SessionRunningElsewhere):
+    """A turn's lease was taken over by another process; the turn wrote nothing after that."""
 
 
 class SessionEnded(SessionError):

@@ -47,6 +47,7 @@ from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import (
     InvalidInput,
+    LeaseLost,
     SessionBusy,
     SessionEnded,
     SessionNotFound,
@@ -345,6 +346,11 @@ class AgentSession:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
+            result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
+        except LeaseLost:
+            # Another process took the turn over while this one was stalled; it marked the
+            # turn interrupted and owns the session now: settle without touching history.
+            self._lease_lost = True
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
         except SessionRunningElsewhere:
             # Refused before the turn began (another window holds the lease): the request's

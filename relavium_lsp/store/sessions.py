@@ -28,7 +28,7 @@ from relavium_lsp.contracts.session import (
     SessionStatus,
     SessionTotals,
 )
-from relavium_lsp.errors import SessionNotFound, StoreError
+from relavium_lsp.errors import LeaseLost, SessionNotFound, StoreError
 from relavium_lsp.store import leases, listing, messages, transfer
 from relavium_lsp.store.db import (
     Connection,
@@ -58,6 +58,10 @@ class SessionStore:
     def __init__(self, connection: Connection) -> None:
         """Wrap an open, migrated connection (see :meth:`open`)."""
         self._connection = connection
+        # session id → the token of the lease this connection's turn holds on it. While one
+        # is held, its message, rollback and cost writes are fenced: each checks, in its own
+        # transaction, that the lease is still ours (docs/design.md §7.1).
+        self._fences: dict[str, str] = {}
 
     @classmethod
     def open(
@@ -209,6 +213,7 @@ class SessionStore:
             if lease is not None:
                 messages.require_session(connection, session_id)
                 leases.take_lease(connection, session_id, lease[0], lease[1])
+                self._fences[session_id] = lease[0]
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
             message = self.append_message(session_id, "user", content)
@@ -220,6 +225,7 @@ class SessionStore:
         ``False`` (and nothing written) when the lease was no longer ours: another process
         took it over, marked the turn and owns what happens to the session now.
         """
+        self._fences.pop(session_id, None)
         with write_transaction(self._connection):
             if token is not None and not leases.release_lease(self._connection, session_id, token):
                 return False
@@ -231,9 +237,12 @@ class SessionStore:
         with write_transaction(self._connection):
             messages.require_session(self._connection, session_id)
             leases.take_lease(self._connection, session_id, token, clock)
+            self._fences[session_id] = token
 
     def release_lease(self, session_id: str, token: str) -> bool:
         """Drop a lease taken with :meth:`acquire_lease`."""
+        if self._fences.get(session_id) == token:
+            del self._fences[session_id]
         with write_transaction(self._connection):
             return leases.release_lease(self._connection, session_id, token)
 
@@ -303,19 +312,35 @@ class SessionStore:
         interruption: InterruptionMarker | None = None,
     ) -> SessionMessage:
         """Append one durable message with the next sequence number (one transaction)."""
-        return messages.append_message(
-            self._connection,
-            session_id,
-            role,
-            content,
-            model_id=model_id,
-            compaction=compaction,
-            interruption=interruption,
-        )
+        with write_transaction(self._connection):
+            self._check_fence(session_id)
+            return messages.append_message(
+                self._connection,
+                session_id,
+                role,
+                content,
+                model_id=model_id,
+                compaction=compaction,
+                interruption=interruption,
+            )
+
+    def _check_fence(self, session_id: str) -> None:
+        """Inside a write transaction: refuse if our turn's lease was taken over meanwhile."""
+        token = self._fences.get(session_id)
+        if token is None:
+            return
+        lease = leases.read_lease(self._connection, session_id)
+        if lease is None or lease.owner_token != token:
+            raise LeaseLost(
+                f"session {session_id}: another window took this turn over (its heartbeat "
+                "stopped for longer than the lease timeout); nothing more was written"
+            )
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:
         """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""
-        return messages.roll_back_from(self._connection, session_id, from_sequence)
+        with write_transaction(self._connection):
+            self._check_fence(session_id)
+            return messages.roll_back_from(self._connection, session_id, from_sequence)
 
     def load_tail_within_budget(self, session_id: str, token_budget: int) -> list[SessionMessage]:
         """The newest visible messages that fit ``token_budget``, oldest first."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from store_records import text
 
-from relavium_lsp.errors import SessionRunningElsewhere
+from relavium_lsp.errors import LeaseLost, SessionRunningElsewhere
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.leases import LeaseClock, process_alive
 from relavium_lsp.store.sessions import SessionStore
@@ -115,3 +115,21 @@ def test_a_killed_owner_not_yet_reaped_counts_as_dead() -> None:
         child.kill()
         child.wait()
     assert process_alive(os.getpid())
+
+
+def test_a_turn_whose_lease_was_taken_over_cannot_write_into_the_session(
+    store: SessionStore, session_id: str, db_path: Path, db_key: DbKey
+) -> None:
+    store.begin_turn(session_id, text("go"), lease=("a-token", clock(1000.0, "a-token")))
+    store.append_message(session_id, "assistant", text("still mine"))
+    second = SessionStore.open(db_path, db_key)
+    try:
+        assert second.recover_abandoned(clock(1011.0, pid=200)) == [session_id]
+    finally:
+        second.close()
+    with pytest.raises(LeaseLost, match="took this turn over"):
+        store.append_message(session_id, "assistant", text("too late"))
+    with pytest.raises(LeaseLost):
+        store.roll_back_from(session_id, 1)
+    # History rests on the final answer (no marker needed) and nothing came after it.
+    assert [m.role for m in store.get_transcript(session_id)[0]] == ["user", "assistant"]
