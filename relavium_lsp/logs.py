@@ -50,6 +50,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+# pygls warnings that only say a client sent something odd (answered or ignored as the
+# protocol says): the client's problem, not the server's, so one INFO line in the file log
+# and nothing on stderr (issue 16: a burst of bad requests must not flood the editor's
+# output). Mapped to the line logged instead; ``None`` keeps pygls's own arguments.
+CLIENT_MISTAKES: dict[str, str | None] = {
+    "Failed to handle request %r, unknown method %r": None,
+    "Ignoring notification for unknown method %r": None,
+    'Cancel notification for unknown message id "%s"': None,
+    'Received response to unknown message id "%s"': None,
+    # pygls would log the whole message (conversation text): say less.
+    'Unknown message "%s"': "ignored a message that is not JSON-RPC 2.0",
+    "Server shutting down. No more requests!": None,
+}
+
+
 class AnsweredErrorFilter(logging.Filter):
     """Demotes pygls' traceback for an error that was answered to the client as intended.
 
@@ -57,6 +72,7 @@ class AnsweredErrorFilter(logging.Filter):
     logged with its traceback by the handler edge itself), yet pygls logs each of them as an
     ERROR with a traceback — on stderr, which editors show to users. Attached to pygls'
     JSON-RPC logger, this keeps one INFO line instead; a non-JSON-RPC exception is untouched.
+    The warnings in :data:`CLIENT_MISTAKES` become INFO lines too.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -67,6 +83,11 @@ class AnsweredErrorFilter(logging.Filter):
             record.msg = "answered a request with JSON-RPC error %s: %s"
             record.args = (error.code, error.message)
             record.exc_info, record.exc_text = None, None
+        elif isinstance(record.msg, str) and record.msg in CLIENT_MISTAKES:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            replacement = CLIENT_MISTAKES[record.msg]
+            if replacement is not None:
+                record.msg, record.args = replacement, None
         return True
 
 
