@@ -20,7 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+import sqlcipher3
+
 from relavium_lsp.errors import StoreError
+from relavium_lsp.store.damage import corrupted, is_corruption
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 
@@ -33,11 +36,17 @@ class AsyncSessionStore:
     """An async facade over one :class:`SessionStore`; also the tools' ``ArtifactStore``."""
 
     def __init__(
-        self, executor: concurrent.futures.ThreadPoolExecutor, store: SessionStore, path: Path
+        self,
+        executor: concurrent.futures.ThreadPoolExecutor,
+        store: SessionStore,
+        path: Path,
+        key: DbKey | None = None,
     ) -> None:
         """Wrap a store already opened on ``executor``'s only thread (use :meth:`open`)."""
         self._executor = executor
         self._store = store
+        self._path = path
+        self._key = key
         self._closed = False
         self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
 
@@ -52,7 +61,7 @@ class AsyncSessionStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(executor, store, path)
+        return cls(executor, store, path, key)
 
     @property
     def closed(self) -> bool:
@@ -63,8 +72,35 @@ class AsyncSessionStore:
         """Run ``fn(store)`` on the worker thread and return its result."""
         if self._closed:
             raise StoreError("the session store is closed")
-        store = self._store
-        return await _await_on(self._executor, lambda: fn(store))
+        return await _await_on(self._executor, lambda: self._call(fn))
+
+    def _call(self, fn: Callable[[SessionStore], T]) -> T:
+        """Run ``fn`` on the worker thread; damage becomes :class:`DatabaseCorrupted`.
+
+        SQLCipher leaves a connection that met a damaged page failing every later statement,
+        even those that never touch that page, so the connection is reopened: sessions in
+        undamaged parts of the file keep working (issue 16).
+        """
+        try:
+            return fn(self._store)
+        except sqlcipher3.DatabaseError as error:
+            if not is_corruption(error):
+                raise
+            logger.warning("the history database %s is damaged: %s", self._path, error)
+            self._reopen()
+            raise corrupted(self._path, str(error)) from None
+
+    def _reopen(self) -> None:
+        if self._key is None:
+            return
+        try:
+            self._store.close()
+        except Exception as error:  # closing a damaged connection may fail too; reopen anyway
+            logger.debug("closing the damaged connection failed: %s", type(error).__name__)
+        try:
+            self._store = SessionStore.open(self._path, self._key)
+        except Exception as error:  # the caller still learns about the damage itself
+            logger.warning("reopening the damaged history database failed: %s", error)
 
     async def close(self) -> None:
         """Finish queued calls, close the connection and stop the thread (idempotent)."""
