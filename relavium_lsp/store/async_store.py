@@ -26,6 +26,10 @@ from relavium_lsp.errors import StoreError
 from relavium_lsp.store.damage import corrupted, is_corruption
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.wal_guard import LogGuard
+
+# How often an idle server looks at its write-ahead log (a stat of one file).
+WAL_WATCH_INTERVAL_S = 1.0
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +53,8 @@ class AsyncSessionStore:
         self._key = key
         self._closed = False
         self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
+        self._log_guard = LogGuard(self._log_path)
+        self._watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
@@ -61,7 +67,20 @@ class AsyncSessionStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(executor, store, path, key)
+        opened = cls(executor, store, path, key)
+        opened._watch = asyncio.get_running_loop().create_task(opened._watch_log())
+        return opened
+
+    async def _watch_log(self) -> None:
+        """Look at the write-ahead log now and then, not only when a request comes."""
+        while not self._closed:
+            await asyncio.sleep(WAL_WATCH_INTERVAL_S)  # a polling period, not a sync point
+            if self._closed:
+                return
+            try:
+                await self.run(lambda _store: None)  # every call checks the log afterwards
+            except Exception as error:  # the watch must never take the server down
+                logger.debug("write-ahead log watch failed: %s", type(error).__name__)
 
     @property
     def closed(self) -> bool:
@@ -89,6 +108,26 @@ class AsyncSessionStore:
             logger.warning("the history database %s is damaged: %s", self._path, error)
             self._reopen()
             raise corrupted(self._path, str(error)) from None
+        finally:
+            self._check_log()
+
+    def _check_log(self) -> None:
+        """Checkpoint and reopen when the write-ahead log went away (see ``wal_guard``)."""
+        what = self._log_guard.change()
+        if what is None:
+            return
+        logger.warning(
+            "the history database's write-ahead log %s was %s while the server was running; "
+            "checkpointing now so that no saved message depends on it",
+            self._log_path,
+            what,
+        )
+        try:
+            self._store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except Exception as error:
+            logger.warning("the checkpoint after the log went away failed: %s", error)
+        self._reopen()
+        self._log_guard.rearm()
 
     def _reopen(self) -> None:
         if self._key is None:
@@ -107,6 +146,8 @@ class AsyncSessionStore:
         if self._closed:
             return
         self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
         try:
             await _await_on(self._executor, self._store.close)
         finally:
