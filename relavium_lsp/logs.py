@@ -15,6 +15,7 @@ import io
 import logging
 import logging.handlers
 import os
+import sys
 from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
@@ -92,7 +93,36 @@ class AnsweredErrorFilter(logging.Filter):
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log whose files (the fresh one after each rollover too) are mode 0600."""
+    """A rotating log whose files (the fresh one after each rollover too) are mode 0600.
+
+    A log that cannot be written (the disk is full, issue 16) says so once on stderr, in one
+    line, and again when it works again — not Python's "--- Logging error ---" traceback for
+    every record, on the stderr the editor shows.
+    """
+
+    _failing = False
+    _failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record; notice when writing starts or stops failing."""
+        self._failed_now = False
+        super().emit(record)
+        if self._failing and not self._failed_now:
+            self._failing = False
+            sys.stderr.write(f"relavium-lsp: the log {self.baseFilename} is writable again\n")
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """One stderr line when the log stops being writable; silence after it."""
+        self._failed_now = True
+        if self._failing:
+            return
+        self._failing = True
+        error = sys.exc_info()[1]
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        sys.stderr.write(
+            f"relavium-lsp: cannot write the log {self.baseFilename} ({reason}); "
+            "log lines are dropped until it can\n"
+        )
 
     def _open(self) -> io.TextIOWrapper:
         descriptor = os.open(

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
-from relavium_lsp.errors import DatabaseCorrupted
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -169,7 +169,7 @@ class EventBus:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:
             raise
-        except DatabaseCorrupted as error:  # already explained (file, advice): no traceback
+        except StoreError as error:  # a damaged file, a full disk: explained, no traceback
             _log.warning("could not persist %d event(s): %s", len(batch), error.message)
             return []
         except Exception:

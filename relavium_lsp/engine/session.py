@@ -45,7 +45,7 @@ from relavium_lsp.engine.planning import plan_turn
 from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
+from relavium_lsp.errors import DiskFull, InvalidInput, SessionBusy, SessionEnded, StoreError
 from relavium_lsp.llm.fallback import ChainEntry
 
 _log = logging.getLogger(__name__)
@@ -136,7 +136,10 @@ class AgentSession:
         """Persist a status change."""
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
     async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
         """Append the user's message and run one turn; returns when the turn settles."""
@@ -240,6 +243,13 @@ class AgentSession:
             if current is not None:
                 current.uncancel()
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -251,7 +261,10 @@ class AgentSession:
             )
         if result.stop_reason in ("error", "aborted") and user is not None:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:

@@ -24,6 +24,7 @@ import sqlcipher3
 
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store.damage import corrupted, is_corruption
+from relavium_lsp.store.disk_full import disk_full, is_disk_full
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.wal_guard import LogGuard
@@ -102,8 +103,11 @@ class AsyncSessionStore:
         """
         try:
             return fn(self._store)
-        except sqlcipher3.DatabaseError as error:
-            if not is_corruption(error):
+        except (sqlcipher3.DatabaseError, OSError) as error:
+            if is_disk_full(error):
+                logger.warning("no space left for the history database %s", self._path)
+                raise disk_full(self._path) from None
+            if isinstance(error, OSError) or not is_corruption(error):
                 raise
             logger.warning("the history database %s is damaged: %s", self._path, error)
             self._reopen()
