@@ -14,6 +14,7 @@ objects. Events reach the outside through :meth:`Engine.subscribe`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
@@ -53,7 +54,12 @@ from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionRunningElsewhere
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -93,6 +99,7 @@ __all__ = [
     "open_engine",
 ]
 
+logger = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
@@ -173,7 +180,13 @@ class Engine:
                     resumed=True,
                 )
             )
-        last_event = await self._services.bus.last_sequence(session_id)
+        try:
+            last_event = await self._services.bus.last_sequence(session_id)
+        except DatabaseCorrupted as error:
+            # The messages are the transcript; a damaged event log must not lock a session
+            # out (issue 16). Replays start from nothing; the log line names the file.
+            logger.warning("resuming %s without its event log: %s", session_id, error.message)
+            last_event = 0
         return ResumeResult(
             session=session.record,
             messages=messages,

@@ -46,11 +46,13 @@ from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import (
+    DiskFull,
     InvalidInput,
     SessionBusy,
     SessionEnded,
     SessionNotFound,
     SessionRunningElsewhere,
+    StoreError,
 )
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.leases import LeaseClock
@@ -161,7 +163,10 @@ class AgentSession:
             return  # another process took the turn over and settled the session
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
     async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
         """Append the user's message and run one turn; returns when the turn settles."""
@@ -352,6 +357,13 @@ class AgentSession:
             self._in_turn_body = False
             await self._end_lease()
             raise
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -364,7 +376,10 @@ class AgentSession:
         self._in_turn_body = False
         if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
