@@ -93,6 +93,8 @@ class ToolCallContext:
     protected_paths: tuple[Path, ...] = ()
     # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
+    # The call being run (set by the registry for each call): what live output is tagged with.
+    call_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-"""``run_command``: an allow-listed argv, executed without a shell.
+"""``run_command``: an allow-listed argv, executed without a shell, on a terminal.
 
 Policy is :class:`~relavium_lsp.tools.command_policy.CommandPolicy`; execution is
-:func:`~relavium_lsp.tools.runner.run_process` (minimal environment with ``HOME`` and
-``TMPDIR`` = the server temp dir, process-group kill on timeout or abort, byte-bounded
-output). ``cwd`` is jailed. A bare program name is looked up on the fixed safe PATH, a
-relative path (``./scripts/test.sh``) is jailed against ``cwd``, an absolute one is used
-as listed. The model cannot set the environment, the timeout or the output cap.
+:func:`~relavium_lsp.tools.pty_runner.run_in_pty` (a PTY for stdout/stderr, minimal
+environment with ``HOME`` and ``TMPDIR`` = the server temp dir, process-group kill on timeout
+or abort, head and tail of the output kept up to a byte cap). While it runs, its output
+streams as throttled ``agent:tool_output`` events (:mod:`relavium_lsp.tools.output_stream`);
+the kept output is the result, and the registry keeps the full result as an artifact when
+the model's preview is cut. ``cwd`` is jailed. A bare program name is looked up on the fixed
+safe PATH, a relative path (``./scripts/test.sh``) is jailed against ``cwd``, an absolute one
+is used as listed. The model cannot set the environment, the timeout or the output cap.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from relavium_lsp.tools.definition import (
     ToolRun,
 )
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
-from relavium_lsp.tools.runner import SAFE_PATH, ProcessResult, minimal_env, run_process
+from relavium_lsp.tools.output_stream import OutputStream
+from relavium_lsp.tools.pty_runner import PtyResult, run_in_pty
+from relavium_lsp.tools.runner import SAFE_PATH, minimal_env
 
 
 class RunCommandArgs(ToolArgs):
@@ -46,20 +51,15 @@ class RunCommandArgs(ToolArgs):
     )
 
 
-def render_result(display: str, result: ProcessResult, timeout_s: float) -> ToolRun:
-    """The model-facing text of a finished command."""
+def render_result(display: str, result: PtyResult, timeout_s: float) -> ToolRun:
+    """The model-facing text of a finished command: status line, then its terminal output."""
     if result.timed_out:
         status = f"killed after the {timeout_s:g} s timeout"
     else:
         status = f"exit code {result.exit_code}"
     parts = [f"$ {display}  ({status})"]
-    stdout, stderr = result.text("stdout"), result.text("stderr")
-    if stdout:
-        parts += ["--- stdout ---", stdout.rstrip("\n")]
-    if stderr:
-        parts += ["--- stderr ---", stderr.rstrip("\n")]
-    if not stdout and not stderr:
-        parts.append("(no output)")
+    output = result.output.rstrip("\n")
+    parts.append(output if output else "(no output)")
     failed = result.timed_out or result.exit_code != 0
     return ToolRun("\n".join(parts), failed=failed, error_code="tool_failed" if failed else None)
 
@@ -92,13 +92,18 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
         display = shlex.join(argv)
 
         async def run() -> ToolRun:
-            result = await run_process(
-                [executable, *argv[1:]],
-                cwd=cwd,
-                env=minimal_env(ctx.temp_dir, ctx.temp_dir),
-                timeout_s=limits.command_timeout_s,
-                max_output_bytes=limits.command_max_output_bytes,
-            )
+            stream = OutputStream(ctx.emit, "run_command", ctx.call_id)
+            try:
+                result = await run_in_pty(
+                    [executable, *argv[1:]],
+                    cwd=cwd,
+                    env=minimal_env(ctx.temp_dir, ctx.temp_dir),
+                    timeout_s=limits.command_timeout_s,
+                    keep_bytes=limits.command_max_output_bytes,
+                    on_output=stream.write,
+                )
+            finally:
+                stream.close()
             return render_result(display, result, limits.command_timeout_s)
 
         return PreparedCall(
@@ -114,8 +119,9 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
         ToolDefinition(
             name="run_command",
             description=(
-                "Run one allow-listed command (argv list, no shell) in the workspace and "
-                "return its exit code and output. Only commands the project allows run."
+                "Run one allow-listed command (argv list, no shell) in the workspace on a "
+                "terminal and return its exit code and output (stdout and stderr together; "
+                "the user watches it live). Only commands the project allows run."
             ),
             args_model=RunCommandArgs,
             side_effect="process",

@@ -23,6 +23,7 @@ Only ``asyncio.CancelledError`` escapes ``dispatch`` (after a ``cancelled`` tool
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -140,6 +141,7 @@ class ToolRegistry:
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run one call under policy; never raises except for cancellation."""
         definition = self._lookup(call.name, ctx)
+        ctx = dataclasses.replace(ctx, call_id=call.id)
         ctx.emit(tool_call_event(call, definition, ctx.model))
         timer = _Timer()
         try:

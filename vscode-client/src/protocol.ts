@@ -348,6 +348,15 @@ export interface AgentApprovalRequestedPayload {
   preview: ApprovalPreview;
 }
 
+/** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
+export interface AgentToolOutputPayload {
+  type: 'agent:tool_output';
+  toolId: string;
+  callId: string;
+  text: string;
+  truncated: boolean;
+}
+
 /** A tool finished. */
 export interface AgentToolResultPayload {
   type: 'agent:tool_result';
@@ -442,6 +451,7 @@ export type EventPayload =
   | AgentReasoningPayload
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
+  | AgentToolOutputPayload
   | AgentToolResultPayload
   | AgentPlanUpdatedPayload
   | CostUpdatedPayload

@@ -45,6 +45,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_REASONING = 'agent:reasoning',
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
+  AGENT_TOOL_OUTPUT = 'agent:tool_output',
   AGENT_TOOL_RESULT = 'agent:tool_result',
   AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
