@@ -47,6 +47,7 @@ from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
@@ -176,6 +177,7 @@ class AgentSession:
     async def cancel(self) -> None:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
+        await release_session_tools(self.scope.tools, self.id)  # its background terminals
         await self.set_status("ended")
         self.scope.emit(SessionCancelled())
         await self.scope.flush_events()

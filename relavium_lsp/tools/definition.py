@@ -58,6 +58,8 @@ class ToolLimits:
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0
     command_max_output_bytes: int = 1024 * 1024
+    terminal_max_jobs: int = 4
+    terminal_max_lifetime_s: float = 3600.0
     git_timeout_s: float = 30.0
     http_timeout_s: float = 30.0
     http_max_response_bytes: int = 2 * 1024 * 1024

@@ -17,6 +17,8 @@ import json
 import os
 import shlex
 import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import Field
 
@@ -64,39 +66,62 @@ def render_result(display: str, result: PtyResult, timeout_s: float) -> ToolRun:
     return ToolRun("\n".join(parts), failed=failed, error_code="tool_failed" if failed else None)
 
 
+@dataclass(frozen=True)
+class CheckedCommand:
+    """A command that passed policy: what to exec, where, and what the user approves."""
+
+    argv: list[str]  # argv[0] is the resolved executable
+    cwd: Path
+    display: str
+    approval: ApprovalNeed
+
+
+def check_command(args: RunCommandArgs, ctx: ToolCallContext) -> CheckedCommand:
+    """Allow-list, jail and executable lookup for ``run_command`` and ``terminal_start``."""
+    policy = CommandPolicy.from_lists(ctx.policy.allowed_commands, ctx.policy.allowed_command_globs)
+    argv = list(args.command)
+    policy.check(argv)
+    roots = ScopeRoots.for_call(ctx)
+    cwd = resolve_in_scope(args.cwd or ".", roots, must_exist=True, for_write=False)
+    if not cwd.is_dir():
+        raise ToolError(f"cwd {args.cwd!r} is not a directory")
+    program = argv[0]
+    if "/" not in program:
+        found = shutil.which(program, path=SAFE_PATH)
+        if found is None:
+            raise ToolError(f"{program!r} was not found on the safe PATH ({SAFE_PATH})")
+        executable = found
+    elif os.path.isabs(program):
+        executable = program
+    else:
+        executable = str(
+            resolve_in_scope(str(cwd / program), roots, must_exist=True, for_write=False)
+        )
+    display = shlex.join(argv)
+    return CheckedCommand(
+        argv=[executable, *argv[1:]],
+        cwd=cwd,
+        display=display,
+        approval=ApprovalNeed(
+            action="process",
+            preview=ApprovalPreview(command=display, path=roots.display(cwd)),
+            scope_key=json.dumps({"cwd": str(cwd), "argv": argv}),
+        ),
+    )
+
+
 def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
     """The ``run_command`` tool with the given limits."""
 
     async def prepare(args: RunCommandArgs, ctx: ToolCallContext) -> PreparedCall:
-        policy = CommandPolicy.from_lists(
-            ctx.policy.allowed_commands, ctx.policy.allowed_command_globs
-        )
-        argv = list(args.command)
-        policy.check(argv)
-        roots = ScopeRoots.for_call(ctx)
-        cwd = resolve_in_scope(args.cwd or ".", roots, must_exist=True, for_write=False)
-        if not cwd.is_dir():
-            raise ToolError(f"cwd {args.cwd!r} is not a directory")
-        program = argv[0]
-        if "/" not in program:
-            found = shutil.which(program, path=SAFE_PATH)
-            if found is None:
-                raise ToolError(f"{program!r} was not found on the safe PATH ({SAFE_PATH})")
-            executable = found
-        elif os.path.isabs(program):
-            executable = program
-        else:
-            executable = str(
-                resolve_in_scope(str(cwd / program), roots, must_exist=True, for_write=False)
-            )
-        display = shlex.join(argv)
+        checked = check_command(args, ctx)
 
         async def run() -> ToolRun:
             stream = OutputStream(ctx.emit, "run_command", ctx.call_id)
             try:
                 result = await run_in_pty(
-                    [executable, *argv[1:]],
-                    cwd=cwd,
+                    checked.argv,
+                    cwd=checked.cwd,
                     env=minimal_env(ctx.temp_dir, ctx.temp_dir),
                     timeout_s=limits.command_timeout_s,
                     keep_bytes=limits.command_max_output_bytes,
@@ -104,16 +129,9 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
                 )
             finally:
                 stream.close()
-            return render_result(display, result, limits.command_timeout_s)
+            return render_result(checked.display, result, limits.command_timeout_s)
 
-        return PreparedCall(
-            run=run,
-            approval=ApprovalNeed(
-                action="process",
-                preview=ApprovalPreview(command=display, path=roots.display(cwd)),
-                scope_key=json.dumps({"cwd": str(cwd), "argv": argv}),
-            ),
-        )
+        return PreparedCall(run=run, approval=checked.approval)
 
     return [
         ToolDefinition(

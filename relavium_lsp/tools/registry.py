@@ -36,7 +36,13 @@ from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ErrorC
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection, ToolSource
+from relavium_lsp.tools.base import (
+    SessionResources,
+    ToolAnswer,
+    ToolCallContext,
+    ToolSelection,
+    ToolSource,
+)
 from relavium_lsp.tools.bounding import (
     bound_output,
     sanitize_input,
@@ -51,6 +57,7 @@ from relavium_lsp.tools.netguard import EgressGuard
 from relavium_lsp.tools.plan import plan_tools
 from relavium_lsp.tools.process import process_tools
 from relavium_lsp.tools.search import search_tools
+from relavium_lsp.tools.terminals import TerminalJobs, terminal_tools
 from relavium_lsp.tools.tool_output import tool_output_tools
 
 logger = logging.getLogger(__name__)
@@ -74,6 +81,7 @@ class ToolRegistry:
         self._tools: dict[str, ToolDefinition[Any]] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._sources = tuple(sources)
+        self._resources: list[SessionResources] = []
         for definition in definitions:
             self.register(definition)
 
@@ -83,6 +91,20 @@ class ToolRegistry:
             raise ValueError(f"tool {definition.name!r} is already registered")
         self._tools[definition.name] = definition
         self._specs[definition.name] = _spec(definition)
+
+    def hold(self, resources: SessionResources) -> None:
+        """Free ``resources`` with each session and on :meth:`close_resources`."""
+        self._resources.append(resources)
+
+    async def release_session(self, session_id: str) -> None:
+        """A session ended: its background terminals stop."""
+        for resources in self._resources:
+            await resources.release_session(session_id)
+
+    async def close_resources(self) -> None:
+        """The engine shuts down: every background terminal stops."""
+        for resources in self._resources:
+            await resources.close()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -310,16 +332,20 @@ def default_registry(
     """Every built-in tool, plus ``sources`` (``egress_guard`` is the test seam for HTTP)."""
     limits = limits or ToolLimits()
     guard = egress_guard or EgressGuard()
+    jobs = TerminalJobs(limits)
     definitions: list[ToolDefinition[Any]] = [
         *fs_tools(limits),
         *search_tools(limits),
         *process_tools(limits),
+        *terminal_tools(jobs),
         *git_tools(limits),
         *http_tools(guard, limits),
         *plan_tools(),
         *tool_output_tools(),
     ]
-    return ToolRegistry(definitions, sources)
+    registry = ToolRegistry(definitions, sources)
+    registry.hold(jobs)
+    return registry
 
 
 def tool_call_event(
