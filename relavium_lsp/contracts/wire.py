@@ -182,6 +182,27 @@ class SessionEventsResult(WireModel):
     events: list[dict[str, Any]]
 
 
+SessionChangeKind = Literal["created", "renamed", "deleted", "status"]
+
+
+class SessionListChange(WireModel):
+    """One change to the session list, made by this window or another one."""
+
+    session_id: str
+    kind: SessionChangeKind
+
+
+class SessionsChangedParams(WireModel):
+    """``relavium/sessionsChanged`` (server → client): the session list changed.
+
+    Sent to every window on the history (within a fraction of a second of the commit, in
+    commit order) when a session is created, renamed, deleted or changes status — also when
+    another window did it. Clients re-list (``relavium/listSessions``).
+    """
+
+    changes: list[SessionListChange]
+
+
 class RenameSessionParams(_SessionRef):
     """``relavium/renameSession``."""
 

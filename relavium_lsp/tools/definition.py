@@ -85,13 +85,16 @@ class ApprovalNeed:
     """What the approval gate needs to decide about one side-effecting call.
 
     ``scope_key`` is what "always allow for this session" remembers together with the tool
-    id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace.
+    id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace;
+    ``protected`` (the matching pattern, see :mod:`~relavium_lsp.tools.protected`) makes the
+    call ask whatever the mode or remembered answers.
     """
 
     action: ApprovalAction
     preview: ApprovalPreview
     scope_key: str
     inside_workspace: bool = False
+    protected: str | None = None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ export const Methods = {
   listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
+  sessionsChanged: 'relavium/sessionsChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
 } as const;
@@ -68,13 +69,16 @@ export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
+export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
+
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
 export type DomainErrorCode = ErrorCode | SessionErrorCode;
 
-export type SessionErrorCode = 'session_not_found' | 'session_busy' | 'session_ended';
+export type SessionErrorCode =
+  'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -252,6 +256,11 @@ export interface ListModelsResult {
 export interface EditorStateParams {
   uri: string;
   selection?: LspRange;
+}
+
+/** `relavium/sessionsChanged` (server → client): the session list changed. */
+export interface SessionsChangedParams {
+  changes: SessionListChange[];
 }
 
 /** `relavium/requestApproval` (server → client). */
@@ -729,6 +738,12 @@ export interface LspRange {
 export interface LspPosition {
   line: number;
   character: number;
+}
+
+/** One change to the session list, made by this window or another one. */
+export interface SessionListChange {
+  sessionId: string;
+  kind: SessionChangeKind;
 }
 
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */

@@ -34,6 +34,7 @@ M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
+M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
 
@@ -161,6 +162,14 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `SessionChangeKind` values.
+M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
+  CREATED = 'created',
+  RENAMED = 'renamed',
+  DELETED = 'deleted',
+  STATUS = 'status',
+})
+
 --- `ApprovalDecision` values.
 M.APPROVAL_DECISION = closed('.APPROVAL_DECISION', {
   APPROVE = 'approve',
@@ -180,6 +189,7 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_NOT_FOUND = 'session_not_found',
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
+  SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
 })
 
 return closed('', M)

@@ -83,7 +83,8 @@ function M.resume(session_id)
   end)
 end
 
-local function describe(session)
+--- One line describing a session (the picker's items and the session list's lines).
+function M.describe(session)
   local label = session.title or session.preview or '(untitled)'
   return string.format('%s · %s · %s · %d messages · %s', format.one_line(label, 60),
     format.one_line(session.agentRef, 40), format.one_line(session.status, 20),
@@ -114,7 +115,7 @@ function M.pick()
       vim.ui.select(sessions, {
         prompt = 'Resume a Relavium session',
         kind = 'relavium_session',
-        format_item = describe,
+        format_item = M.describe,
       }, function(choice)
         if choice then
           M.resume(choice.id)
