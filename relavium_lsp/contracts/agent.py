@@ -53,6 +53,10 @@ BUILTIN_TOOL_NAMES = frozenset(
         "git_commit",
         "http_request",
         "update_plan",
+        "editor_diagnostics",
+        "editor_symbols",
+        "editor_references",
+        "editor_definition",
         "read_tool_output",
     }
 )

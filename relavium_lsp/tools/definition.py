@@ -114,7 +114,8 @@ class ToolDefinition(Generic[ArgsT]):
     ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
     ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
     ``input_schema`` is set for tools whose arguments are described by someone else's JSON
-    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it.
+    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it. ``available``
+    hides a tool from turns whose context cannot run it (no client support).
     """
 
     name: str
@@ -128,6 +129,9 @@ class ToolDefinition(Generic[ArgsT]):
     always_ask: bool = False
     bounded_by_artifact: bool = True
     input_schema: dict[str, Any] | None = None
+    # When set, the tool exists for a turn only if this says so (editor tools need a client
+    # that answers them); otherwise the model never sees it.
+    available: Callable[[ToolCallContext], bool] | None = None
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""

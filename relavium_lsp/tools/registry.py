@@ -50,6 +50,7 @@ from relavium_lsp.tools.bounding import (
     truncate_bytes,
 )
 from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
+from relavium_lsp.tools.editor_tools import editor_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
@@ -137,6 +138,7 @@ class ToolRegistry:
                 builtin.append(entry)
             else:
                 claimed.setdefault(owner, []).append(entry)
+        builtin = [name for name in builtin if self._available(name, ctx)]
         specs = self.specs(builtin)
         turn_tools: dict[str, ToolDefinition[Any]] = {}
         for index, source in enumerate(self._sources):
@@ -153,6 +155,10 @@ class ToolRegistry:
             allowed=frozenset(builtin) | frozenset(turn_tools),
             turn_tools=turn_tools,
         )
+
+    def _available(self, name: str, ctx: ToolCallContext) -> bool:
+        definition = self._tools.get(name)
+        return definition is None or definition.available is None or definition.available(ctx)
 
     def _is_allowed(self, name: str, ctx: ToolCallContext) -> bool:
         return name in ctx.allowed_tools or name == READ_TOOL_OUTPUT
@@ -341,6 +347,7 @@ def default_registry(
         *git_tools(limits),
         *http_tools(guard, limits),
         *plan_tools(),
+        *editor_tools(),
         *tool_output_tools(),
     ]
     registry = ToolRegistry(definitions, sources)

@@ -26,6 +26,10 @@ BUILT_INS = {
     "git_commit",
     "http_request",
     "update_plan",
+    "editor_diagnostics",
+    "editor_symbols",
+    "editor_references",
+    "editor_definition",
     "read_tool_output",
 }
 
