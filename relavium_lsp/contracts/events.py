@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.contracts.terminal import AgentToolOutput
 
 ErrorCode = Literal[
     "provider_rate_limit",
@@ -256,6 +257,7 @@ EventPayload = Annotated[
     | AgentReasoning
     | AgentToolCall
     | AgentApprovalRequested
+    | AgentToolOutput
     | AgentToolResult
     | AgentPlanUpdated
     | CostUpdated

@@ -73,7 +73,7 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.sessions import SessionPage
-from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
@@ -491,6 +491,7 @@ class Engine:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
         finally:
+            await close_tools(self._services.tools)
             if self.mcp is not None:
                 await self.mcp.close()
             await self._http.aclose()

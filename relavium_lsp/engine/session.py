@@ -56,6 +56,7 @@ from relavium_lsp.errors import (
 )
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
@@ -207,6 +208,7 @@ class AgentSession:
     async def cancel(self) -> None:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
+        await release_session_tools(self.scope.tools, self.id)  # its background terminals
         await self.set_status("ended")
         self.scope.emit(SessionCancelled())
         await self.scope.flush_events()

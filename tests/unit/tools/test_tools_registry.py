@@ -19,10 +19,17 @@ BUILT_INS = {
     "search_files",
     "find_files",
     "run_command",
+    "terminal_start",
+    "terminal_output",
+    "terminal_kill",
     "git_status",
     "git_commit",
     "http_request",
     "update_plan",
+    "editor_diagnostics",
+    "editor_symbols",
+    "editor_references",
+    "editor_definition",
     "read_tool_output",
 }
 
