@@ -110,13 +110,12 @@ async def mark_started(link: ClientLink, record: CallRecord) -> None:
 async def _permission_content(
     link: ClientLink, request: ApprovalRequest, record: CallRecord | None
 ) -> list[ToolContent]:
-    if record is not None and record.tool == "write_file":
-        target = record.description.target
-        new_text = record.args.get("content")
-        if target is not None and isinstance(new_text, str):
-            diff = diff_content(target, await current_text(link, record, target), new_text)
-            if diff is not None:
-                return [diff]
+    change = request.change
+    if change is not None:
+        # The texts the tool computed its change on: the client's buffer, else the disk.
+        diff = diff_content(change.path, change.old_text, change.new_text)
+        if diff is not None:
+            return [diff]
     preview = request.preview
     shown = preview.command or preview.path or preview.host or request.tool_id
     return [text_content(f"{request.action}: {shown}")]

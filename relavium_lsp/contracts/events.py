@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.diff import DiffStat
 from relavium_lsp.contracts.session import SessionContext
 
 ErrorCode = Literal[
@@ -133,13 +134,17 @@ class AgentToolCall(WireModel):
 
 
 class AgentApprovalRequested(WireModel):
-    """A side-effecting action waits for the user."""
+    """A side-effecting action waits for the user (``diffStat``: lines a file change adds/removes).
+
+    The durable event keeps no contents; the diff itself goes only to the client that asks.
+    """
 
     type: Literal["agent:approval_requested"] = "agent:approval_requested"
     tool_id: str
     call_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    diff_stat: DiffStat | None = None
 
 
 class AgentToolResult(WireModel):

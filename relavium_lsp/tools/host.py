@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from relavium_lsp.atomic_write import atomic_write_text
-from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
+from relavium_lsp.contracts.diff import FileDiff
+from relavium_lsp.contracts.events import AgentApprovalRequested, ApprovalAction, ApprovalPreview
 from relavium_lsp.contracts.wire import ApprovalDecision
 
 
@@ -27,14 +28,38 @@ class WriteOutcome:
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """A proposed file change: the editor's text now (``None``: no file) and after it.
+
+    ``diff`` is its unified diff for the user, computed on exactly these texts.
+    """
+
+    path: Path
+    old_text: str | None
+    new_text: str
+    diff: FileDiff
+
+
+@dataclass(frozen=True)
 class ApprovalRequest:
-    """A side-effecting action waiting for the user."""
+    """A side-effecting action waiting for the user (``change``: the file change it makes)."""
 
     session_id: str
     call_id: str
     tool_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    change: FileChange | None = None
+
+    def event(self) -> AgentApprovalRequested:
+        """The durable ``agent:approval_requested`` event: no contents, a diff stat at most."""
+        return AgentApprovalRequested(
+            tool_id=self.tool_id,
+            call_id=self.call_id,
+            action=self.action,
+            preview=self.preview,
+            diff_stat=self.change.diff.stat if self.change else None,
+        )
 
 
 class EditorHost(Protocol):

@@ -43,6 +43,7 @@ from relavium_lsp.tools.bounding import (
     truncate_bytes,
 )
 from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
+from relavium_lsp.tools.edit_file import edit_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
@@ -309,6 +310,7 @@ def default_registry(
     guard = egress_guard or EgressGuard()
     definitions: list[ToolDefinition[Any]] = [
         *fs_tools(limits),
+        *edit_tools(limits),
         *search_tools(limits),
         *process_tools(limits),
         *git_tools(limits),

@@ -249,13 +249,14 @@ export interface EditorStateParams {
   selection?: LspRange;
 }
 
-/** `relavium/requestApproval` (server → client). */
+/** `relavium/requestApproval` (server → client); `diff` for a file change. */
 export interface RequestApprovalParams {
   sessionId: string;
   callId: string;
   toolId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diff?: FileDiff;
 }
 
 /** The client's answer to `relavium/requestApproval`. */
@@ -334,13 +335,14 @@ export interface AgentToolCallPayload {
   model: string;
 }
 
-/** A side-effecting action waits for the user. */
+/** A side-effecting action waits for the user (`diffStat`: lines a file change adds/removes). */
 export interface AgentApprovalRequestedPayload {
   type: 'agent:approval_requested';
   toolId: string;
   callId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diffStat?: DiffStat;
 }
 
 /** A tool finished. */
@@ -636,6 +638,12 @@ export interface ApprovalPreview {
   host?: string;
 }
 
+/** How many lines a change adds and removes. */
+export interface DiffStat {
+  added: number;
+  removed: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -699,6 +707,24 @@ export interface LspRange {
 export interface LspPosition {
   line: number;
   character: number;
+}
+
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
 }
 
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */
