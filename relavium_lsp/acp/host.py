@@ -211,6 +211,10 @@ class AcpEditorHost:
         """Refused: every write must come from a jail-checked tool call."""
         return WriteOutcome(applied=False, reason="writes only happen inside a tool call")
 
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Refused, like :meth:`write_file`."""
+        return WriteOutcome(applied=False, reason="deletes only happen inside a tool call")
+
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user through the client."""
         return await ask_permission(self._link, request)
@@ -266,6 +270,10 @@ class CallScopedHost:
                 return outcome
         record.diff = diff_content(path, old_text, text)
         return WriteOutcome(applied=True)
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """ACP has no ``fs/`` delete: the disk's."""
+        return await FilesystemHost().delete_file(path, label=label)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """The process-wide host's (the engine asks through its session scope, not here)."""

@@ -247,6 +247,22 @@ class SessionExported(WireModel):
     format: Literal["workflow", "jsonl"] = "workflow"
 
 
+class SessionRewound(WireModel):
+    """Files (and maybe the conversation) went back to before user message ``toSequence``.
+
+    Recorded in the rewound session; ``undone`` when a rewind was undone. Counts only: the
+    files are in the ``relavium/rewind`` answer.
+    """
+
+    type: Literal["session:rewound"] = "session:rewound"
+    rewind_id: str
+    to_sequence: int
+    forked_session_id: str | None = None
+    restored: int
+    conflicts: int
+    undone: bool = False
+
+
 class SessionCancelled(WireModel):
     """The session ended (the only terminal event)."""
 
@@ -268,6 +284,7 @@ EventPayload = Annotated[
     | SessionTrimmed
     | BudgetWarning
     | SessionExported
+    | SessionRewound
     | SessionCancelled,
     Field(discriminator="type"),
 ]

@@ -13,7 +13,7 @@ rest of the session is kept in one :class:`ApprovalMemory`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -30,9 +30,18 @@ if TYPE_CHECKING:
 
 SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
-# Called with a file's path and its current text (None: it does not exist yet) right before
-# a tool changes it, so the turn can keep a checkpoint of what was there.
-BeforeChange = Callable[[Path, str | None], Awaitable[None]]
+
+
+class ChangeJournal(Protocol):
+    """The turn's file checkpoints: told around every change a tool makes to a file."""
+
+    async def before_change(self, path: Path, text: str | None) -> None:
+        """``path`` is about to change; ``text`` is what it holds now (``None``: absent)."""
+        ...
+
+    async def after_change(self, path: Path, text: str | None) -> None:
+        """``path`` now holds ``text`` (``None``: it was deleted)."""
+        ...
 
 
 class ArtifactStore(Protocol):
@@ -96,8 +105,8 @@ class ToolCallContext:
     protected_paths: tuple[Path, ...] = ()
     # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
-    # The turn's checkpoint hook (see BeforeChange); None keeps no checkpoint.
-    before_change: BeforeChange | None = None
+    # The turn's file checkpoints; None keeps none (tests, replays).
+    journal: ChangeJournal | None = None
 
 
 @dataclass(frozen=True)

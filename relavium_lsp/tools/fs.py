@@ -128,10 +128,12 @@ async def write_through_host(
     now = await read_current_text(ctx, resolved, ScopeRoots.for_call(ctx), _NO_READ_LIMIT)
     if now != change.old_text:
         return changed_meanwhile(label)
-    if ctx.before_change is not None:
-        await ctx.before_change(resolved, now)
+    if ctx.journal is not None:
+        await ctx.journal.before_change(resolved, now)
     outcome = await ctx.host.write_file(resolved, change.new_text, label=_edit_label(ctx))
     if outcome.applied:
+        if ctx.journal is not None:
+            await ctx.journal.after_change(resolved, change.new_text)
         return None
     why = f": {outcome.reason}" if outcome.reason else ""
     return ToolRun(

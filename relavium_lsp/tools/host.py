@@ -80,6 +80,10 @@ class EditorHost(Protocol):
         """Create or replace ``path`` with ``text`` as one undoable edit; the user may refuse."""
         ...
 
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Delete ``path`` as an undoable edit where the editor can (a rewind of a new file)."""
+        ...
+
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user; a host that cannot ask must answer ``reject``."""
         ...
@@ -110,6 +114,11 @@ class FilesystemHost:
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Write atomically (temp file + rename) so a crash never leaves half a file."""
         await asyncio.to_thread(atomic_write_text, path, text)
+        return WriteOutcome(applied=True)
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Remove the file (a missing one counts as deleted)."""
+        await asyncio.to_thread(path.unlink, missing_ok=True)
         return WriteOutcome(applied=True)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:

@@ -180,7 +180,12 @@ def client_capabilities(
             apply_edit=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
-                resource_operations=[types.ResourceOperationKind.Create] if create_files else None,
+                resource_operations=[
+                    types.ResourceOperationKind.Create,
+                    types.ResourceOperationKind.Delete,
+                ]
+                if create_files
+                else None,
             ),
             workspace_folders=True,
         ),
@@ -206,6 +211,8 @@ def _apply_to_disk(edit: types.WorkspaceEdit) -> None:
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("", encoding="utf-8")
+        elif isinstance(change, types.DeleteFile):
+            Path(change.uri.removeprefix("file://")).unlink(missing_ok=True)
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(change.text_document.uri.removeprefix("file://"))
             text = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -28,6 +28,9 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  listCheckpoints: 'relavium/listCheckpoints',
+  rewind: 'relavium/rewind',
+  undoRewind: 'relavium/undoRewind',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -243,6 +246,41 @@ export interface ListModelsResult {
   providers: ProviderModelsStatus[];
 }
 
+/** `relavium/listCheckpoints`. */
+export interface ListCheckpointsParams {
+  sessionId: string;
+}
+
+/** The session's checkpoints, oldest turn first. */
+export interface ListCheckpointsResult {
+  checkpoints: TurnCheckpoint[];
+}
+
+/** `relavium/rewind`: back to before the turn of user message `toSequence`. */
+export interface RewindParams {
+  sessionId: string;
+  toSequence: number;
+  files?: boolean;
+  conversation?: boolean;
+}
+
+/** What a rewind (or its undo) did, file by file. */
+export interface RewindResult {
+  rewindId: string;
+  sessionId: string;
+  restored: string[];
+  deleted: string[];
+  unchanged: string[];
+  conflicts: FileProblem[];
+  failed: FileProblem[];
+}
+
+/** `relavium/undoRewind`: put back what a rewind replaced. */
+export interface UndoRewindParams {
+  sessionId: string;
+  rewindId: string;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -420,6 +458,17 @@ export interface SessionExportedPayload {
   format: 'workflow' | 'jsonl';
 }
 
+/** Files (and maybe the conversation) went back to before user message `toSequence`. */
+export interface SessionRewoundPayload {
+  type: 'session:rewound';
+  rewindId: string;
+  toSequence: number;
+  forkedSessionId?: string;
+  restored: number;
+  conflicts: number;
+  undone: boolean;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -440,6 +489,7 @@ export type EventPayload =
   | SessionTrimmedPayload
   | BudgetWarningPayload
   | SessionExportedPayload
+  | SessionRewoundPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -695,6 +745,26 @@ export interface ProviderModelsStatus {
   ok: boolean;
   listed: number;
   message?: string;
+}
+
+/** What a rewind to `userSequence` (the turn's user message) would restore. */
+export interface TurnCheckpoint {
+  userSequence: number;
+  timestamp: string;
+  files: CheckpointFile[];
+}
+
+/** A file a turn changed: `created` when it did not exist before the turn. */
+export interface CheckpointFile {
+  path: string;
+  created: boolean;
+  size?: number;
+}
+
+/** A file a rewind left alone, and why (a conflict: the user changed it after the agent). */
+export interface FileProblem {
+  path: string;
+  reason: string;
 }
 
 /** An LSP range. */

@@ -106,6 +106,9 @@ class LspEditorHost:
             return WriteOutcome(applied=True)  # the editor already holds exactly this text
         if edit is None:
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=True) or "")
+        return await self._apply(edit, label)
+
+    async def _apply(self, edit: types.WorkspaceEdit, label: str) -> WriteOutcome:
         try:
             result = await self._server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=label)
@@ -123,6 +126,25 @@ class LspEditorHost:
             return WriteOutcome(applied=True)
         reason = result.failure_reason if result is not None else None
         return WriteOutcome(applied=False, reason=reason or "the editor refused the edit")
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Delete through a ``DeleteFile`` workspace edit when the client declares it."""
+        if not self._can_apply_edits():
+            if self._server.state.options.allow_disk_writes:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+                return WriteOutcome(applied=True)
+            return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
+        if not self._supports_resource_operation(types.ResourceOperationKind.Delete):
+            return WriteOutcome(
+                applied=False,
+                reason="the editor cannot delete files through workspace edits (its LSP client "
+                "declares no 'delete' resource operation)",
+            )
+        uri = from_fs_path(str(path)) or path.as_uri()
+        delete = types.DeleteFile(
+            uri=uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)
+        )
+        return await self._apply(types.WorkspaceEdit(document_changes=[delete]), label)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user; anything but a clear answer counts as a rejection."""
@@ -230,12 +252,14 @@ class LspEditorHost:
         return bool(capabilities and capabilities.apply_edit)
 
     def _supports_file_creation(self) -> bool:
+        return self._supports_resource_operation(types.ResourceOperationKind.Create)
+
+    def _supports_resource_operation(self, kind: types.ResourceOperationKind) -> bool:
         workspace = self._server.client_capabilities.workspace
         workspace_edit = workspace.workspace_edit if workspace else None
         if workspace_edit is None or not workspace_edit.document_changes:
             return False
-        operations = workspace_edit.resource_operations or []
-        return types.ResourceOperationKind.Create in operations
+        return kind in (workspace_edit.resource_operations or [])
 
 
 def _digest(text: str) -> str:
