@@ -49,13 +49,17 @@ class TurnJournal:
         self._store = store
         self._session_id = session_id
         self._user_sequence = user_sequence
+        self._kept: set[str] = set()  # paths this turn already has a checkpoint of
 
     async def before_change(self, path: Path, text: str | None) -> None:
         """Keep what ``path`` holds now, the first time this turn changes it."""
         session, sequence, key = self._session_id, self._user_sequence, str(path)
+        if key in self._kept:
+            return
         await self._store.run(
             lambda s: checkpoints.record_before(s.connection, session, sequence, key, text)
         )
+        self._kept.add(key)
 
     async def after_change(self, path: Path, text: str | None) -> None:
         """Note what the agent left in ``path``."""

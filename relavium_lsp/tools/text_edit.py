@@ -233,7 +233,9 @@ def minimal_edits(old: str, new: str) -> list[RangedEdit]:
     new_starts = [0]
     for line in new_lines:
         new_starts.append(new_starts[-1] + len(line))
-    text_starts = [0] + [index + 1 for index, char in enumerate(old) if char == "\n"]
+    # Where each LSP line of ``old`` starts: the line starts above, and the empty line after
+    # a final newline (a last line without one does not start at len(old)).
+    text_starts = line_starts if old.endswith("\n") or not old else line_starts[:-1]
 
     def position(offset: int) -> Position:
         line = bisect.bisect_right(text_starts, offset) - 1
