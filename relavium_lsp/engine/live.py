@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
+from relavium_lsp.config.merge import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
+    FsScopeTier,
     InterruptionMarker,
     SessionContext,
     SessionMessage,
@@ -30,11 +32,25 @@ from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.secret_shapes import secret_reason
 from relavium_lsp.store.models import utc_timestamp
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
 ConfigLoader = Callable[[Path | None], WorkspaceConfig]
 INTERRUPTED_NOTE = "[The previous turn was interrupted before it finished (the server stopped).]"
+
+
+def effective_scope_tier(context: SessionContext, configured: FsScopeTier) -> FsScopeTier:
+    """The scope tier a new session gets: the configured one, narrowed by an explicit value.
+
+    A tier the client left unset means "what my configuration says"; one it set explicitly
+    may only narrow that (issue 16: an explicit ``sandboxed`` used to read as unset and was
+    widened to the project default, and an explicit ``full`` could widen past it).
+    """
+    if "fs_scope_tier" not in context.model_fields_set:
+        return configured
+    requested = context.fs_scope_tier
+    return min(requested, configured, key=SCOPE_ORDER.index)
 
 
 class LiveSessions:
@@ -89,11 +105,17 @@ class LiveSessions:
         source: str,
     ) -> AgentSession:
         """Open a new session for an agent, persist its row and announce it."""
+        for name, value in (context.variables or {}).items():
+            # Every front end (the LSP answers InvalidParams before it gets here).
+            reason = secret_reason(value)
+            if reason is not None:
+                raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
-        if context.fs_scope_tier == "sandboxed" and config.policy.fs_scope != "sandboxed":
-            context = context.model_copy(update={"fs_scope_tier": config.policy.fs_scope})
+        tier = effective_scope_tier(context, config.policy.fs_scope)
+        if tier != context.fs_scope_tier:
+            context = context.model_copy(update={"fs_scope_tier": tier})
         now = utc_timestamp()
         record = AgentSessionRecord(
             id=str(uuid.uuid4()),

@@ -83,13 +83,16 @@ class ApprovalNeed:
 
     ``scope_key`` is what "always allow for this session" remembers together with the tool
     id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace;
-    ``change`` is the file change a write makes (its diff goes with the question).
+    ``protected`` (the matching pattern, see :mod:`~relavium_lsp.tools.protected`) makes the
+    call ask whatever the mode or remembered answers; ``change`` is the file change a write
+    makes (its diff goes with the question).
     """
 
     action: ApprovalAction
     preview: ApprovalPreview
     scope_key: str
     inside_workspace: bool = False
+    protected: str | None = None
     change: FileChange | None = None
 
 

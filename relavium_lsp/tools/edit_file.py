@@ -10,6 +10,8 @@ whole-file replacement, and the approval carries the diff.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from pydantic import Field
 
 from relavium_lsp.contracts.events import ApprovalPreview
@@ -26,6 +28,7 @@ from relavium_lsp.tools.definition import (
 from relavium_lsp.tools.fs import read_current_text, write_through_host
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
+from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import (
     Replacement,
     apply_replacements,
@@ -105,6 +108,9 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
                 preview=ApprovalPreview(path=label),
                 scope_key=str(resolved.parent),
                 inside_workspace=roots.inside_workspace(resolved),
+                # The path as asked for and as resolved: a symlink must not hide either.
+                protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
+                or protected_pattern(resolved, ctx.policy.protected_paths),
                 change=change,
             ),
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -30,6 +30,7 @@ from relavium_lsp.tools.definition import (
 )
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
+from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import diff_stat_text, file_diff
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
@@ -261,6 +262,9 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
                 preview=ApprovalPreview(path=label),
                 scope_key=str(resolved.parent),
                 inside_workspace=roots.inside_workspace(resolved),
+                # The path as asked for and as resolved: a symlink must not hide either.
+                protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
+                or protected_pattern(resolved, ctx.policy.protected_paths),
                 change=change,
             ),
         )
