@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import editor_tools, events, wire
+from relavium_lsp.contracts import editor_tools, events, rewind, wire
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -62,6 +62,11 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.ListToolsResult),
     (methods.LIST_MODELS, "client → server", "request", wire.ListModelsParams,
      wire.ListModelsResult),
+    (methods.LIST_CHECKPOINTS, "client → server", "request", rewind.ListCheckpointsParams,
+     rewind.ListCheckpointsResult),
+    (methods.REWIND, "client → server", "request", rewind.RewindParams, rewind.RewindResult),
+    (methods.UNDO_REWIND, "client → server", "request", rewind.UndoRewindParams,
+     rewind.RewindResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
      None),

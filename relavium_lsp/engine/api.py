@@ -37,6 +37,7 @@ from relavium_lsp.contracts.events import (
     TurnResult,
 )
 from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     SessionContext,
@@ -51,6 +52,9 @@ from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.replay import replay_session
+from relavium_lsp.engine.rewind import list_turn_checkpoints
+from relavium_lsp.engine.rewind import rewind as rewind_session
+from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
@@ -70,6 +74,7 @@ from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.sessions import SessionPage
@@ -307,11 +312,61 @@ class Engine:
         await self._live.require_record(session_id)
         clock = self._live.clock()
         await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
+        # A deleted session's file checkpoints go with it (their blobs unless shared).
+        await self._services.store.run(
+            lambda s: delete_session_checkpoints(s.connection, session_id)
+        )
         self._live.forget(session_id)
 
     async def fork(self, session_id: str, at_sequence: int) -> str:
         """Branch a session at one of its messages; returns the new session's id."""
         return await exports.fork(self._services, await self.record(session_id), at_sequence)
+
+    # -- checkpoints and rewind (docs/design.md §6.3) ---------------------------------------
+
+    async def list_checkpoints(self, session_id: str) -> list[TurnCheckpoint]:
+        """The file checkpoints of a session's turns, oldest first."""
+        return await list_turn_checkpoints(self._services.store, await self.record(session_id))
+
+    async def rewind(
+        self,
+        session_id: str,
+        to_sequence: int,
+        *,
+        files: bool = True,
+        conversation: bool = True,
+        host: EditorHost | None = None,
+    ) -> RewindResult:
+        """Rewind files and/or the conversation to before a turn (§6.3).
+
+        ``to_sequence`` is the turn's user message; refused while a turn runs; ``host``
+        overrides the engine's editor host (ACP restores on disk).
+        """
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await rewind_session(
+            self._services,
+            record,
+            to_sequence,
+            files=files,
+            conversation=conversation,
+            host=host or self._services.host,
+        )
+
+    async def undo_rewind(
+        self, session_id: str, rewind_id: str, *, host: EditorHost | None = None
+    ) -> RewindResult:
+        """Put back what a rewind of this session (or of the session it forked) replaced."""
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await undo_session_rewind(
+            self._services, record, rewind_id, host=host or self._services.host
+        )
+
+    def _refuse_busy(self, session_id: str) -> None:
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
 
     async def import_jsonl(self, text: str) -> str:
         """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""

@@ -345,7 +345,9 @@ class AgentSession:
                 update={"turn_count": turn_count, "status": "streaming"}
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
-            plan = await plan_turn(self.scope, self.snapshot())
+            plan = await plan_turn(
+                self.scope, self.snapshot(), user_sequence=started.sequence_number
+            )
             runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()
         except asyncio.CancelledError:

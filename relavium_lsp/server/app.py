@@ -34,13 +34,14 @@ def load_deferred_features(server: RelaviumServer) -> None:
         configuration,
         export,
         models,
+        rewind,
         selection_chat,
         sessions,
         tools,
     )
 
     lifecycle.settle_initialization(server)
-    for feature in (configuration, sessions, tools, export, models, selection_chat):
+    for feature in (configuration, sessions, tools, export, models, selection_chat, rewind):
         feature.setup(server)
     context.setup_editor_state(server)
 

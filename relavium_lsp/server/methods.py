@@ -18,6 +18,9 @@ FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
+LIST_CHECKPOINTS = "relavium/listCheckpoints"
+REWIND = "relavium/rewind"
+UNDO_REWIND = "relavium/undoRewind"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -39,6 +42,9 @@ REQUESTS = (
     LIST_AGENTS,
     LIST_MODELS,
     LIST_TOOLS,
+    LIST_CHECKPOINTS,
+    REWIND,
+    UNDO_REWIND,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

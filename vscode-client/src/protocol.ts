@@ -28,6 +28,9 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  listCheckpoints: 'relavium/listCheckpoints',
+  rewind: 'relavium/rewind',
+  undoRewind: 'relavium/undoRewind',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -257,6 +260,41 @@ export interface ListModelsResult {
   providers: ProviderModelsStatus[];
 }
 
+/** `relavium/listCheckpoints`. */
+export interface ListCheckpointsParams {
+  sessionId: string;
+}
+
+/** The session's checkpoints, oldest turn first. */
+export interface ListCheckpointsResult {
+  checkpoints: TurnCheckpoint[];
+}
+
+/** `relavium/rewind`: back to before the turn of user message `toSequence`. */
+export interface RewindParams {
+  sessionId: string;
+  toSequence: number;
+  files?: boolean;
+  conversation?: boolean;
+}
+
+/** What a rewind (or its undo) did, file by file. */
+export interface RewindResult {
+  rewindId: string;
+  sessionId: string;
+  restored: string[];
+  deleted: string[];
+  unchanged: string[];
+  conflicts: FileProblem[];
+  failed: FileProblem[];
+}
+
+/** `relavium/undoRewind`: put back what a rewind replaced. */
+export interface UndoRewindParams {
+  sessionId: string;
+  rewindId: string;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -268,13 +306,14 @@ export interface SessionsChangedParams {
   changes: SessionListChange[];
 }
 
-/** `relavium/requestApproval` (server → client). */
+/** `relavium/requestApproval` (server → client); `diff` for a file change. */
 export interface RequestApprovalParams {
   sessionId: string;
   callId: string;
   toolId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diff?: FileDiff;
 }
 
 /** The client's answer to `relavium/requestApproval`. */
@@ -371,13 +410,14 @@ export interface AgentToolCallPayload {
   model: string;
 }
 
-/** A side-effecting action waits for the user. */
+/** A side-effecting action waits for the user (`diffStat`: lines a file change adds/removes). */
 export interface AgentApprovalRequestedPayload {
   type: 'agent:approval_requested';
   toolId: string;
   callId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diffStat?: DiffStat;
 }
 
 /** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
@@ -471,6 +511,17 @@ export interface SessionExportedPayload {
   format: 'workflow' | 'jsonl';
 }
 
+/** Files (and maybe the conversation) went back to before user message `toSequence`. */
+export interface SessionRewoundPayload {
+  type: 'session:rewound';
+  rewindId: string;
+  toSequence: number;
+  forkedSessionId?: string;
+  restored: number;
+  conflicts: number;
+  undone: boolean;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -493,6 +544,7 @@ export type EventPayload =
   | SessionTrimmedPayload
   | BudgetWarningPayload
   | SessionExportedPayload
+  | SessionRewoundPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -698,6 +750,12 @@ export interface ApprovalPreview {
   host?: string;
 }
 
+/** How many lines a change adds and removes. */
+export interface DiffStat {
+  added: number;
+  removed: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -751,6 +809,26 @@ export interface ProviderModelsStatus {
   message?: string;
 }
 
+/** What a rewind to `userSequence` (the turn's user message) would restore. */
+export interface TurnCheckpoint {
+  userSequence: number;
+  timestamp: string;
+  files: CheckpointFile[];
+}
+
+/** A file a turn changed: `created` when it did not exist before the turn. */
+export interface CheckpointFile {
+  path: string;
+  created: boolean;
+  size?: number;
+}
+
+/** A file a rewind left alone, and why (a conflict: the user changed it after the agent). */
+export interface FileProblem {
+  path: string;
+  reason: string;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -767,6 +845,24 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
+}
+
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
 }
 
 /** One problem the editor knows about. */

@@ -191,6 +191,8 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
           preview: event.preview,
           state: 'pending',
           answerable: ctx.answerable.has(event.callId),
+          // The diff came with this client's request (the durable event has only its stat).
+          ...(card.approval?.diff !== undefined && { diff: card.approval.diff }),
         };
         ctx.setStatus('awaiting_approval');
       }
@@ -260,6 +262,16 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'session:exported':
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
       return [];
+    case 'session:rewound': {
+      const conflicts = event.conflicts > 0 ? `, ${event.conflicts} left alone (changed since)` : '';
+      ctx.pushNotice(
+        event.undone
+          ? `Rewind undone: ${event.restored} file(s) put back${conflicts}.`
+          : `Files rewound to before message ${event.toSequence}: ${event.restored} restored${conflicts}.` +
+              (event.forkedSessionId !== undefined ? ' The conversation continues in a fork.' : ''),
+      );
+      return [];
+    }
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);

@@ -24,6 +24,7 @@ export type WebviewToHost =
   | { type: 'send'; text: string }
   | { type: 'abort' }
   | { type: 'approval'; callId: string; decision: ApprovalDecision }
+  | { type: 'openDiff'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
   | { type: 'copy'; text: string }
@@ -90,6 +91,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
         DECISIONS.includes(message.decision)
         ? { type, callId: message.callId, decision: message.decision as ApprovalDecision }
         : undefined;
+    case 'openDiff':
+      return id(message.callId) ? { type, callId: message.callId } : undefined;
     case 'retry':
     case 'fork':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;

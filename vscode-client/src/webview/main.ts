@@ -126,6 +126,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
         return { type: 'approval', callId: data.callId ?? '', decision: data.decision };
       }
       return undefined;
+    case 'openDiff':
+      return { type: 'openDiff', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
     case 'retry':

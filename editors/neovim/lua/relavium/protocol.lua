@@ -32,6 +32,9 @@ M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
 M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
+M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
+M.REWIND = 'relavium/rewind'
+M.UNDO_REWIND = 'relavium/undoRewind'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -57,6 +60,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_TRIMMED = 'session:trimmed',
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
+  SESSION_REWOUND = 'session:rewound',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
