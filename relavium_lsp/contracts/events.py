@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.contracts.usage import TokenUsage as TokenUsage  # re-exported: its old home
 
 ErrorCode = Literal[
     "provider_rate_limit",
@@ -47,38 +48,6 @@ class TurnError(WireModel):
     code: ErrorCode
     message: str
     retryable: bool = False
-
-
-class TokenUsage(WireModel):
-    """Tokens spent by a turn (all provider calls, fallbacks and compaction included).
-
-    The one usage type: the same model counts one provider call on the LLM seam
-    (``StopChunk.usage``), a turn in ``session:turn_completed`` and in the
-    ``relavium/sendMessage`` result. ``input_tokens`` counts every prompt token (what the
-    context window holds); ``cache_read_tokens`` / ``cache_write_tokens`` are the parts of
-    them read from or written to the provider's prompt cache, billed at their own rates.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    @property
-    def uncached_input_tokens(self) -> int:
-        """Prompt tokens billed at the ordinary input rate."""
-        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
-
-    def plus(self, other: TokenUsage) -> TokenUsage:
-        """Return the sum of two usages."""
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-        )
 
 
 class ApprovalPreview(WireModel):

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -42,13 +43,14 @@ from relavium_lsp.contracts.session import (
     SessionStatus,
 )
 from relavium_lsp.contracts.wire import ListToolsResult
-from relavium_lsp.engine import exports
+from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.errors import InvalidInput, SessionBusy
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
@@ -70,11 +72,13 @@ from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
+    "KEEP",
     "UNTITLED",
     "CompactionMode",
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "Keep",
     "Listener",
     "ModelChoice",
     "ReplayReport",
@@ -126,10 +130,17 @@ class Engine:
         agent_ref: str | None = None,
         title: str | None = None,
         source: str = "cli",
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionSnapshot:
         """Open a new session for an agent (``session:started``)."""
         session = await self._live.create(
-            context=context, agent_ref=agent_ref, title=title, source=source
+            context=context,
+            agent_ref=agent_ref,
+            title=title,
+            source=source,
+            description=description,
+            metadata=metadata,
         )
         return session.snapshot()
 
@@ -233,6 +244,18 @@ class Engine:
         served = self._live.served(session_id)
         if served is not None:
             served.record = served.record.model_copy(update={"title": title})
+
+    async def update_details(
+        self,
+        session_id: str,
+        *,
+        description: str | Keep | None = KEEP,
+        metadata: dict[str, Any] | Keep | None = KEEP,
+    ) -> AgentSessionRecord:
+        """Set a session's description (written by the user) and/or metadata."""
+        return await session_admin.update_details(
+            self._services, self._live, session_id, description=description, metadata=metadata
+        )
 
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""

@@ -42,8 +42,8 @@ class CostGovernor:
         self.totals = totals
         self._warned = False
 
-    async def record(self, model: str, usage: TokenUsage) -> None:
-        """Price and persist one provider call, then emit ``cost:updated``."""
+    async def record(self, model: str, usage: TokenUsage) -> int:
+        """Price and persist one provider call, emit ``cost:updated``; returns its cost."""
         priced = price_call(model, usage)
         session_id = self._scope.session_id
         self.totals = await self._scope.store.run(
@@ -70,6 +70,7 @@ class CostGovernor:
                 cache_write_tokens=usage.cache_write_tokens,
             ),
         )
+        return priced.cost_microcents
 
     async def check_before_call(
         self, *, model: str, provider_id: str, estimated_input_tokens: int

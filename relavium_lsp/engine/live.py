@@ -14,6 +14,7 @@ import dataclasses
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
@@ -87,6 +88,8 @@ class LiveSessions:
         agent_ref: str | None,
         title: str | None,
         source: str,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> AgentSession:
         """Open a new session for an agent, persist its row and announce it."""
         config = await self.workspace_config(context.working_dir)
@@ -105,6 +108,9 @@ class LiveSessions:
             source=source,
             created_at=now,
             updated_at=now,
+            description=description,
+            description_source=None if description is None else "user",
+            metadata=metadata,
         )
         await self._services.store.run(lambda s: s.create_session(record))
         session = self._make_live(record, agent, config, chain)
@@ -176,7 +182,7 @@ class LiveSessions:
                     session.id, "system", [TextPart(text=INTERRUPTED_NOTE)], interruption=marker
                 )
             )
-        if session.record.status in ("streaming", "awaiting_approval"):
+        if session.record.status in ("streaming", "awaiting_approval", "awaiting_peer"):
             await session.set_status("idle")
 
 

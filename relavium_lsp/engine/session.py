@@ -262,7 +262,7 @@ class AgentSession:
 
     async def _settle(self, result: TurnResult) -> TurnResult:
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
-        await self.set_status("idle")
+        await self.set_status(status_after(result))
         self.scope.emit(
             TurnCompleted(
                 stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
@@ -324,6 +324,24 @@ class AgentSession:
                 keep_messages=keep,
             )
             self.last_input_tokens = None
+
+
+# Errors that are a policy saying no before anything ran, not a failure of the work.
+_REFUSALS = frozenset({"turn_limit", "budget_exceeded"})
+
+
+def status_after(result: TurnResult) -> SessionStatus:
+    """The status a settled turn leaves: ``failed`` after a provider or tool failure.
+
+    An abort, a refusal (turn or cost limit) and a completed turn leave the session ``idle``;
+    a crash is recovered to ``idle`` with an interruption marker when the session is loaded.
+    ``failed`` is not terminal: the next message runs a turn as usual.
+    """
+    if result.stop_reason == "error" and (
+        result.error is None or result.error.code not in _REFUSALS
+    ):
+        return "failed"
+    return "idle"
 
 
 async def _wait_for_disk(synced: asyncio.Future[None]) -> None:

@@ -115,4 +115,7 @@ def fork_record(source: AgentSessionRecord) -> AgentSessionRecord:
         source=source.source,
         created_at=now,
         updated_at=now,
+        description=source.description,
+        description_source=source.description_source,
+        metadata=source.metadata,
     )

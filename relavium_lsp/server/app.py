@@ -35,12 +35,13 @@ def load_deferred_features(server: RelaviumServer) -> None:
         export,
         models,
         selection_chat,
+        session_model,
         sessions,
         tools,
     )
 
     lifecycle.settle_initialization(server)
-    for feature in (configuration, sessions, tools, export, models, selection_chat):
+    for feature in (configuration, sessions, tools, export, models, selection_chat, session_model):
         feature.setup(server)
     context.setup_editor_state(server)
 

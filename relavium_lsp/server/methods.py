@@ -18,6 +18,7 @@ FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
+UPDATE_SESSION = "relavium/updateSession"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -39,6 +40,7 @@ REQUESTS = (
     LIST_AGENTS,
     LIST_MODELS,
     LIST_TOOLS,
+    UPDATE_SESSION,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

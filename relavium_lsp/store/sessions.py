@@ -16,18 +16,22 @@ import json
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.contracts.content import DurableContentPart
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
+    DescriptionSource,
     InterruptionMarker,
     MessageRole,
     SessionMessage,
     SessionStatus,
     SessionTotals,
+    check_metadata,
 )
+from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
 from relavium_lsp.store import listing, messages, transfer
 from relavium_lsp.store.db import (
@@ -41,6 +45,7 @@ from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
+    SESSION_PLACEHOLDERS,
     SessionCost,
     SessionPage,
     dump_json,
@@ -106,7 +111,6 @@ class SessionStore:
 
     def create_session(self, record: AgentSessionRecord) -> None:
         """Persist a new session row; an existing id is a :class:`StoreError`."""
-        placeholders = ", ".join("?" * 19)
         with write_transaction(self._connection):
             exists = self._connection.execute(
                 "SELECT 1 FROM agent_sessions WHERE id = ?", (record.id,)
@@ -115,7 +119,7 @@ class SessionStore:
                 raise StoreError(f"a session with id {record.id!r} already exists")
             self._connection.execute(
                 f"INSERT INTO agent_sessions ({SESSION_COLUMNS}, working_dir)"  # noqa: S608
-                f" VALUES ({placeholders})",
+                f" VALUES ({SESSION_PLACEHOLDERS})",
                 session_to_row(record),
             )
 
@@ -161,6 +165,23 @@ class SessionStore:
     def soft_delete_session(self, session_id: str) -> None:
         """Hide the session from lists and getters; nothing is erased."""
         self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
+
+    def set_description(
+        self, session_id: str, description: str | None, source: DescriptionSource | None
+    ) -> None:
+        """Set (or clear) the session's description and who wrote it."""
+        self._update_session(
+            session_id,
+            "description = ?, description_source = ?",
+            (description, None if description is None else source),
+        )
+
+    def set_metadata(self, session_id: str, metadata: dict[str, Any] | None) -> None:
+        """Replace the session's metadata object (size-checked by the contract)."""
+        check_metadata(metadata)
+        self._update_session(
+            session_id, "metadata = ?", (None if metadata is None else dump_json(metadata),)
+        )
 
     def set_exported_path(self, session_id: str, path: str) -> None:
         """Record where the session was last exported (it stays resumable)."""
@@ -231,6 +252,10 @@ class SessionStore:
         model_id: str | None = None,
         compaction: CompactionMarker | None = None,
         interruption: InterruptionMarker | None = None,
+        token_usage: TokenUsage | None = None,
+        cost_microcents: int | None = None,
+        parent_message_id: str | None = None,
+        agent_slug: str | None = None,
     ) -> SessionMessage:
         """Append one durable message with the next sequence number (one transaction)."""
         return messages.append_message(
@@ -241,6 +266,10 @@ class SessionStore:
             model_id=model_id,
             compaction=compaction,
             interruption=interruption,
+            token_usage=token_usage,
+            cost_microcents=cost_microcents,
+            parent_message_id=parent_message_id,
+            agent_slug=agent_slug,
         )
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:

@@ -28,6 +28,7 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  updateSession: 'relavium/updateSession',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -38,7 +39,7 @@ export const Methods = {
 
 export type FsScopeTier = 'sandboxed' | 'project' | 'full';
 
-export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'ended';
+export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended';
 
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'error' | 'aborted';
 
@@ -55,6 +56,8 @@ export type ErrorCode =
   | 'budget_exceeded'
   | 'cancelled'
   | 'internal';
+
+export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -80,6 +83,8 @@ export interface StartSessionParams {
   context?: PartialSessionContext;
   title?: string;
   source?: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** Result of `relavium/startSession`. */
@@ -241,6 +246,18 @@ export interface ListModelsParams {
 export interface ListModelsResult {
   models: ModelEntry[];
   providers: ProviderModelsStatus[];
+}
+
+/** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
+export interface UpdateSessionParams {
+  sessionId: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Result of `relavium/updateSession`: the row as it is now. */
+export interface UpdateSessionResult {
+  session: AgentSessionRecord;
 }
 
 /** `relavium/editorState` notification. */
@@ -568,6 +585,11 @@ export interface AgentSessionRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
+  description?: string;
+  descriptionSource?: DescriptionSource;
+  metadata?: Record<string, unknown>;
+  forkedFrom?: ForkOrigin;
+  parentSessionId?: string;
 }
 
 /** Token and cost totals; `cost_microcents` always equals the sum of session_costs. */
@@ -575,6 +597,13 @@ export interface SessionTotals {
   inputTokens: number;
   outputTokens: number;
   costMicrocents: number;
+}
+
+/** Where a forked session came from: the source session and the last copied message. */
+export interface ForkOrigin {
+  sessionId: string;
+  messageId?: string;
+  sequenceNumber: number;
 }
 
 /** One durable message: append-only, never edited. */
@@ -588,6 +617,10 @@ export interface SessionMessage {
   compaction?: CompactionMarker;
   interruption?: InterruptionMarker;
   timestamp: string;
+  tokenUsage?: TokenUsage;
+  costMicrocents?: number;
+  parentMessageId?: string;
+  agentSlug?: string;
 }
 
 /** Reasoning as persisted: there is no place for a signature. */
@@ -627,6 +660,9 @@ export interface SessionSummary {
   messageCount: number;
   preview?: string;
   workingDir: string;
+  description?: string;
+  parentSessionId?: string;
+  deletedAt?: string;
 }
 
 /** What the user sees before approving: a path, a command line or a host — no contents. */

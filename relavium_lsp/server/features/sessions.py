@@ -83,6 +83,8 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
         source=params.source or client_source(ls),
+        description=params.description,
+        metadata=params.metadata,
     )
 
 

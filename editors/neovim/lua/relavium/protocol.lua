@@ -32,6 +32,7 @@ M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
 M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
+M.UPDATE_SESSION = 'relavium/updateSession'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
@@ -84,6 +85,8 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   IDLE = 'idle',
   STREAMING = 'streaming',
   AWAITING_APPROVAL = 'awaiting_approval',
+  AWAITING_PEER = 'awaiting_peer',
+  FAILED = 'failed',
   ENDED = 'ended',
 })
 
@@ -111,6 +114,13 @@ M.ERROR_CODE = closed('.ERROR_CODE', {
   BUDGET_EXCEEDED = 'budget_exceeded',
   CANCELLED = 'cancelled',
   INTERNAL = 'internal',
+})
+
+--- `DescriptionSource` values.
+M.DESCRIPTION_SOURCE = closed('.DESCRIPTION_SOURCE', {
+  USER = 'user',
+  AGENT = 'agent',
+  INTROSPECTION = 'introspection',
 })
 
 --- `MessageRole` values.
