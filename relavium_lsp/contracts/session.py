@@ -137,6 +137,19 @@ class SessionMessage(WireModel):
     agent_slug: str | None = None
 
 
+class RolledBackTurn(WireModel):
+    """A turn that failed or was aborted: out of the visible transcript, its rows kept.
+
+    Exports carry these beside the visible messages so history reads as what happened;
+    ``stop_reason`` / ``error_code`` come from the turn's ``session:turn_completed`` event.
+    """
+
+    user_message_sequence: int = Field(ge=1)
+    stop_reason: Literal["aborted", "error"] | None = None
+    error_code: str | None = None
+    messages: list[SessionMessage]
+
+
 class ForkOrigin(WireModel):
     """Where a forked session came from: the source session and the last copied message."""
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN, AgentDefinition
 from relavium_lsp.contracts.base import WireModel
-from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.contracts.session import RolledBackTurn, SessionMessage
 
 WORKFLOW_VERSION: Final = 1
 RELAVIUM_EXPORT_KEY = "relaviumExport"
@@ -96,6 +96,9 @@ class RelaviumExport(WireModel):
     created_at: str
     updated_at: str
     messages: list[SessionMessage]
+    # Turns that failed or were aborted (rolled out of the transcript, rows kept); absent
+    # when there were none, so an export without them is unchanged.
+    rolled_back_turns: list[RolledBackTurn] | None = None
 
 
 class WorkflowMetadata(WorkflowModel):

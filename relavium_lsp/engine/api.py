@@ -47,7 +47,13 @@ from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
+from relavium_lsp.engine.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_effective_model,
+    with_first_model,
+)
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
@@ -313,8 +319,13 @@ class Engine:
         return await exports.full_transcript(self._services, session_id)
 
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
-        """The agents of a workspace (always including the default agent)."""
-        return list((await self._live.workspace_config(working_dir)).agents.values())
+        """The agents of a workspace (always including the default agent).
+
+        Each names the model and provider it would ask first, also when that comes from the
+        workspace's default model rather than the agent's own file.
+        """
+        config = await self._live.workspace_config(working_dir)
+        return [with_effective_model(agent, config) for agent in config.agents.values()]
 
     async def list_tools(
         self, *, session_id: str | None, working_dir: str | None, start: bool

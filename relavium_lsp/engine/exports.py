@@ -41,7 +41,8 @@ async def full_transcript(
 async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -> ExportOutcome:
     """Build an export without recording anything (the YAML/JSON work runs in a thread)."""
     record, messages = await full_transcript(services, session_id)
-    return await asyncio.to_thread(render_export, record, messages, fmt)
+    rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
+    return await asyncio.to_thread(render_export, record, messages, fmt, rolled_back)
 
 
 async def announce(

@@ -199,10 +199,13 @@ class AgentSession:
 
     async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
         if self.record.turn_count >= self.policy.max_turns:
+            # Nothing was appended: the transcript still ends where it ended.
+            newest = await self.scope.store.run(lambda s: s.last_message(self.id))
             return await self._settle(
                 TurnResult(
                     stop_reason="error",
                     tokens_used=TokenUsage(),
+                    last_sequence=newest.sequence_number if newest else 0,
                     error=TurnError(
                         code="turn_limit",
                         message=(

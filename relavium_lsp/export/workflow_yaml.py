@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from pydantic import ValidationError
+from slugify import slugify as _slugify
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
 from relavium_lsp.contracts.mcp import split_exposed_name
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
     AgentNode,
@@ -62,13 +62,16 @@ _OPENER = re.compile(r"\{(?=[{ ])")
 
 
 def slugify(title: str | None) -> str:
-    """An ASCII kebab-case id for ``title``: accents dropped, other non-ASCII stripped."""
+    """An ASCII kebab-case id for ``title``, transliterated by a real slug library.
+
+    ``python-slugify`` transliterates whole scripts (``Straße`` → ``strasse``, ``Привет`` →
+    ``privet``, ``Æsir`` → ``aesir``) where stripping combining marks alone lost letters or
+    whole titles; the id must stay ASCII (the workflow schema's kebab id).
+    """
     if not title:
         return FALLBACK_WORKFLOW_ID
-    decomposed = unicodedata.normalize("NFKD", title)
-    ascii_only = decomposed.encode("ascii", "ignore").decode("ascii").lower()
-    slug = _NOT_ALPHANUMERIC.sub("-", ascii_only).strip("-")
-    slug = slug[:MAX_SLUG_LENGTH].rstrip("-")
+    slug = _slugify(title, max_length=MAX_SLUG_LENGTH, word_boundary=False)
+    slug = _NOT_ALPHANUMERIC.sub("-", slug).strip("-")  # what the kebab id allows, exactly
     return slug or FALLBACK_WORKFLOW_ID
 
 
@@ -83,9 +86,14 @@ def restore_template(text: str) -> str:
 
 
 def build_workflow(
-    record: AgentSessionRecord, messages: Sequence[SessionMessage]
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    rolled_back: Sequence[RolledBackTurn] = (),
 ) -> WorkflowDocument:
-    """The workflow scaffold for a session and its visible messages (in sequence order)."""
+    """The workflow scaffold for a session and its visible messages (in sequence order).
+
+    ``rolled_back`` turns (failed or aborted) get no node; they are kept in the metadata.
+    """
     nodes: list[WorkflowNode] = [InputNode(id="input", type="input")]
     for number, turn in enumerate(completed_turns(messages), start=1):
         prompt = neutralise_template(turn.prompt_text())
@@ -126,6 +134,7 @@ def build_workflow(
                 created_at=record.created_at,
                 updated_at=messages[-1].timestamp if messages else record.created_at,
                 messages=list(messages),
+                rolled_back_turns=list(rolled_back) or None,
             )
         ),
     )

@@ -26,6 +26,7 @@ from relavium_lsp.contracts.session import (
     DescriptionSource,
     InterruptionMarker,
     MessageRole,
+    RolledBackTurn,
     SessionMessage,
     SessionStatus,
     SessionTotals,
@@ -33,7 +34,7 @@ from relavium_lsp.contracts.session import (
 )
 from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages, transfer
+from relavium_lsp.store import listing, messages, rollbacks, transfer
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -240,6 +241,10 @@ class SessionStore:
     ) -> tuple[AgentSessionRecord, list[SessionMessage]] | None:
         """A session's row and visible messages read in one consistent snapshot."""
         return transfer.export_snapshot(self._connection, session_id)
+
+    def rolled_back_turns(self, session_id: str) -> list[RolledBackTurn]:
+        """The turns rolled out of the visible transcript (failed or aborted), oldest first."""
+        return rollbacks.rolled_back_turns(self._connection, session_id)
 
     # -- messages ---------------------------------------------------------------------------
 

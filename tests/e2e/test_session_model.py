@@ -3,11 +3,14 @@ fork lineage (issue 23)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
+from ruamel.yaml import YAML
 
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
@@ -121,3 +124,74 @@ async def test_details_usage_threading_failure_and_fork(setup: tuple[Path, Path]
                 "sequenceNumber": asked["sequenceNumber"],
             }
             assert fork["session"]["status"] == "idle"
+
+
+async def test_minor_fixes_over_the_server(setup: tuple[Path, Path]) -> None:
+    """turn_limit's lastSequence, short manual trims, aborted turns in exports, the default
+    agent's model in listAgents, and transliterated workflow ids."""
+    workspace, home = setup
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        (workspace / ".relavium" / "project.toml").write_text(
+            "[chat]\nmax_turns = 2\n", encoding="utf-8"
+        )
+        model.script(
+            openai_stream(text=["fine"]),
+            openai_stream(text=["slow ", "story "], ending="stall"),
+        )
+        async with editor(workspace, home) as client:
+            agents = await client.request(methods.LIST_AGENTS)
+            default = next(a for a in agents["agents"] if a["id"] == "relavium-default")
+            assert default["model"] and default["provider"]
+
+            started = await client.request(
+                methods.START_SESSION, {"agentRef": "coder", "title": "Straße für Ärger"}
+            )
+            session = started["sessionId"]
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "hi"})
+            trimmed = await client.request(
+                methods.COMPACT_SESSION, {"sessionId": session, "mode": "trim"}
+            )
+            assert trimmed["messagesAfter"] == trimmed["messagesBefore"] == 2
+            assert (await _summary(client, session))["messageCount"] == 2
+
+            running = client.request(
+                methods.SEND_MESSAGE, {"sessionId": session, "text": "tell a story"}
+            )
+            tokens_so_far = len(client.events_of(session, "agent:token"))
+            turn = asyncio.ensure_future(running)
+            await client.wait_for_event(session, "agent:token", count=tokens_so_far + 1)
+            await client.request(methods.ABORT_TURN, {"sessionId": session})
+            assert (await turn)["stopReason"] == "aborted"
+            assert (await _summary(client, session))["status"] == "idle"
+
+            refused = await client.request(
+                methods.SEND_MESSAGE, {"sessionId": session, "text": "one more"}
+            )
+            assert refused["error"]["code"] == "turn_limit"
+            assert refused["lastSequence"] == 2
+
+            jsonl = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": session, "format": "jsonl", "open": False}
+            )
+            records = [json.loads(line) for line in jsonl["content"].splitlines()]
+            rolled = [r for r in records if r["record"] == "rolled-back-turn"]
+            assert len(rolled) == 1
+            assert rolled[0]["userMessageSequence"] == 3
+            assert rolled[0]["stopReason"] == "aborted"
+            assert rolled[0]["messages"][0]["content"][0]["text"] == "tell a story"
+            assert records[-1] == {"record": "session-close", "messageCount": 2, "turnCount": 2}
+
+            workflow = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": session, "open": False}
+            )
+            assert workflow["suggestedPath"].endswith("strasse-fur-arger.relavium.yaml")
+            document = YAML(typ="safe").load(workflow["content"])
+            export = document["metadata"]["relaviumExport"]
+            assert [t["stopReason"] for t in export["rolledBackTurns"]] == ["aborted"]
+            assert [n["id"] for n in document["nodes"]] == ["input", "turn-1", "output"]
+
+            imported = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": session, "format": "jsonl", "open": False}
+            )
+            assert imported["content"] == jsonl["content"]  # byte-stable
