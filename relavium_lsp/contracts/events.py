@@ -211,6 +211,14 @@ class SessionExported(WireModel):
     format: Literal["workflow", "jsonl"] = "workflow"
 
 
+class SessionMessageAppended(WireModel):
+    """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
+
+    type: Literal["session:message_appended"] = "session:message_appended"
+    message_sequence: int
+    role: Literal["user", "system"]
+
+
 class SessionCancelled(WireModel):
     """The session ended (the only terminal event)."""
 
@@ -232,6 +240,7 @@ EventPayload = Annotated[
     | SessionTrimmed
     | BudgetWarning
     | SessionExported
+    | SessionMessageAppended
     | SessionCancelled,
     Field(discriminator="type"),
 ]

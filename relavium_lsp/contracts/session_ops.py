@@ -57,3 +57,34 @@ class AppendMessageResult(WireModel):
     """Result of ``relavium/appendMessage``: the stored message."""
 
     message: SessionMessage
+
+
+class ListArtifactsParams(WireModel):
+    """``relavium/listArtifacts``."""
+
+    session_id: str = _SESSION_ID
+
+
+class ArtifactInfo(WireModel):
+    """One stored full tool output (``read_tool_output`` pages through it by ``id``)."""
+
+    id: str
+    call_id: str
+    tool_name: str | None = None
+    created_at: str
+    chars: int
+    lines: int
+
+
+class ListArtifactsResult(WireModel):
+    """Result of ``relavium/listArtifacts``: oldest first."""
+
+    artifacts: list[ArtifactInfo]
+
+
+class PurgeSessionResult(WireModel):
+    """Result of ``relavium/purgeSession``: what was erased for good."""
+
+    sessions: int
+    messages: int
+    media_files: int

@@ -150,6 +150,8 @@ class ListSessionsParams(WireModel):
     status: SessionStatus | None = None
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
     cursor: str | None = Field(default=None, max_length=200)
+    # true: the deleted sessions instead (newest deletion first), which restoreSession brings back.
+    deleted: bool = False
 
 
 class ListSessionsResult(WireModel):

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -42,6 +42,7 @@ from relavium_lsp.contracts.session import (
     SessionMessage,
     SessionStatus,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.wire import ListToolsResult
 from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
@@ -71,6 +72,7 @@ from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import EditorHost
@@ -263,6 +265,24 @@ class Engine:
             self._services, self._live, session_id, description=description, metadata=metadata
         )
 
+    async def append_note(
+        self, session_id: str, role: Literal["user", "system"], text: str
+    ) -> SessionMessage:
+        """Add a user or system note to the transcript without calling the model."""
+        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+
+    async def restore(self, session_id: str) -> AgentSessionRecord:
+        """Undo a soft delete."""
+        return await session_admin.restore(self._services, session_id)
+
+    async def purge(self, session_id: str) -> PurgeReport:
+        """Erase a session and its delegated children for good (rows, index, media)."""
+        return await session_admin.purge(self._services, self._live, session_id)
+
+    async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """A session's stored full tool outputs, oldest first."""
+        return await session_admin.list_artifacts(self._services, self._live, session_id)
+
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""
         served = self._live.served(session_id)
@@ -295,11 +315,20 @@ class Engine:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
-        """Sessions newest first, filtered (``query`` is full-text) and paged."""
+        """Sessions newest first, filtered (``query`` is full-text) and paged.
+
+        ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
+        """
         return await self._services.store.run(
             lambda s: s.list_sessions(
-                workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
+                workspace=workspace,
+                status=status,
+                query=query,
+                limit=limit,
+                cursor=cursor,
+                deleted=deleted,
             )
         )
 

@@ -19,6 +19,10 @@ LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
 UPDATE_SESSION = "relavium/updateSession"
+APPEND_MESSAGE = "relavium/appendMessage"
+RESTORE_SESSION = "relavium/restoreSession"
+PURGE_SESSION = "relavium/purgeSession"
+LIST_ARTIFACTS = "relavium/listArtifacts"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -41,6 +45,10 @@ REQUESTS = (
     LIST_MODELS,
     LIST_TOOLS,
     UPDATE_SESSION,
+    APPEND_MESSAGE,
+    RESTORE_SESSION,
+    PURGE_SESSION,
+    LIST_ARTIFACTS,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

@@ -32,9 +32,10 @@ from relavium_lsp.contracts.session import (
     SessionTotals,
     check_metadata,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages, rollbacks, transfer
+from relavium_lsp.store import listing, messages, rollbacks, session_ops, transfer
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -144,8 +145,9 @@ class SessionStore:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
-        """Undeleted sessions, newest ``updated_at`` first, filters combined, keyset-paged."""
+        """Undeleted (or only deleted) sessions, newest first, filters combined, keyset-paged."""
         return listing.list_sessions(
             self._connection,
             workspace=workspace,
@@ -153,6 +155,7 @@ class SessionStore:
             query=query,
             limit=limit,
             cursor=cursor,
+            deleted=deleted,
         )
 
     def set_status(self, session_id: str, status: SessionStatus) -> None:
@@ -241,6 +244,18 @@ class SessionStore:
     ) -> tuple[AgentSessionRecord, list[SessionMessage]] | None:
         """A session's row and visible messages read in one consistent snapshot."""
         return transfer.export_snapshot(self._connection, session_id)
+
+    def restore_session(self, session_id: str) -> None:
+        """Undo a soft delete (the session is listed and usable again)."""
+        session_ops.restore_session(self._connection, session_id)
+
+    def purge_session(self, session_id: str) -> session_ops.PurgeReport:
+        """Erase a session and its delegated children for good (see ``store.session_ops``)."""
+        return session_ops.purge_session(self._connection, session_id)
+
+    def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """The session's stored full tool outputs, oldest first."""
+        return session_ops.list_artifacts(self._connection, session_id)
 
     def rolled_back_turns(self, session_id: str) -> list[RolledBackTurn]:
         """The turns rolled out of the visible transcript (failed or aborted), oldest first."""

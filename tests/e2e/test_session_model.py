@@ -4,6 +4,7 @@ fork lineage (issue 23)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -195,3 +196,104 @@ async def test_minor_fixes_over_the_server(setup: tuple[Path, Path]) -> None:
                 methods.EXPORT_SESSION, {"sessionId": session, "format": "jsonl", "open": False}
             )
             assert imported["content"] == jsonl["content"]  # byte-stable
+
+
+_PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"pixel" * 20).decode()
+
+
+async def test_notes_artifacts_restore_and_purge(setup: tuple[Path, Path]) -> None:
+    workspace, home = setup
+    (workspace / "big.txt").write_text(
+        "".join(f"line {n} zanzibar\n" for n in range(3000)), encoding="utf-8"
+    )
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            openai_stream(text=["noted"]),
+            openai_stream(tool_calls=[ScriptedToolCall("c9", "read_file", '{"path": "big.txt"}')]),
+            openai_stream(text=["a big file"]),
+            openai_stream(text=["kept"]),
+        )
+        async with editor(workspace, home) as client:
+            session = (await client.request(methods.START_SESSION, {"agentRef": "coder"}))[
+                "sessionId"
+            ]
+            note = await client.request(
+                methods.APPEND_MESSAGE,
+                {"sessionId": session, "text": "Remember: the tests use pytest."},
+            )
+            assert note["message"]["role"] == "user"
+            await client.wait_for_event(session, "session:message_appended")
+            record = await client.request(
+                methods.APPEND_MESSAGE,
+                {"sessionId": session, "role": "system", "text": "Reviewed by Ada."},
+            )
+            assert record["message"]["sequenceNumber"] == 2
+            assert model.requests == []  # no model call
+            with pytest.raises(JsonRpcException) as empty:
+                await client.request(methods.APPEND_MESSAGE, {"sessionId": session, "text": ""})
+            assert empty.value.code == -32602
+
+            await client.request(
+                methods.SEND_MESSAGE,
+                {
+                    "sessionId": session,
+                    "text": "ok?",
+                    "attachments": [
+                        {
+                            "type": "media",
+                            "mimeType": "image/png",
+                            "source": {"kind": "base64", "data": _PNG},
+                        }
+                    ],
+                },
+            )
+            sent = json.dumps(model.requests[0].json()["messages"])
+            assert "the tests use pytest" in sent  # a user note is context for the model
+            assert "Reviewed by Ada" not in sent  # a system note is for the record only
+            resumed = await client.request(methods.RESUME_SESSION, {"sessionId": session})
+            assert resumed["session"]["turnCount"] == 1  # notes are not turns
+
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "read it"})
+            artifacts = (await client.request(methods.LIST_ARTIFACTS, {"sessionId": session}))[
+                "artifacts"
+            ]
+            assert len(artifacts) == 1
+            assert artifacts[0]["callId"] == "c9" and artifacts[0]["toolName"] == "read_file"
+            assert artifacts[0]["lines"] >= 3000
+
+            other = (await client.request(methods.START_SESSION, {"agentRef": "coder"}))[
+                "sessionId"
+            ]
+            await client.request(methods.SEND_MESSAGE, {"sessionId": other, "text": "zanzibar?"})
+
+            await client.request(methods.DELETE_SESSION, {"sessionId": session})
+            live = await client.request(methods.LIST_SESSIONS, {})
+            assert session not in [s["id"] for s in live["sessions"]]
+            deleted = await client.request(methods.LIST_SESSIONS, {"deleted": True})
+            assert [s["id"] for s in deleted["sessions"]] == [session]
+            assert deleted["sessions"][0]["deletedAt"]
+            restored = await client.request(methods.RESTORE_SESSION, {"sessionId": session})
+            assert "deletedAt" not in restored["session"]
+            assert (await client.request(methods.LIST_SESSIONS, {"deleted": True}))[
+                "sessions"
+            ] == []
+            with pytest.raises(JsonRpcException):
+                await client.request(methods.RESTORE_SESSION, {"sessionId": session})
+
+            media = sorted((home / ".relavium" / "media").rglob("*"))
+            blobs = [path for path in media if path.is_file()]
+            assert len(blobs) == 1
+            found = await client.request(methods.LIST_SESSIONS, {"query": "zanzibar"})
+            assert {s["id"] for s in found["sessions"]} == {session, other}
+
+            purged = await client.request(methods.PURGE_SESSION, {"sessionId": session})
+            assert purged == {"sessions": 1, "messages": 8, "mediaFiles": 1}
+            assert not blobs[0].exists()
+            found = await client.request(methods.LIST_SESSIONS, {"query": "zanzibar"})
+            assert [s["id"] for s in found["sessions"]] == [other]
+            for listing in ({}, {"deleted": True}):
+                listed = await client.request(methods.LIST_SESSIONS, listing)
+                assert session not in [s["id"] for s in listed["sessions"]]
+            with pytest.raises(JsonRpcException):
+                await client.request(methods.GET_TRANSCRIPT, {"sessionId": session})

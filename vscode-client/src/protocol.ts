@@ -29,6 +29,10 @@ export const Methods = {
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
   updateSession: 'relavium/updateSession',
+  appendMessage: 'relavium/appendMessage',
+  restoreSession: 'relavium/restoreSession',
+  purgeSession: 'relavium/purgeSession',
+  listArtifacts: 'relavium/listArtifacts',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -143,6 +147,7 @@ export interface ListSessionsParams {
   status?: SessionStatus;
   limit?: number;
   cursor?: string;
+  deleted?: boolean;
 }
 
 /** Result of `relavium/listSessions`. */
@@ -258,6 +263,35 @@ export interface UpdateSessionParams {
 /** Result of `relavium/updateSession`: the row as it is now. */
 export interface UpdateSessionResult {
   session: AgentSessionRecord;
+}
+
+/** `relavium/appendMessage`: add a note to the transcript without calling the model. */
+export interface AppendMessageParams {
+  sessionId: string;
+  role?: 'user' | 'system';
+  text: string;
+}
+
+/** Result of `relavium/appendMessage`: the stored message. */
+export interface AppendMessageResult {
+  message: SessionMessage;
+}
+
+/** Result of `relavium/purgeSession`: what was erased for good. */
+export interface PurgeSessionResult {
+  sessions: number;
+  messages: number;
+  mediaFiles: number;
+}
+
+/** `relavium/listArtifacts`. */
+export interface ListArtifactsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/listArtifacts`: oldest first. */
+export interface ListArtifactsResult {
+  artifacts: ArtifactInfo[];
 }
 
 /** `relavium/editorState` notification. */
@@ -435,6 +469,13 @@ export interface SessionExportedPayload {
   format: 'workflow' | 'jsonl';
 }
 
+/** A note was added to the transcript without a turn (`relavium/appendMessage`). */
+export interface SessionMessageAppendedPayload {
+  type: 'session:message_appended';
+  messageSequence: number;
+  role: 'user' | 'system';
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -455,6 +496,7 @@ export type EventPayload =
   | SessionTrimmedPayload
   | BudgetWarningPayload
   | SessionExportedPayload
+  | SessionMessageAppendedPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -723,6 +765,16 @@ export interface ProviderModelsStatus {
   ok: boolean;
   listed: number;
   message?: string;
+}
+
+/** One stored full tool output (`read_tool_output` pages through it by `id`). */
+export interface ArtifactInfo {
+  id: string;
+  callId: string;
+  toolName?: string;
+  createdAt: string;
+  chars: number;
+  lines: number;
 }
 
 /** An LSP range. */

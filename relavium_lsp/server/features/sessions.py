@@ -143,6 +143,7 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
         query=params.query,
         limit=params.limit,
         cursor=params.cursor,
+        deleted=params.deleted,
     )
     return ListSessionsResult(sessions=page.sessions, next_cursor=page.next_cursor)
 

@@ -6,7 +6,12 @@ import pytest
 from pydantic import ValidationError
 from store_records import make_record, text
 
-from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.content import (
+    DurableMediaPart,
+    HandleSource,
+    ToolCallPart,
+    ToolResultPart,
+)
 from relavium_lsp.contracts.session import METADATA_MAX_BYTES, AgentSessionRecord
 from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.store.sessions import SessionStore
@@ -92,3 +97,34 @@ def test_new_statuses_are_stored(store: SessionStore, session_id: str) -> None:
         record = store.get_session(session_id)
         assert record is not None and record.status == status
     assert [s.id for s in store.list_sessions(status="idle").sessions] == [session_id]
+
+
+def test_purge_erases_the_family_and_keeps_shared_media(store: SessionStore) -> None:
+    shared = "media://sha256-" + "a" * 64
+    only_here = "media://sha256-" + "b" * 64
+    parent, child, stranger = make_record(), make_record(), make_record()
+    store.create_session(parent)
+    store.create_session(child.model_copy(update={"parent_session_id": parent.id}))
+    store.create_session(stranger)
+    for session, handle in ((parent, shared), (child, only_here), (stranger, shared)):
+        store.begin_turn(
+            session.id,
+            [DurableMediaPart(mime_type="image/png", source=HandleSource(handle=handle))],
+        )
+        store.append_message(session.id, "assistant", text("quokka"))
+    store.save_artifact(child.id, "c1", "full output")
+    store.begin_turn(parent.id, text("rolled back"))
+    store.roll_back_from(parent.id, 3)
+    report = store.purge_session(parent.id)
+    assert (report.sessions, report.messages) == (2, 5)
+    assert report.orphaned_media == [only_here]
+    assert store.get_session(parent.id, include_deleted=True) is None
+    assert store.get_session(child.id, include_deleted=True) is None
+    assert store.check_integrity() == ["ok"]
+    assert [s.id for s in store.list_sessions(query="quokka").sessions] == [stranger.id]
+    for table in ("session_messages", "session_artifacts", "session_events"):
+        count = store.connection.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE session_id IN (?, ?)",
+            (parent.id, child.id),
+        ).fetchone()[0]
+        assert count == 0

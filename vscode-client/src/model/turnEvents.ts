@@ -242,6 +242,10 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'session:exported':
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
       return [];
+    case 'session:message_appended':
+      // A note added without a turn (relavium/appendMessage): it shows when the transcript
+      // is next loaded.
+      return [];
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);

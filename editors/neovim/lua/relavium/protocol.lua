@@ -33,6 +33,10 @@ M.LIST_AGENTS = 'relavium/listAgents'
 M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
 M.UPDATE_SESSION = 'relavium/updateSession'
+M.APPEND_MESSAGE = 'relavium/appendMessage'
+M.RESTORE_SESSION = 'relavium/restoreSession'
+M.PURGE_SESSION = 'relavium/purgeSession'
+M.LIST_ARTIFACTS = 'relavium/listArtifacts'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
@@ -54,6 +58,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_TRIMMED = 'session:trimmed',
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
+  SESSION_MESSAGE_APPENDED = 'session:message_appended',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
