@@ -72,6 +72,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      session_ops.PurgeSessionResult),
     (methods.LIST_ARTIFACTS, "client → server", "request", session_ops.ListArtifactsParams,
      session_ops.ListArtifactsResult),
+    (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
+     session_ops.ListHandoffsResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),

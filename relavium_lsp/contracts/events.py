@@ -211,6 +211,22 @@ class SessionExported(WireModel):
     format: Literal["workflow", "jsonl"] = "workflow"
 
 
+class AgentHandoff(WireModel):
+    """The agent handed a task to another agent's child session (``returned``: it is back).
+
+    Emitted on the parent twice per delegation: when the child starts (``returned`` false)
+    and when its answer came back or it ended otherwise (``returned`` true, with how).
+    """
+
+    type: Literal["agent:handoff"] = "agent:handoff"
+    from_agent: str
+    to_agent: str
+    reason: str
+    child_session_id: str
+    returned: bool = False
+    stop_reason: StopReason | None = None
+
+
 class SessionMessageAppended(WireModel):
     """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
 
@@ -241,6 +257,7 @@ EventPayload = Annotated[
     | BudgetWarning
     | SessionExported
     | SessionMessageAppended
+    | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),
 ]

@@ -133,7 +133,7 @@ class SessionMessage(WireModel):
     # assistant message answers the turn's user message (or the tool round before it), a
     # tool result answers the assistant message that asked for it.
     parent_message_id: str | None = None
-    # The agent that wrote it when that is not the session's own agent (delegation, §2.5).
+    # The agent that wrote it: every assistant message, and a delegated task (the delegator).
     agent_slug: str | None = None
 
 
@@ -148,6 +148,23 @@ class RolledBackTurn(WireModel):
     stop_reason: Literal["aborted", "error"] | None = None
     error_code: str | None = None
     messages: list[SessionMessage]
+
+
+class HandoffRecord(WireModel):
+    """Control passed from one agent to another: a delegation to a child session (§2.5).
+
+    ``sequence_number`` is the parent's assistant message that asked for it.
+    """
+
+    id: str
+    session_id: str
+    child_session_id: str | None = None
+    from_agent: str
+    to_agent: str
+    reason: str
+    sequence_number: int = Field(ge=0)
+    call_id: str | None = None
+    created_at: str
 
 
 class ForkOrigin(WireModel):

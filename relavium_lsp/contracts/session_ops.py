@@ -14,6 +14,7 @@ from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.session import (
     DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
+    HandoffRecord,
     SessionMessage,
     check_metadata,
 )
@@ -88,3 +89,9 @@ class PurgeSessionResult(WireModel):
     sessions: int
     messages: int
     media_files: int
+
+
+class ListHandoffsResult(WireModel):
+    """Result of ``relavium/listHandoffs``: the delegations a session made, oldest first."""
+
+    handoffs: list[HandoffRecord]

@@ -84,6 +84,19 @@ class WorkflowEdge(WorkflowModel):
     to: NodeId
 
 
+class ChildSessionExport(WireModel):
+    """A session this one delegated to (§2.5): the handoff and the child's visible messages."""
+
+    session_id: str
+    agent_slug: str
+    from_agent: str
+    reason: str
+    # The parent's assistant message that asked for it.
+    sequence_number: int
+    call_id: str | None = None
+    messages: list[SessionMessage]
+
+
 class RelaviumExport(WireModel):
     """``metadata.relaviumExport``: where the scaffold came from, with the full transcript."""
 
@@ -99,6 +112,8 @@ class RelaviumExport(WireModel):
     # Turns that failed or were aborted (rolled out of the transcript, rows kept); absent
     # when there were none, so an export without them is unchanged.
     rolled_back_turns: list[RolledBackTurn] | None = None
+    # Delegated child sessions, in handoff order; absent when there were none.
+    children: list[ChildSessionExport] | None = None
 
 
 class WorkflowMetadata(WorkflowModel):

@@ -38,6 +38,7 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
+    HandoffRecord,
     SessionContext,
     SessionMessage,
     SessionStatus,
@@ -282,6 +283,11 @@ class Engine:
     async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
         """A session's stored full tool outputs, oldest first."""
         return await session_admin.list_artifacts(self._services, self._live, session_id)
+
+    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
 
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""

@@ -27,6 +27,7 @@ from relavium_lsp.contracts.session import (
     SessionContext,
     SessionMessage,
 )
+from relavium_lsp.engine.delegation import ChildSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -90,9 +91,20 @@ class LiveSessions:
         source: str,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
+        cost_cap: int | None = None,
     ) -> AgentSession:
-        """Open a new session for an agent, persist its row and announce it."""
+        """Open a new session for an agent, persist its row and announce it.
+
+        A delegated child names its ``parent_session_id`` and may spend at most ``cost_cap``
+        (what is left under its parent's cap) before its turn fails.
+        """
         config = await self.workspace_config(context.working_dir)
+        if cost_cap is not None:
+            capped = config.policy.model_copy(
+                update={"max_cost_microcents": cost_cap, "on_exceed": "fail"}
+            )
+            config = dataclasses.replace(config, policy=capped)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
         if context.fs_scope_tier == "sandboxed" and config.policy.fs_scope != "sandboxed":
@@ -111,6 +123,7 @@ class LiveSessions:
             description=description,
             description_source=None if description is None else "user",
             metadata=metadata,
+            parent_session_id=parent_session_id,
         )
         await self._services.store.run(lambda s: s.create_session(record))
         session = self._make_live(record, agent, config, chain)
@@ -137,6 +150,10 @@ class LiveSessions:
                 chain = await self.chain_for(agent, config)
                 session = self._make_live(record, agent, config, chain)
                 await self._recover_interrupted_turn(session)
+                # What its delegated children spent counts toward its cap (§2.5).
+                session.governor.children_microcents = await self._services.store.run(
+                    lambda s: s.descendants_cost(session_id)
+                )
                 return session
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown
@@ -168,6 +185,7 @@ class LiveSessions:
         session = AgentSession(
             record, agent=agent, policy=config.policy, chain=chain, services=self._services
         )
+        session.scope.delegator = ChildSessions(session, self)
         self._live[record.id] = session
         return session
 

@@ -40,6 +40,7 @@ async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
         approvals=scope.approvals,
         session_title=session.record.title,
         protected_paths=scope.protected_paths,
+        delegator=scope.delegator,
     )
     # Resolving may start MCP servers (or ask to trust a project's): it is the turn's work.
     selection = await scope.tools.select(agent.tools, tool_context)
@@ -60,6 +61,7 @@ async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
         max_tokens=agent.max_tokens,
         max_tool_turns=session.policy.max_tool_turns,
         tool_context=tool_context,
+        agent_slug=agent.id,
     )
 
 

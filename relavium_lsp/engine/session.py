@@ -138,8 +138,14 @@ class AgentSession:
             self.record = self.record.model_copy(update={"status": status})
             await self.scope.store.run(lambda s: s.set_status(self.id, status))
 
-    async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
-        """Append the user's message and run one turn; returns when the turn settles."""
+    async def send_message(
+        self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        ``author`` names the agent that wrote the message when it is not the user (a
+        delegated task carries the delegating agent, §2.5).
+        """
         if self.record.status == "ended":
             raise SessionEnded(f"session {self.id} was cancelled; resume it to continue")
         if self.busy:
@@ -152,7 +158,7 @@ class AgentSession:
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
         self._cancel_pending_checkpoint()
-        task = asyncio.create_task(self._run_turn(durable))
+        task = asyncio.create_task(self._run_turn(durable, author))
         self._turn = task
         try:
             return await asyncio.shield(task)
@@ -197,7 +203,9 @@ class AgentSession:
         await self.scope.flush_events()
         return event
 
-    async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
+    async def _run_turn(
+        self, user_parts: list[DurableContentPart], author: str | None = None
+    ) -> TurnResult:
         if self.record.turn_count >= self.policy.max_turns:
             # Nothing was appended: the transcript still ends where it ended.
             newest = await self.scope.store.run(lambda s: s.last_message(self.id))
@@ -227,7 +235,9 @@ class AgentSession:
                 # 25: one fsync was most of the per-turn overhead). A killed process keeps the
                 # message either way (it is in the write-ahead log); only an OS crash in those
                 # few milliseconds could lose it — the message in flight, never an earlier one.
-                store.run(lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False))
+                store.run(
+                    lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False, author=author)
+                )
             )
             user = started
             synced = asyncio.ensure_future(store.sync_log())

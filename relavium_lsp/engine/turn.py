@@ -86,6 +86,8 @@ class TurnPlan:
     max_tokens: int | None
     max_tool_turns: int
     tool_context: ToolCallContext
+    # The agent answering: every assistant message names it (attribution, §2.5).
+    agent_slug: str | None = None
 
 
 @dataclass
@@ -265,6 +267,7 @@ class TurnRunner:
                 token_usage=usage,
                 cost_microcents=cost_microcents,
                 parent_message_id=parent_message_id,
+                agent_slug=self._plan.agent_slug if role == "assistant" else None,
             )
         )
         self.last_sequence = message.sequence_number

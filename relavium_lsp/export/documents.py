@@ -18,7 +18,7 @@ from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
 from relavium_lsp.export.jsonl import export_jsonl
-from relavium_lsp.export.workflow_yaml import build_workflow, serialize_workflow
+from relavium_lsp.export.workflow_yaml import ChildExport, build_workflow, serialize_workflow
 from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import load_yaml
 from relavium_lsp.store.models import utc_timestamp
@@ -59,13 +59,14 @@ def render_export(
     messages: list[SessionMessage],
     fmt: ExportFormat,
     rolled_back: Sequence[RolledBackTurn] = (),
+    children: Sequence[ChildExport] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
         content = export_jsonl(record, messages, rolled_back)
         stem, suffix = record.id, JSONL_SUFFIX
     else:
-        document = build_workflow(record, messages, rolled_back)
+        document = build_workflow(record, messages, rolled_back, children)
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX
     return ExportOutcome(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 from slugify import slugify as _slugify
@@ -41,6 +42,7 @@ from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, S
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
     AgentNode,
+    ChildSessionExport,
     InputNode,
     OutputNode,
     RelaviumExport,
@@ -89,12 +91,16 @@ def build_workflow(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     rolled_back: Sequence[RolledBackTurn] = (),
+    children: Sequence[ChildExport] = (),
 ) -> WorkflowDocument:
     """The workflow scaffold for a session and its visible messages (in sequence order).
 
     ``rolled_back`` turns (failed or aborted) get no node; they are kept in the metadata.
+    Each delegated child of a completed turn is a step right after that turn's node
+    (``turn-N-delegate-K``: the child's agent with the task as its prompt).
     """
     nodes: list[WorkflowNode] = [InputNode(id="input", type="input")]
+    child_agents: dict[str, AgentDefinition] = {}
     for number, turn in enumerate(completed_turns(messages), start=1):
         prompt = neutralise_template(turn.prompt_text())
         tools = list(dict.fromkeys(workflow_tool(name) for name in turn.tool_names()))
@@ -107,6 +113,20 @@ def build_workflow(
                 tools=tools or None,
             )
         )
+        asked = {message.sequence_number for message in turn.answers}
+        steps = [child for child in children if child.export.sequence_number in asked]
+        for index, child in enumerate(steps, start=1):
+            task = neutralise_template(child.task)
+            nodes.append(
+                AgentNode(
+                    id=f"turn-{number}-delegate-{index}",
+                    type="agent",
+                    agent_ref=child.export.agent_slug,
+                    prompt_template=task or None,
+                )
+            )
+            if child.agent is not None:
+                child_agents.setdefault(child.agent.id, child.agent)
     nodes.append(OutputNode(id="output", type="output"))
     edges = [
         WorkflowEdge(from_=before.id, to=after.id) for before, after in itertools.pairwise(nodes)
@@ -124,7 +144,7 @@ def build_workflow(
         ),
         nodes=nodes,
         edges=edges,
-        agents=_agents(record),
+        agents=_with_children(_agents(record), child_agents),
         metadata=WorkflowMetadata(
             relavium_export=RelaviumExport(
                 source="session",
@@ -135,9 +155,29 @@ def build_workflow(
                 updated_at=messages[-1].timestamp if messages else record.created_at,
                 messages=list(messages),
                 rolled_back_turns=list(rolled_back) or None,
+                children=[child.export for child in children] or None,
             )
         ),
     )
+
+
+@dataclass(frozen=True)
+class ChildExport:
+    """A delegated child as the exporter needs it: its export entry, task and agent."""
+
+    export: ChildSessionExport
+    task: str
+    agent: AgentDefinition | None
+
+
+def _with_children(
+    agents: list[AgentDefinition] | None, children: dict[str, AgentDefinition]
+) -> list[AgentDefinition] | None:
+    known = {agent.id for agent in agents or []}
+    extra = [agent for agent_id, agent in children.items() if agent_id not in known]
+    if not extra:
+        return agents
+    return [*(agents or []), *extra]
 
 
 def _agents(record: AgentSessionRecord) -> list[AgentDefinition] | None:

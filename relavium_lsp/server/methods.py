@@ -23,6 +23,7 @@ APPEND_MESSAGE = "relavium/appendMessage"
 RESTORE_SESSION = "relavium/restoreSession"
 PURGE_SESSION = "relavium/purgeSession"
 LIST_ARTIFACTS = "relavium/listArtifacts"
+LIST_HANDOFFS = "relavium/listHandoffs"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -49,6 +50,7 @@ REQUESTS = (
     RESTORE_SESSION,
     PURGE_SESSION,
     LIST_ARTIFACTS,
+    LIST_HANDOFFS,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

@@ -24,6 +24,7 @@ from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
     DescriptionSource,
+    HandoffRecord,
     InterruptionMarker,
     MessageRole,
     RolledBackTurn,
@@ -35,7 +36,7 @@ from relavium_lsp.contracts.session import (
 from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages, rollbacks, session_ops, transfer
+from relavium_lsp.store import handoffs, listing, messages, rollbacks, session_ops, transfer
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -203,7 +204,12 @@ class SessionStore:
         return int(row[0])
 
     def begin_turn(
-        self, session_id: str, content: Sequence[DurableContentPart], *, wait_for_disk: bool = True
+        self,
+        session_id: str,
+        content: Sequence[DurableContentPart],
+        *,
+        wait_for_disk: bool = True,
+        author: str | None = None,
     ) -> tuple[SessionMessage, int]:
         """Mark the session streaming, count the turn and append its user message — one commit.
 
@@ -217,7 +223,7 @@ class SessionStore:
         with durability, write_transaction(connection):
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
-            message = self.append_message(session_id, "user", content)
+            message = self.append_message(session_id, "user", content, agent_slug=author)
         return message, turn_count
 
     def _update_session(self, session_id: str, assignment: str, values: tuple[object, ...]) -> None:
@@ -256,6 +262,41 @@ class SessionStore:
     def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
         """The session's stored full tool outputs, oldest first."""
         return session_ops.list_artifacts(self._connection, session_id)
+
+    def record_handoff(
+        self,
+        session_id: str,
+        *,
+        child_session_id: str | None,
+        from_agent: str,
+        to_agent: str,
+        reason: str,
+        sequence_number: int,
+        call_id: str | None,
+    ) -> HandoffRecord:
+        """Store a handoff (delegation) the session made."""
+        return handoffs.record_handoff(
+            self._connection,
+            session_id=session_id,
+            child_session_id=child_session_id,
+            from_agent=from_agent,
+            to_agent=to_agent,
+            reason=reason,
+            sequence_number=sequence_number,
+            call_id=call_id,
+        )
+
+    def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The handoffs a session made, oldest first."""
+        return handoffs.list_handoffs(self._connection, session_id)
+
+    def descendants_cost(self, session_id: str) -> int:
+        """The spend of every session nested under this one (micro-cents)."""
+        return handoffs.descendants_cost(self._connection, session_id)
+
+    def delegation_depth(self, session_id: str) -> int:
+        """How many ancestors the session has."""
+        return handoffs.depth(self._connection, session_id)
 
     def rolled_back_turns(self, session_id: str) -> list[RolledBackTurn]:
         """The turns rolled out of the visible transcript (failed or aborted), oldest first."""

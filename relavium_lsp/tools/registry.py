@@ -43,6 +43,7 @@ from relavium_lsp.tools.bounding import (
     truncate_bytes,
 )
 from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
+from relavium_lsp.tools.delegate import delegate_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
@@ -314,6 +315,7 @@ def default_registry(
         *git_tools(limits),
         *http_tools(guard, limits),
         *tool_output_tools(),
+        *delegate_tools(),
     ]
     return ToolRegistry(definitions, sources)
 

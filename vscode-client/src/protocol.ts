@@ -33,6 +33,7 @@ export const Methods = {
   restoreSession: 'relavium/restoreSession',
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
+  listHandoffs: 'relavium/listHandoffs',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   requestApproval: 'relavium/requestApproval',
@@ -294,6 +295,11 @@ export interface ListArtifactsResult {
   artifacts: ArtifactInfo[];
 }
 
+/** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
+export interface ListHandoffsResult {
+  handoffs: HandoffRecord[];
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -476,6 +482,17 @@ export interface SessionMessageAppendedPayload {
   role: 'user' | 'system';
 }
 
+/** The agent handed a task to another agent's child session (`returned`: it is back). */
+export interface AgentHandoffPayload {
+  type: 'agent:handoff';
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  childSessionId: string;
+  returned: boolean;
+  stopReason?: StopReason;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -497,6 +514,7 @@ export type EventPayload =
   | BudgetWarningPayload
   | SessionExportedPayload
   | SessionMessageAppendedPayload
+  | AgentHandoffPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -775,6 +793,19 @@ export interface ArtifactInfo {
   createdAt: string;
   chars: number;
   lines: number;
+}
+
+/** Control passed from one agent to another: a delegation to a child session (§2.5). */
+export interface HandoffRecord {
+  id: string;
+  sessionId: string;
+  childSessionId?: string;
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  sequenceNumber: number;
+  callId?: string;
+  createdAt: string;
 }
 
 /** An LSP range. */

@@ -9,6 +9,7 @@ from relavium_lsp.contracts.session_ops import (
     AppendMessageResult,
     ListArtifactsParams,
     ListArtifactsResult,
+    ListHandoffsResult,
     PurgeSessionResult,
     UpdateSessionParams,
     UpdateSessionResult,
@@ -30,6 +31,7 @@ def setup(server: RelaviumServer) -> None:
     register_request(server, methods.RESTORE_SESSION, SessionRefParams, restore_session)
     register_request(server, methods.PURGE_SESSION, SessionRefParams, purge_session)
     register_request(server, methods.LIST_ARTIFACTS, ListArtifactsParams, list_artifacts)
+    register_request(server, methods.LIST_HANDOFFS, SessionRefParams, list_handoffs)
 
 
 async def update_session(ls: RelaviumServer, params: UpdateSessionParams) -> Result:
@@ -70,3 +72,9 @@ async def list_artifacts(ls: RelaviumServer, params: ListArtifactsParams) -> Res
     """The session's stored full tool outputs."""
     artifacts = await (await get_engine(ls)).list_artifacts(params.session_id)
     return ListArtifactsResult(artifacts=artifacts)
+
+
+async def list_handoffs(ls: RelaviumServer, params: SessionRefParams) -> Result:
+    """The delegations the session made."""
+    handoffs = await (await get_engine(ls)).list_handoffs(params.session_id)
+    return ListHandoffsResult(handoffs=handoffs)

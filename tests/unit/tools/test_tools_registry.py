@@ -22,6 +22,7 @@ BUILT_INS = {
     "git_commit",
     "http_request",
     "read_tool_output",
+    "delegate",
 }
 
 
@@ -54,7 +55,7 @@ def test_default_registry_has_every_built_in_with_classes() -> None:
     classes = {name: registry.get(name).side_effect for name in registry.names}
     assert classes["write_file"] == "fs_write"
     assert classes["run_command"] == "process" and classes["git_commit"] == "process"
-    assert classes["http_request"] == "egress"
+    assert classes["http_request"] == classes["delegate"] == "egress"
     assert classes["read_file"] == classes["git_status"] == "read"
     assert registry.get("git_commit").always_ask
     assert {registry.get(n).replay for n in ("write_file", "run_command", "http_request")} == {

@@ -242,6 +242,13 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'session:exported':
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
       return [];
+    case 'agent:handoff':
+      ctx.pushNotice(
+        event.returned
+          ? `${event.toAgent} finished the delegated task (${event.stopReason ?? 'ended'}).`
+          : `${event.fromAgent} handed a task to ${event.toAgent}.`,
+      );
+      return [];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.

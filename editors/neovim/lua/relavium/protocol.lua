@@ -37,6 +37,7 @@ M.APPEND_MESSAGE = 'relavium/appendMessage'
 M.RESTORE_SESSION = 'relavium/restoreSession'
 M.PURGE_SESSION = 'relavium/purgeSession'
 M.LIST_ARTIFACTS = 'relavium/listArtifacts'
+M.LIST_HANDOFFS = 'relavium/listHandoffs'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
@@ -59,6 +60,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
