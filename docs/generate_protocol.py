@@ -75,6 +75,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
      session_ops.ListHandoffsResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
+    (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
+     None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,

@@ -29,3 +29,12 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "[redacted]")
     return text
+
+
+def contains_registered_secret(text: str) -> bool:
+    """Whether ``text`` holds a registered secret (an API key, the database key, …)."""
+    with _secrets_lock:
+        secrets = tuple(_secrets)
+    lowered = text.lower()
+    # Case-folded: the database key is registered in hex, which has two spellings.
+    return any(secret.lower() in lowered for secret in secrets)

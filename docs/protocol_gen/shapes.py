@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 import relavium_lsp.contracts
 from relavium_lsp import errors
@@ -92,7 +93,7 @@ class FieldShape:
     wire_name: str
     type: TypeExpr
     required: bool  # pydantic must be given it
-    default: Any  # FieldInfo.default as declared (PydanticUndefined with a default_factory)
+    default: Any  # the declared default; a default_factory's value, as the wire carries it
     carries: TypeExpr | None = None  # the real shape of a loosely declared field
 
     @property
@@ -287,7 +288,7 @@ class _Walker:
                         wire_name=(info.alias or name) if issubclass(model, WireModel) else name,
                         type=self.type_expr(info.annotation),
                         required=info.is_required(),
-                        default=info.default,
+                        default=_declared_default(info),
                         carries=None if carried is None else self.type_expr(carried),
                     )
                 )
@@ -383,3 +384,11 @@ def walk(
         writers=walker.writers,
         named=walker.named,
     )
+
+
+def _declared_default(info: FieldInfo) -> Any:
+    """The default a reader of the wire sees: a factory's product, models as their JSON."""
+    if info.default_factory is None:
+        return info.default
+    value = info.default_factory()  # type: ignore[call-arg]
+    return value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value

@@ -43,6 +43,7 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
     from relavium_lsp.server.app import create_server
+    from relavium_lsp.server.stdio import start_framed_io
 
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
@@ -54,5 +55,6 @@ def run(arguments: argparse.Namespace) -> int:
         announce_tcp_lifecycle()
         server.start_tcp(host, int(port))
     else:
-        server.start_io()
+        # Not pygls's start_io: its reader trusts Content-Length and cannot resynchronise.
+        start_framed_io(server)
     return 0

@@ -17,6 +17,7 @@ an error naming both files.
 from __future__ import annotations
 
 import datetime
+import difflib
 import logging
 import re
 from collections.abc import Iterable
@@ -33,7 +34,11 @@ from relavium_lsp.config.locate import (
     config_error_from_validation,
     read_config_text,
 )
-from relavium_lsp.contracts.agent import AgentDefinition
+from relavium_lsp.contracts.agent import (
+    BUILTIN_TOOL_NAMES,
+    MCP_SELECTOR_PREFIX,
+    AgentDefinition,
+)
 from relavium_lsp.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -57,6 +62,7 @@ def load_agent_file(path: Path) -> AgentDefinition:
         agent = AgentDefinition.model_validate(plain, strict=True)
     except ValidationError as error:
         raise config_error_from_validation(error, path, lines) from None
+    _check_tool_names(agent, path, lines)
     expected = path.name.removesuffix(AGENT_SUFFIX)
     if agent.id != expected:
         logger.warning(
@@ -67,6 +73,22 @@ def load_agent_file(path: Path) -> AgentDefinition:
             expected,
         )
     return agent
+
+
+def _check_tool_names(agent: AgentDefinition, path: Path, lines: dict[KeyPath, int]) -> None:
+    """An unknown built-in tool name is a typo, not a tool to leave out silently."""
+    for index, entry in enumerate(agent.tools):
+        if entry.startswith(MCP_SELECTOR_PREFIX) or entry in BUILTIN_TOOL_NAMES:
+            continue
+        close = difflib.get_close_matches(entry, sorted(BUILTIN_TOOL_NAMES), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"unknown tool {entry[:200]!r}{hint} (built-in tools: "
+            f"{', '.join(sorted(BUILTIN_TOOL_NAMES))}; MCP tools are written mcp:SERVER/TOOL)",
+            file=str(path),
+            line=lines.get(("tools", index), lines.get(("tools",), 1)),
+            field="tools",
+        )
 
 
 def load_agents(files: Iterable[Path]) -> dict[str, tuple[AgentDefinition, Path]]:

@@ -75,6 +75,11 @@ def _keep_project_from_loosening(
     if project_chat.disk_write_fallback and not global_chat.disk_write_fallback:
         _ignored("disk_write_fallback", True)
         values["disk_write_fallback"] = bool(global_chat.disk_write_fallback)
+    # Protected paths add up: a project protecting more files is stricter, never looser.
+    values["protected_paths"] = [
+        *(global_chat.protected_paths or []),
+        *(project_chat.protected_paths or []),
+    ]
     own_cap, project_cap = global_chat.max_cost_microcents, project_chat.max_cost_microcents
     if own_cap is not None and project_cap is not None:
         values["max_cost_microcents"] = min(own_cap, project_cap)

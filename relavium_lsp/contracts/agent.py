@@ -35,6 +35,24 @@ def _check_tool_entry(entry: str) -> str:
     return entry
 
 
+# Every built-in tool's name (``tools.registry.default_registry``; a unit test keeps the two
+# equal). An agent file naming anything else is a config error (issue 16: ``serach_files``
+# used to start silently without the tool). Stored agent snapshots are not re-checked.
+BUILTIN_TOOL_NAMES = frozenset(
+    {
+        "read_file",
+        "write_file",
+        "list_directory",
+        "search_files",
+        "run_command",
+        "git_status",
+        "git_commit",
+        "http_request",
+        "read_tool_output",
+        "delegate",
+    }
+)
+
 # A built-in tool name, or an MCP selector (``mcp:SERVER`` / ``mcp:SERVER/TOOL``).
 ToolEntry = Annotated[str, AfterValidator(_check_tool_entry)]
 

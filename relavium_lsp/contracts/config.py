@@ -41,6 +41,9 @@ class ChatConfig(AuthoredModel):
     approval: ApprovalMode | None = None
     approval_timeout_s: float | None = Field(default=None, gt=0, le=86_400)
     disk_write_fallback: bool | None = None
+    # Extra protected-file globs (writes always ask); added to the built-in list, never
+    # replacing it. Both files' lists count: protecting more is never looser.
+    protected_paths: list[str] | None = None
 
 
 class ProviderConfig(AuthoredModel):
@@ -107,3 +110,4 @@ class EffectiveChatPolicy(AuthoredModel):
     approval: ApprovalMode = "ask"
     approval_timeout_s: float = 300.0
     disk_write_fallback: bool = False
+    protected_paths: list[str] = Field(default_factory=list)

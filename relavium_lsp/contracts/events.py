@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.usage import TokenUsage as TokenUsage  # re-exported: its old home
 
@@ -249,6 +250,7 @@ EventPayload = Annotated[
     | AgentToolCall
     | AgentApprovalRequested
     | AgentToolResult
+    | AgentPlanUpdated
     | CostUpdated
     | TurnCompleted
     | SessionCompacting

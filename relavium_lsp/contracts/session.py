@@ -93,8 +93,12 @@ class PartialSessionContext(WireModel):
     variables: dict[str, str] | None = None
 
     def apply_to(self, detected: SessionContext) -> SessionContext:
-        """Overlay the fields the client set on the detected context, then re-validate."""
-        merged = detected.model_dump()
+        """Overlay the fields the client set on the detected context, then re-validate.
+
+        Only fields set on either side are passed on, so the result still tells an explicit
+        ``fsScopeTier`` from a default one (``model_fields_set``; explicit tiers only narrow).
+        """
+        merged = detected.model_dump(exclude_unset=True)
         merged.update(self.model_dump(exclude_unset=True))
         return SessionContext.model_validate(merged)
 

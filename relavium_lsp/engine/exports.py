@@ -10,12 +10,14 @@ text off the event loop; :func:`announce` then records where the export went
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 
 from pydantic import ValidationError
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.events import SessionExported
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.workflow import ChildSessionExport
 from relavium_lsp.engine.live import LiveSessions
@@ -33,6 +35,7 @@ from relavium_lsp.export.documents import (
 from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
+from relavium_lsp.store.plans import latest_plan
 from relavium_lsp.store.sessions import SessionStore
 
 
@@ -49,9 +52,14 @@ async def full_transcript(
 async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -> ExportOutcome:
     """Build an export without recording anything (the YAML/JSON work runs in a thread)."""
     record, messages = await full_transcript(services, session_id)
+    plan = await current_plan(services, session_id)
     rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
     children = await _children(services, session_id)
-    return await asyncio.to_thread(render_export, record, messages, fmt, rolled_back, children)
+    return await asyncio.to_thread(
+        functools.partial(
+            render_export, record, messages, fmt, plan, rolled_back=rolled_back, children=children
+        )
+    )
 
 
 def _snapshot_of(
@@ -92,6 +100,13 @@ async def _children(services: EngineServices, session_id: str) -> list[ChildExpo
             )
         )
     return found
+
+
+async def current_plan(services: EngineServices, session_id: str) -> list[PlanEntry] | None:
+    """The session's plan (its newest ``agent:plan_updated``), once emitted events are stored."""
+    await services.bus.drain(session_id)
+    latest = await services.store.run(lambda s: latest_plan(s, session_id))
+    return list(latest.entries) if latest is not None and latest.entries else None
 
 
 async def announce(

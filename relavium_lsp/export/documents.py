@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
@@ -58,15 +59,19 @@ def render_export(
     record: AgentSessionRecord,
     messages: list[SessionMessage],
     fmt: ExportFormat,
+    plan: Sequence[PlanEntry] | None = None,
+    *,
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages, rolled_back)
+        content = export_jsonl(record, messages, plan, rolled_back=rolled_back)
         stem, suffix = record.id, JSONL_SUFFIX
     else:
-        document = build_workflow(record, messages, rolled_back, children)
+        document = build_workflow(
+            record, messages, plan, rolled_back=rolled_back, children=children
+        )
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX
     return ExportOutcome(

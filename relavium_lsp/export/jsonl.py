@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl_records import (
@@ -56,6 +57,7 @@ def _split_trailing_calls(
 def _records(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
     rolled_back: Sequence[RolledBackTurn] = (),
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
@@ -113,16 +115,26 @@ def _records(
                 for message in turn.messages
             ],
         )
-    yield SessionCloseRecord(message_count=len(messages), turn_count=record.turn_count)
+    yield SessionCloseRecord(
+        message_count=len(messages),
+        turn_count=record.turn_count,
+        plan=list(plan) if plan else None,
+    )
 
 
 def export_jsonl(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
+    *,
     rolled_back: Sequence[RolledBackTurn] = (),
 ) -> str:
-    """A session's transcript: visible messages in sequence order, then rolled-back turns."""
-    return "".join(_line(item) + "\n" for item in _records(record, messages, rolled_back))
+    """A session's transcript: visible messages in sequence order, then rolled-back turns.
+
+    ``plan`` (the agent's current plan) rides in the closing record when there is one.
+    """
+    records = _records(record, messages, plan, rolled_back)
+    return "".join(_line(item) + "\n" for item in records)
 
 
 def _reject_constant(name: str) -> Any:

@@ -38,6 +38,7 @@ from slugify import slugify as _slugify
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
 from relavium_lsp.contracts.mcp import split_exposed_name
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
@@ -90,11 +91,14 @@ def restore_template(text: str) -> str:
 def build_workflow(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
+    *,
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
 ) -> WorkflowDocument:
     """The workflow scaffold for a session and its visible messages (in sequence order).
 
+    ``plan`` (the agent's current plan) goes into ``metadata.relaviumExport.plan``.
     ``rolled_back`` turns (failed or aborted) get no node; they are kept in the metadata.
     Each delegated child of a completed turn is a step right after that turn's node
     (``turn-N-delegate-K``: the child's agent with the task as its prompt).
@@ -154,6 +158,7 @@ def build_workflow(
                 created_at=record.created_at,
                 updated_at=messages[-1].timestamp if messages else record.created_at,
                 messages=list(messages),
+                plan=list(plan) if plan else None,
                 rolled_back_turns=list(rolled_back) or None,
                 children=[child.export for child in children] or None,
             )

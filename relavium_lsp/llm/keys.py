@@ -17,6 +17,7 @@ import keyring
 import keyring.errors
 
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.log_secrets import register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +71,10 @@ def keychain_key(provider_id: str) -> str | None:
 
 def lookup_api_key(provider_id: str) -> str | None:
     """The provider's key from the keychain, else its environment variable, else ``None``."""
-    stored = keychain_key(provider_id)
-    if stored:
-        return stored
-    from_env = os.environ.get(key_env_var(provider_id), "").strip()
-    return from_env or None
+    key = keychain_key(provider_id) or os.environ.get(key_env_var(provider_id), "").strip()
+    if key:
+        register_secret(key)  # redacted from logs, refused as a context variable
+    return key or None
 
 
 def keychain_unavailable_message(reason: str, provider_id: str) -> str:

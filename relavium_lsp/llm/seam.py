@@ -95,12 +95,20 @@ class TextDelta(SeamModel):
 
 
 def new_text_delta(text: str) -> TextDelta:
-    """``TextDelta(text=text)`` for the hot path, built faster by calling its validator.
+    """``TextDelta(text=text)`` for the hot path, one per streamed delta.
 
-    The result is the same validated model; skipping ``BaseModel.__init__`` saves about 40%
-    of the construction, which adds up at one per streamed delta.
+    Only ever called with a ``str`` a typed decoder produced, so validation could not
+    change or refuse anything: the instance is filled in the way ``model_construct`` does it,
+    without that method's generic field loop (about 3x faster than validating, which is
+    itself 40% faster than ``__init__``). ``tests/unit/llm/test_seam_fast_delta.py`` keeps
+    the result identical to a validated ``TextDelta``, state and behaviour.
     """
-    return _validate_text_delta({"text": text}, strict=True)  # type: ignore[no-any-return]
+    delta = _new_instance(TextDelta)
+    _set(delta, "__dict__", {"type": "text_delta", "text": text})
+    _set(delta, "__pydantic_fields_set__", {"text"})
+    _set(delta, "__pydantic_extra__", None)
+    _set(delta, "__pydantic_private__", None)
+    return delta
 
 
 class ReasoningDelta(SeamModel):
@@ -112,7 +120,8 @@ class ReasoningDelta(SeamModel):
     redacted: bool = False
 
 
-_validate_text_delta = TextDelta.__pydantic_validator__.validate_python
+_new_instance = object.__new__
+_set = object.__setattr__  # frozen models refuse their own __setattr__
 
 
 class ToolCallStart(SeamModel):

@@ -42,6 +42,7 @@ import keyring.errors
 
 from relavium_lsp.errors import DatabaseKeyError
 from relavium_lsp.keychain import usable_keychain
+from relavium_lsp.log_secrets import register_secret
 from relavium_lsp.paths import KEY_FILE_NAME, PRIVATE_FILE_MODE, ensure_private_dir
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class DbKey:
     def __post_init__(self) -> None:
         if len(self.raw) != KEY_BYTES:
             raise ValueError(f"a database key is {KEY_BYTES} bytes long")
+        # Known from now on: redacted from logs, refused as a context variable.
+        register_secret(self.raw.hex())
 
     def __repr__(self) -> str:
         return f"DbKey(source={self.source!r}, raw=<{KEY_BYTES} bytes hidden>)"

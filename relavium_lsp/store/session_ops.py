@@ -33,6 +33,7 @@ _UNINDEX = (
     " WHERE session_id IN (?) AND rolled_back = 0"
 )
 _TABLES_BY_SESSION = (
+    "session_leases",
     "session_messages",
     "session_costs",
     "session_events",
@@ -59,6 +60,10 @@ def restore_session(connection: Connection, session_id: str) -> None:
         )
         if cursor.rowcount == 0:
             raise SessionNotFound(f"no deleted session with id {session_id!r}")
+        # Other windows' lists follow the change log (§3.1): to them it is a new session.
+        connection.execute(
+            "INSERT INTO session_changes (session_id, kind) VALUES (?, 'created')", (session_id,)
+        )
 
 
 def purge_session(connection: Connection, session_id: str) -> PurgeReport:
@@ -90,6 +95,11 @@ def purge_session(connection: Connection, session_id: str) -> PurgeReport:
         connection.execute(
             f"DELETE FROM agent_sessions WHERE id IN ({marks})",  # noqa: S608
             family,
+        )
+        # Other windows' lists follow the change log (§3.1): gone, as after a delete.
+        connection.executemany(
+            "INSERT INTO session_changes (session_id, kind) VALUES (?, 'deleted')",
+            [(member,) for member in family],
         )
         orphaned = [
             handle

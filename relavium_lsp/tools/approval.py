@@ -7,8 +7,10 @@ Modes (``[chat].approval``):
   server temp dir) are approved; writes reaching a ``project``/``full`` root and every other
   side effect still ask.
 - ``never_ask`` — explicit opt-in: nothing asks …
-- … except tools marked ``always_ask`` (``git_commit``), which ask in every mode and are
-  never remembered by "always allow".
+- … except tools marked ``always_ask`` (``git_commit``) and writes to protected files
+  (:mod:`~relavium_lsp.tools.protected`: our config, editor/task configs, ``.envrc``, git
+  metadata, CI workflows, hooks, plus ``[chat].protected_paths``), which ask in every mode
+  and are never remembered by "always allow".
 
 "Always allow for this session" stores ``(tool id, scope key)`` in the session's
 :class:`~relavium_lsp.tools.base.ApprovalMemory`. Scope keys are chosen by each tool: the
@@ -38,7 +40,7 @@ def needs_prompt(
     ctx: ToolCallContext, tool_id: str, need: ApprovalNeed, *, always_ask: bool
 ) -> bool:
     """Whether this call must be put to the user (see the module doc for the rules)."""
-    if always_ask:
+    if always_ask or need.protected is not None:
         return True
     if ctx.approvals.allows(tool_id, need.scope_key):
         return False
@@ -89,7 +91,7 @@ async def require_approval(
             f"the approval request for {_describe(need)} could not be shown, so it was rejected"
         ) from None
     if decision == "approve_always":
-        if not always_ask:
+        if not always_ask and need.protected is None:
             ctx.approvals.remember(tool_id, need.scope_key)
         return
     if decision == "approve":

@@ -51,7 +51,9 @@ class ToolLimits:
     list_max_entries: int = 2_000
     list_max_depth: int = 6
     search_max_matches: int = 500
-    search_max_files: int = 20_000
+    # Below the 50 KB the model sees whole (tools/bounding.py), so a search is never cut.
+    search_max_output_bytes: int = 48_000
+    find_max_results: int = 1_000
     search_max_file_bytes: int = 2 * 1024 * 1024
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0
@@ -81,13 +83,16 @@ class ApprovalNeed:
     """What the approval gate needs to decide about one side-effecting call.
 
     ``scope_key`` is what "always allow for this session" remembers together with the tool
-    id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace.
+    id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace;
+    ``protected`` (the matching pattern, see :mod:`~relavium_lsp.tools.protected`) makes the
+    call ask whatever the mode or remembered answers.
     """
 
     action: ApprovalAction
     preview: ApprovalPreview
     scope_key: str
     inside_workspace: bool = False
+    protected: str | None = None
 
 
 @dataclass(frozen=True)

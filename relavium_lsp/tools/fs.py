@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -29,6 +29,7 @@ from relavium_lsp.tools.definition import (
     ToolRun,
 )
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
+from relavium_lsp.tools.protected import protected_pattern
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
 _BINARY_PROBE = 8192
@@ -92,11 +93,17 @@ def _line_range(text: str, args: ReadFileArgs, label: str) -> str:
     if args.start_line is None and args.end_line is None:
         return text
     lines = text.splitlines(keepends=True)
+    total = len(lines)
     start = (args.start_line or 1) - 1
-    end = args.end_line or len(lines)
-    if start >= len(lines):
-        raise ToolError(f"{label!r} has only {len(lines)} lines")
-    return "".join(lines[start:end])
+    end = min(args.end_line or total, total)
+    if start >= total:
+        raise ToolError(f"{label!r} has only {total} lines")
+    chunk = "".join(lines[start:end])
+    if not chunk.endswith("\n"):
+        chunk += "\n"
+    # The total with every range, so a large file is read in pieces without guessing.
+    tail = "; end of file" if end >= total else ""
+    return chunk + f"[lines {start + 1}-{end} of {total}{tail}]"
 
 
 def _walk(descriptor: int, prefix: str, depth: int, budget: list[int], out: list[str]) -> None:
@@ -211,6 +218,9 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
                 preview=ApprovalPreview(path=label),
                 scope_key=str(resolved.parent),
                 inside_workspace=roots.inside_workspace(resolved),
+                # The path as asked for and as resolved: a symlink must not hide either.
+                protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
+                or protected_pattern(resolved, ctx.policy.protected_paths),
             ),
         )
 
@@ -232,7 +242,8 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             name="read_file",
             description=(
                 "Read a UTF-8 text file in scope (the editor's unsaved text when the file is "
-                "open). Optionally only lines startLine..endLine (1-based, inclusive)."
+                "open). Optionally only lines startLine..endLine (1-based, inclusive); a "
+                "ranged read ends with [lines A-B of TOTAL], so read large files in pieces."
             ),
             args_model=ReadFileArgs,
             side_effect="read",

@@ -38,6 +38,12 @@ def emacs_executable() -> str:
     return found
 
 
+def server_log_tail(home: Path, chars: int = 8000) -> str:
+    """The end of the server's own log files: what a failure report needs to be read."""
+    logs = sorted((home / ".relavium").rglob("*.log"))
+    return "\n".join(f"{log}:\n{log.read_text(errors='replace')[-chars:]}" for log in logs)
+
+
 def files_under(root: Path) -> list[str]:
     return sorted(
         str(path.relative_to(root)) for path in root.rglob("*") if ".git" not in path.parts
@@ -80,7 +86,14 @@ def test_eglot_chats_runs_code_actions_and_exports_without_touching_the_workspac
     output = finished.stdout + finished.stderr
     assert report_path.exists(), output
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert "error" not in report, f"{report['error']}\n{output}"
+    if "error" in report:
+        shown = "\n".join(report.get("messages", []))
+        pytest.fail(
+            f"{report['error']}\n--- shown in Emacs:\n{shown}\n"
+            f"--- server stderr (tail):\n{report.get('serverLog', '')}\n"
+            f"--- server log (tail):\n{server_log_tail(home)}\n--- emacs:\n{output}",
+            pytrace=False,
+        )
 
     assert report["accepted"] is True and report["userMessageSequence"] == 1
     assert report["stopReason"] == "stop" and report["story"] == "".join(STORY)

@@ -36,6 +36,7 @@ export const Methods = {
   listHandoffs: 'relavium/listHandoffs',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
+  sessionsChanged: 'relavium/sessionsChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
 } as const;
@@ -66,11 +67,17 @@ export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+export type PlanStatus = 'pending' | 'in_progress' | 'completed';
+
+export type PlanPriority = 'high' | 'medium' | 'low';
+
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
+
+export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
 
@@ -78,7 +85,8 @@ export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
 export type DomainErrorCode = ErrorCode | SessionErrorCode;
 
-export type SessionErrorCode = 'session_not_found' | 'session_busy' | 'session_ended';
+export type SessionErrorCode =
+  'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -139,6 +147,7 @@ export interface ResumeSessionResult {
   session: AgentSessionRecord;
   messages: SessionMessage[];
   lastEventSequence: number;
+  plan?: PlanEntry[];
 }
 
 /** `relavium/listSessions`. */
@@ -306,6 +315,11 @@ export interface EditorStateParams {
   selection?: LspRange;
 }
 
+/** `relavium/sessionsChanged` (server → client): the session list changed. */
+export interface SessionsChangedParams {
+  changes: SessionListChange[];
+}
+
 /** `relavium/requestApproval` (server → client). */
 export interface RequestApprovalParams {
   sessionId: string;
@@ -411,6 +425,13 @@ export interface AgentToolResultPayload {
   errorCode?: ErrorCode;
 }
 
+/** The agent replaced its plan (`entries` is the whole list; empty clears it). */
+export interface AgentPlanUpdatedPayload {
+  type: 'agent:plan_updated';
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
 /** Spend after one provider call. */
 export interface CostUpdatedPayload {
   type: 'cost:updated';
@@ -506,6 +527,7 @@ export type EventPayload =
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
   | AgentToolResultPayload
+  | AgentPlanUpdatedPayload
   | CostUpdatedPayload
   | TurnCompletedPayload
   | SessionCompactingPayload
@@ -710,6 +732,13 @@ export interface InterruptionMarker {
   reason: 'crash';
 }
 
+/** One step of the plan. */
+export interface PlanEntry {
+  content: string;
+  status: PlanStatus;
+  priority: PlanPriority;
+}
+
 /** One row of `listSessions`. */
 export interface SessionSummary {
   id: string;
@@ -818,6 +847,12 @@ export interface LspRange {
 export interface LspPosition {
   line: number;
   character: number;
+}
+
+/** One change to the session list, made by this window or another one. */
+export interface SessionListChange {
+  sessionId: string;
+  kind: SessionChangeKind;
 }
 
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pygls.exceptions import JsonRpcInvalidParams
+
 from relavium_lsp.contracts.wire import (
     AbortTurnParams,
     AbortTurnResult,
@@ -26,6 +28,7 @@ from relavium_lsp.contracts.wire import (
     StartSessionResult,
 )
 from relavium_lsp.errors import InvalidInput
+from relavium_lsp.secret_shapes import secret_reason
 from relavium_lsp.server import methods
 from relavium_lsp.server.features.commands import register_command
 from relavium_lsp.server.features.context import detect_context
@@ -73,7 +76,8 @@ async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Resul
 
 async def open_session(ls: RelaviumServer, params: StartSessionParams) -> SessionSnapshot:
     """A new session in the detected context with the request's overrides."""
-    engine = await get_engine(ls)
+    engine = await get_engine(ls)  # opened first: the database key is known from then on
+    refuse_secret_variables(params.context.variables if params.context else None)
     detected = await detect_context(ls)
     context = params.context.apply_to(detected) if params.context else detected
     if not Path(context.working_dir).is_dir():
@@ -86,6 +90,22 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         description=params.description,
         metadata=params.metadata,
     )
+
+
+def refuse_secret_variables(variables: dict[str, str] | None) -> None:
+    """InvalidParams for a context variable holding a secret; the value is never echoed.
+
+    Variables are stored in plain, echoed in the result and ``session:started``, and
+    exported — no place for an API key (see :mod:`relavium_lsp.secret_shapes`).
+    """
+    for name, value in (variables or {}).items():
+        reason = secret_reason(value)
+        if reason is not None:
+            raise JsonRpcInvalidParams(
+                f"invalid params for {methods.START_SESSION}: context.variables.{name} was "
+                f"refused because {reason}; secrets are never stored as context — keep keys "
+                "in the keychain or the environment (relavium-lsp keys set)"
+            )
 
 
 async def send_message(ls: RelaviumServer, params: SendMessageParams) -> Result:
@@ -132,6 +152,7 @@ async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result
         session=resumed.session,
         messages=resumed.messages,
         last_event_sequence=resumed.last_event_sequence,
+        plan=resumed.plan,
     )
 
 

@@ -48,6 +48,21 @@
 (defun relavium-test-shown (needle)
   (cl-find-if (lambda (message) (string-search needle message)) relavium-test-messages))
 
+(defun relavium-test-shown-since (count needle)
+  "The first message containing NEEDLE among those shown after the first COUNT."
+  (let ((newer (butlast relavium-test-messages count)))
+    (cl-find-if (lambda (message) (string-search needle message)) (reverse newer))))
+
+(defun relavium-test-server-log ()
+  "The tail of the server's stderr as eglot kept it: what a failure report needs."
+  (let ((buffer (cl-find-if (lambda (b) (string-match-p "stderr" (buffer-name b)))
+                            (buffer-list))))
+    (if (null buffer)
+        ""
+      (with-current-buffer buffer
+        (buffer-substring-no-properties (max (point-min) (- (point-max) 6000))
+                                        (point-max))))))
+
 (defun relavium-test-run-code-action (title beg end)
   "Pick TITLE from eglot's code action menu for BEG..END, as a user would."
   (cl-letf (((symbol-function 'completing-read) (lambda (&rest _) title)))
@@ -91,10 +106,14 @@
         (relavium-test-note 'codeActions
                             (vconcat (mapcar (lambda (action) (plist-get action :title))
                                              actions)))
-        (relavium-test-run-code-action "Explain (Relavium)" beg end)
-        (relavium-test-wait "the explanation"
-                            (lambda () (relavium-test-shown "Relavium: It subtracts")))
-        (relavium-test-note 'explanation (relavium-test-shown "Relavium: It subtracts"))
+        (let ((shown-before (length relavium-test-messages)))
+          (relavium-test-run-code-action "Explain (Relavium)" beg end)
+          ;; Any answer the server shows, right or wrong: the test then says which it was.
+          (relavium-test-wait "the explanation"
+                              (lambda () (relavium-test-shown-since shown-before "Relavium: "))
+                              120)
+          (relavium-test-note 'explanation
+                              (relavium-test-shown-since shown-before "Relavium: ")))
         (relavium-test-run-code-action "Export this chat (Relavium)" beg end)
         (relavium-test-wait "the export's message"
                             (lambda () (relavium-test-shown "Relavium exported")))
@@ -108,7 +127,8 @@
 (let ((report-file (getenv "RELAVIUM_TEST_REPORT")))
   (condition-case failure
       (relavium-test-main)
-    (error (relavium-test-note 'error (error-message-string failure))))
+    (error (relavium-test-note 'error (error-message-string failure))
+           (relavium-test-note 'serverLog (relavium-test-server-log))))
   (relavium-test-note 'messages (vconcat (reverse relavium-test-messages)))
   (with-temp-file report-file
     (insert (json-encode relavium-test-report))))

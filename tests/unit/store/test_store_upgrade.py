@@ -92,6 +92,19 @@ def test_upgrade_keeps_every_row_and_adds_the_session_model(old_db: Path) -> Non
         assert current_version(connection) == MIGRATIONS[-1].version
         assert _old_content(connection) == before
         assert store.check_integrity() == ["ok"]
+        # The rebuilt table keeps the triggers and indexes earlier migrations gave it.
+        triggers = connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'agent_sessions'"
+        ).fetchall()
+        assert len(triggers) == 4
+        indexes = {
+            str(row[0])
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index'"
+                " AND tbl_name = 'agent_sessions' AND sql IS NOT NULL"
+            )
+        }
+        assert {"agent_sessions_recent", "agent_sessions_children"} <= indexes
         assert connection.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
 
@@ -136,6 +149,10 @@ def test_upgrade_keeps_every_row_and_adds_the_session_model(old_db: Path) -> Non
             cost_microcents=9,
         )
         assert note.parent_message_id == messages[-1].id
+        changes = connection.execute(
+            "SELECT kind FROM session_changes WHERE session_id = 's-kept' ORDER BY seq"
+        ).fetchall()
+        assert [row[0] for row in changes] == ["status", "status"]  # the triggers still fire
         again = store.get_session("s-kept")
         assert again is not None
         assert again.status == "awaiting_peer"
