@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import editor_tools, events, rewind, wire
+from relavium_lsp.contracts import editor_tools, events, rewind, session_ops, wire
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -67,6 +67,18 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.REWIND, "client → server", "request", rewind.RewindParams, rewind.RewindResult),
     (methods.UNDO_REWIND, "client → server", "request", rewind.UndoRewindParams,
      rewind.RewindResult),
+    (methods.UPDATE_SESSION, "client → server", "request", session_ops.UpdateSessionParams,
+     session_ops.UpdateSessionResult),
+    (methods.APPEND_MESSAGE, "client → server", "request", session_ops.AppendMessageParams,
+     session_ops.AppendMessageResult),
+    (methods.RESTORE_SESSION, "client → server", "request", wire.SessionRefParams,
+     session_ops.UpdateSessionResult),
+    (methods.PURGE_SESSION, "client → server", "request", wire.SessionRefParams,
+     session_ops.PurgeSessionResult),
+    (methods.LIST_ARTIFACTS, "client → server", "request", session_ops.ListArtifactsParams,
+     session_ops.ListArtifactsResult),
+    (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
+     session_ops.ListHandoffsResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
      None),

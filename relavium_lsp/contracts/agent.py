@@ -59,6 +59,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "editor_references",
         "editor_definition",
         "read_tool_output",
+        "delegate",
     }
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.config import ApprovalMode
@@ -21,12 +21,14 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
+    DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
     PartialSessionContext,
     SessionContext,
     SessionMessage,
     SessionStatus,
     SessionSummary,
+    check_metadata,
 )
 
 SessionId = str
@@ -49,6 +51,11 @@ class StartSessionParams(WireModel):
     context: PartialSessionContext | None = None
     title: str | None = Field(default=None, max_length=500)
     source: str | None = Field(default=None, min_length=1, max_length=64)
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
+    # Runtime hints and UI state (at most 16 KiB of JSON; stored and exported, never secrets).
+    metadata: dict[str, Any] | None = None
+
+    _metadata_size = field_validator("metadata")(check_metadata)
 
 
 class StartSessionResult(WireModel):
@@ -148,6 +155,8 @@ class ListSessionsParams(WireModel):
     status: SessionStatus | None = None
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
     cursor: str | None = Field(default=None, max_length=200)
+    # true: the deleted sessions instead (newest deletion first), which restoreSession brings back.
+    deleted: bool = False
 
 
 class ListSessionsResult(WireModel):

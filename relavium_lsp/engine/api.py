@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 
@@ -40,22 +41,31 @@ from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
+    HandoffRecord,
     SessionContext,
     SessionMessage,
     SessionStatus,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
-from relavium_lsp.engine import exports
+from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
+from relavium_lsp.engine.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_effective_model,
+    with_first_model,
+)
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.rewind import list_turn_checkpoints
 from relavium_lsp.engine.rewind import rewind as rewind_session
 from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
 from relavium_lsp.errors import (
@@ -77,6 +87,7 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
@@ -84,11 +95,13 @@ from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
+    "KEEP",
     "UNTITLED",
     "CompactionMode",
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "Keep",
     "LeaseSettings",
     "ListListener",
     "Listener",
@@ -146,10 +159,17 @@ class Engine:
         agent_ref: str | None = None,
         title: str | None = None,
         source: str = "cli",
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionSnapshot:
         """Open a new session for an agent (``session:started``)."""
         session = await self._live.create(
-            context=context, agent_ref=agent_ref, title=title, source=source
+            context=context,
+            agent_ref=agent_ref,
+            title=title,
+            source=source,
+            description=description,
+            metadata=metadata,
         )
         return session.snapshot()
 
@@ -304,6 +324,41 @@ class Engine:
         if served is not None:
             served.record = served.record.model_copy(update={"title": title})
 
+    async def update_details(
+        self,
+        session_id: str,
+        *,
+        description: str | Keep | None = KEEP,
+        metadata: dict[str, Any] | Keep | None = KEEP,
+    ) -> AgentSessionRecord:
+        """Set a session's description (written by the user) and/or metadata."""
+        return await session_admin.update_details(
+            self._services, self._live, session_id, description=description, metadata=metadata
+        )
+
+    async def append_note(
+        self, session_id: str, role: Literal["user", "system"], text: str
+    ) -> SessionMessage:
+        """Add a user or system note to the transcript without calling the model."""
+        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+
+    async def restore(self, session_id: str) -> AgentSessionRecord:
+        """Undo a soft delete."""
+        return await session_admin.restore(self._services, session_id)
+
+    async def purge(self, session_id: str) -> PurgeReport:
+        """Erase a session and its delegated children for good (rows, index, media)."""
+        return await session_admin.purge(self._services, self._live, session_id)
+
+    async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """A session's stored full tool outputs, oldest first."""
+        return await session_admin.list_artifacts(self._services, self._live, session_id)
+
+    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""
         served = self._live.served(session_id)
@@ -396,9 +451,11 @@ class Engine:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
         """Sessions newest first, filtered (``query`` is full-text) and paged.
 
+        ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
         Turns whose process is gone are settled first, so they list as idle (docs/design.md
         §7.1) without anyone resuming them.
         """
@@ -406,7 +463,12 @@ class Engine:
         await self._services.store.run(lambda s: s.recover_abandoned(clock))
         return await self._services.store.run(
             lambda s: s.list_sessions(
-                workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
+                workspace=workspace,
+                status=status,
+                query=query,
+                limit=limit,
+                cursor=cursor,
+                deleted=deleted,
             )
         )
 
@@ -431,8 +493,13 @@ class Engine:
         return await exports.current_plan(self._services, session_id)
 
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
-        """The agents of a workspace (always including the default agent)."""
-        return list((await self._live.workspace_config(working_dir)).agents.values())
+        """The agents of a workspace (always including the default agent).
+
+        Each names the model and provider it would ask first, also when that comes from the
+        workspace's default model rather than the agent's own file.
+        """
+        config = await self._live.workspace_config(working_dir)
+        return [with_effective_model(agent, config) for agent in config.agents.values()]
 
     async def list_tools(
         self, *, session_id: str | None, working_dir: str | None, start: bool

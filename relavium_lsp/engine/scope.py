@@ -29,7 +29,7 @@ from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.leases import LeaseKeeper
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
-from relavium_lsp.tools.base import ApprovalMemory, ToolDispatcher
+from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
 
 StatusSetter = Callable[[SessionStatus], Awaitable[None]]
@@ -75,6 +75,8 @@ class SessionScope:
         self._bus = services.bus
         self._approval_timeout_s = approval_timeout_s
         self._set_status = set_status
+        # Runs the ``delegate`` tool's child sessions (set by the engine, §2.5).
+        self.delegator: Delegator | None = None
 
     def emit(self, payload: EventPayload) -> None:
         """Emit an event of this session (never blocks; the bus stamps and persists it)."""

@@ -36,12 +36,22 @@ def load_deferred_features(server: RelaviumServer) -> None:
         models,
         rewind,
         selection_chat,
+        session_model,
         sessions,
         tools,
     )
 
     lifecycle.settle_initialization(server)
-    for feature in (configuration, sessions, tools, export, models, selection_chat, rewind):
+    for feature in (
+        configuration,
+        sessions,
+        tools,
+        export,
+        models,
+        selection_chat,
+        rewind,
+        session_model,
+    ):
         feature.setup(server)
     context.setup_editor_state(server)
 

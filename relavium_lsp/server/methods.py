@@ -21,6 +21,12 @@ LIST_MODELS = "relavium/listModels"
 LIST_CHECKPOINTS = "relavium/listCheckpoints"
 REWIND = "relavium/rewind"
 UNDO_REWIND = "relavium/undoRewind"
+UPDATE_SESSION = "relavium/updateSession"
+APPEND_MESSAGE = "relavium/appendMessage"
+RESTORE_SESSION = "relavium/restoreSession"
+PURGE_SESSION = "relavium/purgeSession"
+LIST_ARTIFACTS = "relavium/listArtifacts"
+LIST_HANDOFFS = "relavium/listHandoffs"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -45,6 +51,12 @@ REQUESTS = (
     LIST_CHECKPOINTS,
     REWIND,
     UNDO_REWIND,
+    UPDATE_SESSION,
+    APPEND_MESSAGE,
+    RESTORE_SESSION,
+    PURGE_SESSION,
+    LIST_ARTIFACTS,
+    LIST_HANDOFFS,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

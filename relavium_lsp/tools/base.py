@@ -79,6 +79,32 @@ class ApprovalMemory:
         return frozenset(self._allowed)
 
 
+@dataclass(frozen=True)
+class DelegationRequest:
+    """What the ``delegate`` tool asks for: an agent of the workspace, a task, a reason."""
+
+    agent: str
+    task: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DelegationOutcome:
+    """How a delegation ended: the child's final answer (or why there is none)."""
+
+    text: str
+    failed: bool = False
+    child_session_id: str | None = None
+
+
+class Delegator(Protocol):
+    """Runs a child session for the calling session (the engine implements it, §2.5)."""
+
+    async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
+        """Start a child session with the named agent, run the task, return its answer."""
+        ...
+
+
 @dataclass
 class ToolCallContext:
     """Everything a tool call may use; built by the engine once per turn.
@@ -109,6 +135,8 @@ class ToolCallContext:
     call_id: str = ""
     # The turn's file checkpoints; None keeps none (tests, replays).
     journal: ChangeJournal | None = None
+    # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
+    delegator: Delegator | None = None
 
 
 @dataclass(frozen=True)

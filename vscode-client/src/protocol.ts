@@ -31,6 +31,12 @@ export const Methods = {
   listCheckpoints: 'relavium/listCheckpoints',
   rewind: 'relavium/rewind',
   undoRewind: 'relavium/undoRewind',
+  updateSession: 'relavium/updateSession',
+  appendMessage: 'relavium/appendMessage',
+  restoreSession: 'relavium/restoreSession',
+  purgeSession: 'relavium/purgeSession',
+  listArtifacts: 'relavium/listArtifacts',
+  listHandoffs: 'relavium/listHandoffs',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -43,7 +49,7 @@ export const Methods = {
 
 export type FsScopeTier = 'sandboxed' | 'project' | 'full';
 
-export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'ended';
+export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended';
 
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'error' | 'aborted';
 
@@ -60,6 +66,8 @@ export type ErrorCode =
   | 'budget_exceeded'
   | 'cancelled'
   | 'internal';
+
+export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -96,6 +104,8 @@ export interface StartSessionParams {
   context?: PartialSessionContext;
   title?: string;
   source?: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** Result of `relavium/startSession`. */
@@ -155,6 +165,7 @@ export interface ListSessionsParams {
   status?: SessionStatus;
   limit?: number;
   cursor?: string;
+  deleted?: boolean;
 }
 
 /** Result of `relavium/listSessions`. */
@@ -293,6 +304,52 @@ export interface RewindResult {
 export interface UndoRewindParams {
   sessionId: string;
   rewindId: string;
+}
+
+/** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
+export interface UpdateSessionParams {
+  sessionId: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Result of `relavium/updateSession`: the row as it is now. */
+export interface UpdateSessionResult {
+  session: AgentSessionRecord;
+}
+
+/** `relavium/appendMessage`: add a note to the transcript without calling the model. */
+export interface AppendMessageParams {
+  sessionId: string;
+  role?: 'user' | 'system';
+  text: string;
+}
+
+/** Result of `relavium/appendMessage`: the stored message. */
+export interface AppendMessageResult {
+  message: SessionMessage;
+}
+
+/** Result of `relavium/purgeSession`: what was erased for good. */
+export interface PurgeSessionResult {
+  sessions: number;
+  messages: number;
+  mediaFiles: number;
+}
+
+/** `relavium/listArtifacts`. */
+export interface ListArtifactsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/listArtifacts`: oldest first. */
+export interface ListArtifactsResult {
+  artifacts: ArtifactInfo[];
+}
+
+/** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
+export interface ListHandoffsResult {
+  handoffs: HandoffRecord[];
 }
 
 /** `relavium/editorState` notification. */
@@ -522,6 +579,24 @@ export interface SessionRewoundPayload {
   undone: boolean;
 }
 
+/** A note was added to the transcript without a turn (`relavium/appendMessage`). */
+export interface SessionMessageAppendedPayload {
+  type: 'session:message_appended';
+  messageSequence: number;
+  role: 'user' | 'system';
+}
+
+/** The agent handed a task to another agent's child session (`returned`: it is back). */
+export interface AgentHandoffPayload {
+  type: 'agent:handoff';
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  childSessionId: string;
+  returned: boolean;
+  stopReason?: StopReason;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -545,6 +620,8 @@ export type EventPayload =
   | BudgetWarningPayload
   | SessionExportedPayload
   | SessionRewoundPayload
+  | SessionMessageAppendedPayload
+  | AgentHandoffPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -675,6 +752,11 @@ export interface AgentSessionRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
+  description?: string;
+  descriptionSource?: DescriptionSource;
+  metadata?: Record<string, unknown>;
+  forkedFrom?: ForkOrigin;
+  parentSessionId?: string;
 }
 
 /** Token and cost totals; `cost_microcents` always equals the sum of session_costs. */
@@ -682,6 +764,13 @@ export interface SessionTotals {
   inputTokens: number;
   outputTokens: number;
   costMicrocents: number;
+}
+
+/** Where a forked session came from: the source session and the last copied message. */
+export interface ForkOrigin {
+  sessionId: string;
+  messageId?: string;
+  sequenceNumber: number;
 }
 
 /** One durable message: append-only, never edited. */
@@ -695,6 +784,10 @@ export interface SessionMessage {
   compaction?: CompactionMarker;
   interruption?: InterruptionMarker;
   timestamp: string;
+  tokenUsage?: TokenUsage;
+  costMicrocents?: number;
+  parentMessageId?: string;
+  agentSlug?: string;
 }
 
 /** Reasoning as persisted: there is no place for a signature. */
@@ -741,6 +834,9 @@ export interface SessionSummary {
   messageCount: number;
   preview?: string;
   workingDir: string;
+  description?: string;
+  parentSessionId?: string;
+  deletedAt?: string;
 }
 
 /** What the user sees before approving: a path, a command line or a host — no contents. */
@@ -827,6 +923,29 @@ export interface CheckpointFile {
 export interface FileProblem {
   path: string;
   reason: string;
+}
+
+/** One stored full tool output (`read_tool_output` pages through it by `id`). */
+export interface ArtifactInfo {
+  id: string;
+  callId: string;
+  toolName?: string;
+  createdAt: string;
+  chars: number;
+  lines: number;
+}
+
+/** Control passed from one agent to another: a delegation to a child session (§2.5). */
+export interface HandoffRecord {
+  id: string;
+  sessionId: string;
+  childSessionId?: string;
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  sequenceNumber: number;
+  callId?: string;
+  createdAt: string;
 }
 
 /** An LSP range. */

@@ -32,6 +32,7 @@ BUILT_INS = {
     "editor_references",
     "editor_definition",
     "read_tool_output",
+    "delegate",
 }
 
 
@@ -64,7 +65,7 @@ def test_default_registry_has_every_built_in_with_classes() -> None:
     classes = {name: registry.get(name).side_effect for name in registry.names}
     assert classes["write_file"] == classes["edit_file"] == "fs_write"
     assert classes["run_command"] == "process" and classes["git_commit"] == "process"
-    assert classes["http_request"] == "egress"
+    assert classes["http_request"] == classes["delegate"] == "egress"
     assert classes["read_file"] == classes["git_status"] == "read"
     assert classes["search_files"] == classes["find_files"] == "read"
     assert registry.get("git_commit").always_ask

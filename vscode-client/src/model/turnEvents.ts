@@ -272,6 +272,17 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       );
       return [];
     }
+    case 'agent:handoff':
+      ctx.pushNotice(
+        event.returned
+          ? `${event.toAgent} finished the delegated task (${event.stopReason ?? 'ended'}).`
+          : `${event.fromAgent} handed a task to ${event.toAgent}.`,
+      );
+      return [];
+    case 'session:message_appended':
+      // A note added without a turn (relavium/appendMessage): it shows when the transcript
+      // is next loaded.
+      return [];
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);

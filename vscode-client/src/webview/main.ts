@@ -17,6 +17,8 @@ const STATUS_LABELS: Record<HeaderView['status'], string> = {
   idle: 'ready',
   streaming: 'answering…',
   awaiting_approval: 'waiting for approval',
+  awaiting_peer: 'waiting for a sub-agent',
+  failed: 'last turn failed',
   ended: 'ended',
 };
 

@@ -35,6 +35,12 @@ M.LIST_MODELS = 'relavium/listModels'
 M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
 M.REWIND = 'relavium/rewind'
 M.UNDO_REWIND = 'relavium/undoRewind'
+M.UPDATE_SESSION = 'relavium/updateSession'
+M.APPEND_MESSAGE = 'relavium/appendMessage'
+M.RESTORE_SESSION = 'relavium/restoreSession'
+M.PURGE_SESSION = 'relavium/purgeSession'
+M.LIST_ARTIFACTS = 'relavium/listArtifacts'
+M.LIST_HANDOFFS = 'relavium/listHandoffs'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -61,6 +67,8 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
   SESSION_REWOUND = 'session:rewound',
+  SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
@@ -92,6 +100,8 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   IDLE = 'idle',
   STREAMING = 'streaming',
   AWAITING_APPROVAL = 'awaiting_approval',
+  AWAITING_PEER = 'awaiting_peer',
+  FAILED = 'failed',
   ENDED = 'ended',
 })
 
@@ -119,6 +129,13 @@ M.ERROR_CODE = closed('.ERROR_CODE', {
   BUDGET_EXCEEDED = 'budget_exceeded',
   CANCELLED = 'cancelled',
   INTERNAL = 'internal',
+})
+
+--- `DescriptionSource` values.
+M.DESCRIPTION_SOURCE = closed('.DESCRIPTION_SOURCE', {
+  USER = 'user',
+  AGENT = 'agent',
+  INTROSPECTION = 'introspection',
 })
 
 --- `MessageRole` values.
