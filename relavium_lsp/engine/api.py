@@ -28,7 +28,7 @@ import httpx
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.content import ContentPart, ToolResultPart
 from relavium_lsp.contracts.events import (
     CompactionReason,
     SessionCompacted,
@@ -67,6 +67,7 @@ from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
 from relavium_lsp.errors import (
     DatabaseCorrupted,
@@ -306,6 +307,21 @@ class Engine:
             await self._live.chain_for(with_first_model(session.agent, choice), config)
         )
         return session.snapshot()
+
+    async def current_model(self, session_id: str) -> ModelChoice:
+        """The model the session asks first now (after any :meth:`set_model`)."""
+        return first_choice((await self._live.get(session_id)).chain)
+
+    async def apply_code(self, session_id: str, path: str, content: str) -> ToolResultPart:
+        """Write a code block the user applies, as the agent's ``write_file`` would.
+
+        Same jail, approval and undoable editor edit as a turn's write (see
+        :mod:`relavium_lsp.engine.user_edit`); the answer is the tool's result.
+        """
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "apply code to")
+        return await apply_user_edit(session, path, content, new_call_id())
 
     def set_approval_override(self, mode: ApprovalMode | None) -> None:
         """The editor's own approval setting changed (``None``: the configuration's rules).

@@ -31,6 +31,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
     """Validate the stored initialization options, then register the session features."""
     # The heavy imports (see the module doc).
     from relavium_lsp.server.features import (
+        chat_ui,
         configuration,
         export,
         models,
@@ -51,6 +52,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         selection_chat,
         rewind,
         session_model,
+        chat_ui,
     ):
         feature.setup(server)
     context.setup_editor_state(server)

@@ -27,6 +27,9 @@ RESTORE_SESSION = "relavium/restoreSession"
 PURGE_SESSION = "relavium/purgeSession"
 LIST_ARTIFACTS = "relavium/listArtifacts"
 LIST_HANDOFFS = "relavium/listHandoffs"
+SESSION_MODELS = "relavium/sessionModels"
+SET_MODEL = "relavium/setModel"
+APPLY_CODE = "relavium/applyCode"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -57,6 +60,9 @@ REQUESTS = (
     PURGE_SESSION,
     LIST_ARTIFACTS,
     LIST_HANDOFFS,
+    SESSION_MODELS,
+    SET_MODEL,
+    APPLY_CODE,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

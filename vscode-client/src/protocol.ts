@@ -37,6 +37,9 @@ export const Methods = {
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  sessionModels: 'relavium/sessionModels',
+  setModel: 'relavium/setModel',
+  applyCode: 'relavium/applyCode',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -350,6 +353,42 @@ export interface ListArtifactsResult {
 /** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
+}
+
+/** `relavium/sessionModels`. */
+export interface SessionModelsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/sessionModels`: the current first model and the choices. */
+export interface SessionModelsResult {
+  current: ModelChoiceInfo;
+  choices: ModelChoiceInfo[];
+}
+
+/** `relavium/setModel`: ask `model` (a choice `id`) first from the next turn on. */
+export interface SetModelParams {
+  sessionId: string;
+  model: string;
+}
+
+/** Result of `relavium/setModel`. */
+export interface SetModelResult {
+  current: ModelChoiceInfo;
+}
+
+/** `relavium/applyCode`: write `content` to `path` (relative to the workspace). */
+export interface ApplyCodeParams {
+  sessionId: string;
+  path: string;
+  content: string;
+}
+
+/** Result of `relavium/applyCode`: whether the file was written, and the tool's answer. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  callId: string;
+  message: string;
 }
 
 /** `relavium/editorState` notification. */
@@ -946,6 +985,13 @@ export interface HandoffRecord {
   sequenceNumber: number;
   callId?: string;
   createdAt: string;
+}
+
+/** One model a session may ask first: `id` is `<provider>/<model>`. */
+export interface ModelChoiceInfo {
+  id: string;
+  provider: string;
+  model: string;
 }
 
 /** An LSP range. */
