@@ -36,7 +36,8 @@ from relavium_lsp.store import messages
 from relavium_lsp.store.db import Connection, relaxed_durability, write_transaction
 
 INTERRUPTED_NOTE = "[The previous turn was interrupted before it finished (the server stopped).]"
-ACTIVE_STATUSES = ("streaming", "awaiting_approval")
+# A turn runs (awaiting_peer: it waits for a delegated child, docs/design.md §2.5).
+ACTIVE_STATUSES = ("streaming", "awaiting_approval", "awaiting_peer")
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,8 @@ def recover_abandoned(connection: Connection, clock: LeaseClock) -> list[str]:
     """
     candidates = {lease.session_id for lease in all_leases(connection) if clock.is_stale(lease)}
     rows = connection.execute(
-        "SELECT id FROM agent_sessions WHERE status IN ('streaming', 'awaiting_approval')"
+        "SELECT id FROM agent_sessions"
+        " WHERE status IN ('streaming', 'awaiting_approval', 'awaiting_peer')"
         " AND deleted_at IS NULL AND id NOT IN (SELECT session_id FROM session_leases)"
     ).fetchall()
     candidates.update(str(row[0]) for row in rows)
@@ -277,7 +279,7 @@ def _mark_interrupted(connection: Connection, session_id: str) -> None:
         )
     connection.execute(
         "UPDATE agent_sessions SET status = 'idle'"
-        " WHERE id = ? AND status IN ('streaming', 'awaiting_approval')",
+        " WHERE id = ? AND status IN ('streaming', 'awaiting_approval', 'awaiting_peer')",
         (session_id,),
     )
 

@@ -3,6 +3,7 @@ local chat_module = require('relavium.chat')
 local client = require('relavium.client')
 local config = require('relavium.config')
 local format = require('relavium.format')
+local plan = require('relavium.plan')
 local protocol = require('relavium.protocol')
 local render = require('relavium.render')
 local ui = require('relavium.ui')
@@ -72,6 +73,7 @@ function M.resume(session_id)
         for _, message in ipairs(messages) do
           render.message(chat, message)
         end
+        plan.show(chat, resumed.plan)
         render.notice(chat, '')
         render.notice(chat, '── resumed ──')
         if record.status == 'streaming' or record.status == 'awaiting_approval' then
