@@ -262,6 +262,14 @@ class Engine:
         served = self._live.served(session_id)
         return served is not None and served.busy
 
+    def running_turn_sequence(self, session_id: str) -> int | None:
+        """The user message sequence of the turn this process runs in the session, if any.
+
+        Another window's turn of the same session never matches (docs/design.md §7.1).
+        """
+        served = self._live.served(session_id)
+        return served.turn_user_sequence if served is not None and served.busy else None
+
     async def cancel(self, session_id: str) -> None:
         """End a session (``session:cancelled``); it stays resumable by id."""
         session = await self._live.get(session_id)

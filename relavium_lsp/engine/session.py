@@ -117,6 +117,9 @@ class AgentSession:
         self._heartbeat: asyncio.Task[None] | None = None
         self._lease_lost = False
         self._in_turn_body = False  # a heartbeat may stop the turn only while it runs
+        # The running turn's user message sequence here (None between turns): tells this
+        # process's own session:turn_started from one another window's turn emitted.
+        self.turn_user_sequence: int | None = None
         self.scope = SessionScope(
             services,
             record.id,
@@ -358,6 +361,7 @@ class AgentSession:
             )
             self._start_heartbeat()
             user = started
+            self.turn_user_sequence = started.sequence_number
             synced = asyncio.ensure_future(store.sync_log())
             self.record = self.record.model_copy(
                 update={"turn_count": turn_count, "status": "streaming"}
@@ -416,6 +420,7 @@ class AgentSession:
         return await self._settle(result)
 
     async def _settle(self, result: TurnResult) -> TurnResult:
+        self.turn_user_sequence = None
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
         await self._end_lease(status_after(result))
         self.scope.emit(
