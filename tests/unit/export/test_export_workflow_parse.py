@@ -50,7 +50,6 @@ def test_authoring_fields_and_extra_metadata_survive() -> None:
     assert "owner: team-a" in serialize_workflow(document)
 
 
-
 def _line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
