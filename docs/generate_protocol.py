@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import events, session_ops, wire
+from relavium_lsp.contracts import editor_tools, events, session_ops, wire
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -81,6 +81,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,
      wire.OpenUntitledResult),
+    (methods.EDITOR_QUERY, "server → client", "request", editor_tools.EditorQueryParams,
+     editor_tools.EditorQueryResult),
     (methods.CODE_ACTION_ASK, "client → server", "command", wire.SelectionCommandParams,
      wire.SelectionTurnResult),
     (methods.CODE_ACTION_EXPLAIN, "client → server", "command", wire.SelectionCommandParams,

@@ -33,6 +33,10 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "find_files": "search",
     "write_file": "edit",
     "run_command": "execute",
+    "terminal_start": "execute",
+    "terminal_output": "read",
+    "terminal_kill": "execute",
+    "update_plan": "think",
     "git_commit": "execute",
     "http_request": "fetch",
 }
@@ -173,6 +177,13 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
         return CallDescription(_short(title), kind, target, locations)
     if tool == "run_command":
         title = _command_title(args)
+    elif tool == "terminal_start":
+        title = _command_title(args).replace("Run", "Start", 1) + " (background)"
+    elif tool in ("terminal_output", "terminal_kill"):
+        verb = "Read" if tool == "terminal_output" else "Stop"
+        title = f"{verb} terminal job {_string(args, 'jobId') or '?'}"
+    elif tool == "update_plan":
+        title = "Update the plan"
     elif tool == "http_request":
         title = _http_title(args)
     elif tool == "git_commit":

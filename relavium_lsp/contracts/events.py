@@ -15,6 +15,7 @@ from pydantic import Field, TypeAdapter
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
+from relavium_lsp.contracts.terminal import AgentToolOutput
 from relavium_lsp.contracts.usage import TokenUsage as TokenUsage  # re-exported: its old home
 
 ErrorCode = Literal[
@@ -249,6 +250,7 @@ EventPayload = Annotated[
     | AgentReasoning
     | AgentToolCall
     | AgentApprovalRequested
+    | AgentToolOutput
     | AgentToolResult
     | AgentPlanUpdated
     | CostUpdated

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
     ApprovalPreview,
@@ -451,6 +452,8 @@ class RelaviumClientCapabilities(WireModel):
     approvals: bool = False
     open_untitled: bool = False
     editor_state: bool = False
+    # The editor answers ``relavium/editorQuery`` for these (the matching tools exist then).
+    editor_tools: list[EditorFeature] = Field(default_factory=list)
 
 
 class InitializationOptions(WireModel):

@@ -14,6 +14,7 @@ objects. Events reach the outside through :meth:`Engine.subscribe`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
@@ -63,7 +64,12 @@ from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionRunningElsewhere
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -78,7 +84,7 @@ from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
-from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
@@ -106,6 +112,7 @@ __all__ = [
     "open_engine",
 ]
 
+logger = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
@@ -193,7 +200,13 @@ class Engine:
                     resumed=True,
                 )
             )
-        last_event = await self._services.bus.last_sequence(session_id)
+        try:
+            last_event = await self._services.bus.last_sequence(session_id)
+        except DatabaseCorrupted as error:
+            # The messages are the transcript; a damaged event log must not lock a session
+            # out (issue 16). Replays start from nothing; the log line names the file.
+            logger.warning("resuming %s without its event log: %s", session_id, error.message)
+            last_event = 0
         return ResumeResult(
             session=session.record,
             messages=messages,
@@ -545,6 +558,7 @@ class Engine:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
         finally:
+            await close_tools(self._services.tools)
             if self.mcp is not None:
                 await self.mcp.close()
             await self._http.aclose()

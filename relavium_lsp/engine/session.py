@@ -46,14 +46,17 @@ from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import (
+    DiskFull,
     InvalidInput,
     SessionBusy,
     SessionEnded,
     SessionNotFound,
     SessionRunningElsewhere,
+    StoreError,
 )
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
@@ -161,7 +164,10 @@ class AgentSession:
             return  # another process took the turn over and settled the session
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
     async def send_message(
         self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
@@ -208,6 +214,7 @@ class AgentSession:
     async def cancel(self) -> None:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
+        await release_session_tools(self.scope.tools, self.id)  # its background terminals
         await self.set_status("ended")
         self.scope.emit(SessionCancelled())
         await self.scope.flush_events()
@@ -365,6 +372,13 @@ class AgentSession:
             self._in_turn_body = False
             await self._end_lease()
             raise
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -377,7 +391,10 @@ class AgentSession:
         self._in_turn_body = False
         if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:

@@ -58,6 +58,7 @@ SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
 SESSIONS_CHANGED = "relavium/sessionsChanged"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
 OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
+EDITOR_QUERY = "relavium/editorQuery"  # server → client request (editor_* tools)
 
 # workspace/executeCommand names: "relavium.startSession" for "relavium/startSession", …
 COMMAND_PREFIX = "relavium."

@@ -121,6 +121,8 @@ class ToolCallContext:
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
     # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
     delegator: Delegator | None = None
+    # The call being run (set by the registry for each call): what live output is tagged with.
+    call_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,32 @@ class ToolSource(Protocol):
         client's MCP servers).
         """
         ...
+
+
+class SessionResources(Protocol):
+    """What tools hold for a session beyond a call (background terminals): freed with it."""
+
+    async def release_session(self, session_id: str) -> None:
+        """The session ended: stop what it still runs."""
+        ...
+
+    async def close(self) -> None:
+        """The engine is shutting down: stop everything."""
+        ...
+
+
+async def release_session_tools(tools: object, session_id: str) -> None:
+    """Tell a dispatcher that holds session resources that the session ended (if it does)."""
+    release = getattr(tools, "release_session", None)
+    if release is not None:
+        await release(session_id)
+
+
+async def close_tools(tools: object) -> None:
+    """Stop whatever a dispatcher still runs (if it holds anything)."""
+    close = getattr(tools, "close_resources", None)
+    if close is not None:
+        await close()
 
 
 class ToolDispatcher(Protocol):

@@ -58,6 +58,8 @@ class ToolLimits:
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0
     command_max_output_bytes: int = 1024 * 1024
+    terminal_max_jobs: int = 4
+    terminal_max_lifetime_s: float = 3600.0
     git_timeout_s: float = 30.0
     http_timeout_s: float = 30.0
     http_max_response_bytes: int = 2 * 1024 * 1024
@@ -112,7 +114,8 @@ class ToolDefinition(Generic[ArgsT]):
     ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
     ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
     ``input_schema`` is set for tools whose arguments are described by someone else's JSON
-    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it.
+    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it. ``available``
+    hides a tool from turns whose context cannot run it (no client support).
     """
 
     name: str
@@ -126,6 +129,9 @@ class ToolDefinition(Generic[ArgsT]):
     always_ask: bool = False
     bounded_by_artifact: bool = True
     input_schema: dict[str, Any] | None = None
+    # When set, the tool exists for a turn only if this says so (editor tools need a client
+    # that answers them); otherwise the model never sees it.
+    available: Callable[[ToolCallContext], bool] | None = None
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""

@@ -39,6 +39,7 @@ export const Methods = {
   sessionsChanged: 'relavium/sessionsChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
+  editorQuery: 'relavium/editorQuery',
 } as const;
 
 // ---- closed sets --------------------------------------------------------------------------------
@@ -80,6 +81,10 @@ export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'fail
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
+
+export type EditorFeature = 'diagnostics' | 'symbols' | 'references' | 'definition';
+
+export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
@@ -346,6 +351,24 @@ export interface OpenUntitledResult {
   opened: boolean;
 }
 
+/** `relavium/editorQuery` (server → client request). */
+export interface EditorQueryParams {
+  sessionId: string;
+  kind: EditorFeature;
+  path?: string;
+  line?: number;
+  character?: number;
+  query?: string;
+  maxItems: number;
+}
+
+/** The client's answer to `relavium/editorQuery` (the list matching the kind). */
+export interface EditorQueryResult {
+  diagnostics?: EditorDiagnostic[];
+  symbols?: EditorSymbol[];
+  locations?: EditorLocation[];
+}
+
 /** Argument of the `relavium.codeAction.ask` / `.explain` commands (code actions). */
 export interface SelectionCommandParams {
   uri: string;
@@ -412,6 +435,15 @@ export interface AgentApprovalRequestedPayload {
   callId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+}
+
+/** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
+export interface AgentToolOutputPayload {
+  type: 'agent:tool_output';
+  toolId: string;
+  callId: string;
+  text: string;
+  truncated: boolean;
 }
 
 /** A tool finished. */
@@ -526,6 +558,7 @@ export type EventPayload =
   | AgentReasoningPayload
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
+  | AgentToolOutputPayload
   | AgentToolResultPayload
   | AgentPlanUpdatedPayload
   | CostUpdatedPayload
@@ -855,6 +888,34 @@ export interface SessionListChange {
   kind: SessionChangeKind;
 }
 
+/** One problem the editor knows about. */
+export interface EditorDiagnostic {
+  path: string;
+  line: number;
+  character?: number;
+  severity?: DiagnosticSeverity;
+  message: string;
+  source?: string;
+  code?: string;
+}
+
+/** One symbol (a document or workspace symbol). */
+export interface EditorSymbol {
+  name: string;
+  kind: string;
+  path: string;
+  line: number;
+  character?: number;
+  container?: string;
+}
+
+/** One place in a file (a reference or a definition). */
+export interface EditorLocation {
+  path: string;
+  line: number;
+  character?: number;
+}
+
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */
 export interface SendMessageAccepted {
   accepted: true;
@@ -876,6 +937,7 @@ export interface RelaviumClientCapabilities {
   approvals?: boolean;
   openUntitled?: boolean;
   editorState?: boolean;
+  editorTools?: EditorFeature[];
 }
 
 /** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */

@@ -135,6 +135,13 @@ function compactionText(event: SessionEvent): string | undefined {
   return undefined;
 }
 
+/** How much of a running command's output a tool card shows (its last characters). */
+export const LIVE_OUTPUT_CHARS = 4000;
+
+function liveTail(text: string): string {
+  return text.length <= LIVE_OUTPUT_CHARS ? text : '…' + text.slice(text.length - LIVE_OUTPUT_CHARS);
+}
+
 /** Apply one in-order event; returns the effects the host must perform. */
 export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffect[] {
   switch (event.type) {
@@ -190,8 +197,15 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       card.rev = ctx.nextRev();
       return [];
     }
+    case 'agent:tool_output': {
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      card.liveOutput = liveTail((card.liveOutput ?? '') + event.text);
+      card.rev = ctx.nextRev();
+      return [];
+    }
     case 'agent:tool_result': {
       const card = ctx.ensureToolCard(event.callId, event.toolId);
+      delete card.liveOutput;
       card.state = event.success ? 'succeeded' : 'failed';
       card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
       card.durationMs = event.durationMs;

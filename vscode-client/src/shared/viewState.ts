@@ -49,6 +49,8 @@ export interface ToolItem {
   outputSummary?: string;
   durationMs?: number;
   approval?: ApprovalView;
+  /** The tail of a running command's terminal output (`agent:tool_output`), until its result. */
+  liveOutput?: string;
 }
 
 export interface ErrorItem {

@@ -132,6 +132,9 @@ function renderTool(card: ToolItem): HTMLElement {
   if (card.approval !== undefined) {
     node.append(renderApproval(card, card.approval));
   }
+  if (card.liveOutput !== undefined && card.liveOutput !== '') {
+    node.append(element('pre', 'tool-live', card.liveOutput));
+  }
   if (card.outputSummary !== undefined && card.outputSummary !== '') {
     const details = element('details', 'tool-output');
     details.dataset.key = 'output';

@@ -43,6 +43,7 @@ M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
+M.EDITOR_QUERY = 'relavium/editorQuery' -- server → client request
 
 --- `type` of a `relavium/sessionEvent`.
 M.EVENT_TYPE = closed('.EVENT_TYPE', {
@@ -52,6 +53,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_REASONING = 'agent:reasoning',
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
+  AGENT_TOOL_OUTPUT = 'agent:tool_output',
   AGENT_TOOL_RESULT = 'agent:tool_result',
   AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
@@ -191,6 +193,22 @@ M.APPROVAL_DECISION = closed('.APPROVAL_DECISION', {
   APPROVE = 'approve',
   REJECT = 'reject',
   APPROVE_ALWAYS = 'approve_always',
+})
+
+--- `EditorFeature` values.
+M.EDITOR_FEATURE = closed('.EDITOR_FEATURE', {
+  DIAGNOSTICS = 'diagnostics',
+  SYMBOLS = 'symbols',
+  REFERENCES = 'references',
+  DEFINITION = 'definition',
+})
+
+--- `DiagnosticSeverity` values.
+M.DIAGNOSTIC_SEVERITY = closed('.DIAGNOSTIC_SEVERITY', {
+  ERROR = 'error',
+  WARNING = 'warning',
+  INFORMATION = 'information',
+  HINT = 'hint',
 })
 
 --- `ApprovalMode` values.
