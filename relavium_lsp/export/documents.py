@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    HandoffRecord,
+    RolledBackTurn,
+    SessionMessage,
+)
 from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
@@ -63,10 +68,11 @@ def render_export(
     *,
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
+    handoffs: Sequence[HandoffRecord] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages, plan, rolled_back=rolled_back)
+        content = export_jsonl(record, messages, plan, rolled_back=rolled_back, handoffs=handoffs)
         stem, suffix = record.id, JSONL_SUFFIX
     else:
         document = build_workflow(
