@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.diff import DiffStat
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.terminal import AgentToolOutput
@@ -104,13 +105,17 @@ class AgentToolCall(WireModel):
 
 
 class AgentApprovalRequested(WireModel):
-    """A side-effecting action waits for the user."""
+    """A side-effecting action waits for the user (``diffStat``: lines a file change adds/removes).
+
+    The durable event keeps no contents; the diff itself goes only to the client that asks.
+    """
 
     type: Literal["agent:approval_requested"] = "agent:approval_requested"
     tool_id: str
     call_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    diff_stat: DiffStat | None = None
 
 
 class AgentToolResult(WireModel):
@@ -213,6 +218,22 @@ class SessionExported(WireModel):
     format: Literal["workflow", "jsonl"] = "workflow"
 
 
+class SessionRewound(WireModel):
+    """Files (and maybe the conversation) went back to before user message ``toSequence``.
+
+    Recorded in the rewound session; ``undone`` when a rewind was undone. Counts only: the
+    files are in the ``relavium/rewind`` answer.
+    """
+
+    type: Literal["session:rewound"] = "session:rewound"
+    rewind_id: str
+    to_sequence: int
+    forked_session_id: str | None = None
+    restored: int
+    conflicts: int
+    undone: bool = False
+
+
 class AgentHandoff(WireModel):
     """The agent handed a task to another agent's child session (``returned``: it is back).
 
@@ -260,6 +281,7 @@ EventPayload = Annotated[
     | SessionTrimmed
     | BudgetWarning
     | SessionExported
+    | SessionRewound
     | SessionMessageAppended
     | AgentHandoff
     | SessionCancelled,

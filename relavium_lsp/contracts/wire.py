@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
@@ -414,13 +415,14 @@ class ConfigurationSettings(WireModel):
 
 
 class RequestApprovalParams(WireModel):
-    """``relavium/requestApproval`` (server → client)."""
+    """``relavium/requestApproval`` (server → client); ``diff`` for a file change."""
 
     session_id: SessionId
     call_id: str
     tool_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    diff: FileDiff | None = None
 
 
 ApprovalDecision = Literal["approve", "reject", "approve_always"]

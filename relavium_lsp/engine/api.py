@@ -28,7 +28,7 @@ import httpx
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.content import ContentPart, ToolResultPart
 from relavium_lsp.contracts.events import (
     CompactionReason,
     SessionCompacted,
@@ -38,6 +38,7 @@ from relavium_lsp.contracts.events import (
     TurnResult,
 )
 from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     HandoffRecord,
@@ -60,9 +61,13 @@ from relavium_lsp.engine.models import (
     with_first_model,
 )
 from relavium_lsp.engine.replay import replay_session
+from relavium_lsp.engine.rewind import list_turn_checkpoints
+from relavium_lsp.engine.rewind import rewind as rewind_session
+from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
 from relavium_lsp.errors import (
     DatabaseCorrupted,
@@ -80,6 +85,7 @@ from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.session_ops import PurgeReport
@@ -302,6 +308,21 @@ class Engine:
         )
         return session.snapshot()
 
+    async def current_model(self, session_id: str) -> ModelChoice:
+        """The model the session asks first now (after any :meth:`set_model`)."""
+        return first_choice((await self._live.get(session_id)).chain)
+
+    async def apply_code(self, session_id: str, path: str, content: str) -> ToolResultPart:
+        """Write a code block the user applies, as the agent's ``write_file`` would.
+
+        Same jail, approval and undoable editor edit as a turn's write (see
+        :mod:`relavium_lsp.engine.user_edit`); the answer is the tool's result.
+        """
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "apply code to")
+        return await apply_user_edit(session, path, content, new_call_id())
+
     def set_approval_override(self, mode: ApprovalMode | None) -> None:
         """The editor's own approval setting changed (``None``: the configuration's rules).
 
@@ -362,11 +383,61 @@ class Engine:
         await self._live.require_record(session_id)
         clock = self._live.clock()
         await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
+        # A deleted session's file checkpoints go with it (their blobs unless shared).
+        await self._services.store.run(
+            lambda s: delete_session_checkpoints(s.connection, session_id)
+        )
         self._live.forget(session_id)
 
     async def fork(self, session_id: str, at_sequence: int) -> str:
         """Branch a session at one of its messages; returns the new session's id."""
         return await exports.fork(self._services, await self.record(session_id), at_sequence)
+
+    # -- checkpoints and rewind (docs/design.md §6.3) ---------------------------------------
+
+    async def list_checkpoints(self, session_id: str) -> list[TurnCheckpoint]:
+        """The file checkpoints of a session's turns, oldest first."""
+        return await list_turn_checkpoints(self._services.store, await self.record(session_id))
+
+    async def rewind(
+        self,
+        session_id: str,
+        to_sequence: int,
+        *,
+        files: bool = True,
+        conversation: bool = True,
+        host: EditorHost | None = None,
+    ) -> RewindResult:
+        """Rewind files and/or the conversation to before a turn (§6.3).
+
+        ``to_sequence`` is the turn's user message; refused while a turn runs; ``host``
+        overrides the engine's editor host (ACP restores on disk).
+        """
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await rewind_session(
+            self._services,
+            record,
+            to_sequence,
+            files=files,
+            conversation=conversation,
+            host=host or self._services.host,
+        )
+
+    async def undo_rewind(
+        self, session_id: str, rewind_id: str, *, host: EditorHost | None = None
+    ) -> RewindResult:
+        """Put back what a rewind of this session (or of the session it forked) replaced."""
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await undo_session_rewind(
+            self._services, record, rewind_id, host=host or self._services.host
+        )
+
+    def _refuse_busy(self, session_id: str) -> None:
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
 
     async def import_jsonl(self, text: str) -> str:
         """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from relavium_lsp.contracts.events import AgentApprovalRequested, EventPayload
+from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
@@ -100,14 +100,7 @@ class SessionScope:
         caller decides what that means — the tool gate refuses the call); cancellation (an
         aborted turn) propagates too.
         """
-        self.emit(
-            AgentApprovalRequested(
-                tool_id=request.tool_id,
-                call_id=request.call_id,
-                action=request.action,
-                preview=request.preview,
-            )
-        )
+        self.emit(request.event())
         await self.flush_events()
         await self.set_status("awaiting_approval")
         try:

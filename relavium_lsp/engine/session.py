@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
@@ -104,6 +104,8 @@ class AgentSession:
         self.policy = policy
         self.chain = tuple(chain)
         self._turn: asyncio.Task[TurnResult] | None = None
+        # A code block the user applies (``engine/user_edit.py``) keeps turns out meanwhile.
+        self.user_edit: asyncio.Future[Any] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
@@ -130,7 +132,9 @@ class AgentSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a turn is running."""
+        """Whether a turn (or a user's code-block edit) is running."""
+        if self.user_edit is not None and not self.user_edit.done():
+            return True
         return self._turn is not None and not self._turn.done()
 
     def snapshot(self) -> SessionSnapshot:
@@ -358,7 +362,9 @@ class AgentSession:
                 update={"turn_count": turn_count, "status": "streaming"}
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
-            plan = await plan_turn(self.scope, self.snapshot())
+            plan = await plan_turn(
+                self.scope, self.snapshot(), user_sequence=started.sequence_number
+            )
             runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()
         except asyncio.CancelledError:

@@ -10,7 +10,6 @@ Never edit a released migration; append a new one.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -318,10 +317,64 @@ _LEASE_STATEMENTS = (
 )
 
 
+def _file_checkpoints(connection: Connection) -> None:
+    for statement in _CHECKPOINT_STATEMENTS:
+        connection.execute(statement)
+
+
+# File checkpoints (docs/design.md §6.3). checkpoint_blobs holds file contents once per
+# content hash, shared by every checkpoint and session that saw the same bytes; a row of
+# session_checkpoints says what a file held before the turn started by the user message
+# user_sequence first changed it (before_digest NULL: it did not exist) and the digest of
+# what the agent left there (after_digest; a digest only, no blob). session_rewinds and
+# session_rewind_files record each rewind the same way, so that a rewind can be undone.
+_CHECKPOINT_STATEMENTS = (
+    """
+    CREATE TABLE checkpoint_blobs (
+        digest TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        content BLOB NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE session_checkpoints (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        user_sequence INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, user_sequence, path)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_rewinds (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        to_sequence INTEGER NOT NULL,
+        forked_session_id TEXT,
+        created_at TEXT NOT NULL,
+        undone_at TEXT
+    )
+    """,
+    "CREATE INDEX session_rewinds_session ON session_rewinds (session_id)",
+    """
+    CREATE TABLE session_rewind_files (
+        rewind_id TEXT NOT NULL REFERENCES session_rewinds (id),
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        PRIMARY KEY (rewind_id, path)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
     Migration(3, "turn leases and the session change log", _leases_and_changes),
+    Migration(4, "file checkpoints and rewinds", _file_checkpoints),
     Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
 )
 
@@ -386,8 +439,8 @@ def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIO
 
 
 def _check_ordered(migrations: tuple[Migration, ...]) -> None:
-    # Numbers may skip: parallel branches each reserve one (see docs/design.md §7), and the
-    # order of the tuple is the order they run in.
+    # Increasing, not necessarily contiguous: parallel branches each own a version number
+    # (docs/design.md §7) and are renumbered when they land.
     versions = [migration.version for migration in migrations]
-    if versions[:1] != [1] or any(b <= a for a, b in itertools.pairwise(versions)):
-        raise StoreError("migrations must be numbered from 1 in increasing order")
+    if versions != sorted(set(versions)) or not versions or versions[0] != 1:
+        raise StoreError("migrations must be numbered 1, 2, 3, … in increasing order")

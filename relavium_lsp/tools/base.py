@@ -32,6 +32,18 @@ SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
 
 
+class ChangeJournal(Protocol):
+    """The turn's file checkpoints: told around every change a tool makes to a file."""
+
+    async def before_change(self, path: Path, text: str | None) -> None:
+        """``path`` is about to change; ``text`` is what it holds now (``None``: absent)."""
+        ...
+
+    async def after_change(self, path: Path, text: str | None) -> None:
+        """``path`` now holds ``text`` (``None``: it was deleted)."""
+        ...
+
+
 class ArtifactStore(Protocol):
     """Where full tool outputs are kept when the model only sees a bounded preview."""
 
@@ -119,10 +131,12 @@ class ToolCallContext:
     protected_paths: tuple[Path, ...] = ()
     # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
-    # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
-    delegator: Delegator | None = None
     # The call being run (set by the registry for each call): what live output is tagged with.
     call_id: str = ""
+    # The turn's file checkpoints; None keeps none (tests, replays).
+    journal: ChangeJournal | None = None
+    # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
+    delegator: Delegator | None = None
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,18 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  listCheckpoints: 'relavium/listCheckpoints',
+  rewind: 'relavium/rewind',
+  undoRewind: 'relavium/undoRewind',
   updateSession: 'relavium/updateSession',
   appendMessage: 'relavium/appendMessage',
   restoreSession: 'relavium/restoreSession',
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  sessionModels: 'relavium/sessionModels',
+  setModel: 'relavium/setModel',
+  applyCode: 'relavium/applyCode',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -268,6 +274,41 @@ export interface ListModelsResult {
   providers: ProviderModelsStatus[];
 }
 
+/** `relavium/listCheckpoints`. */
+export interface ListCheckpointsParams {
+  sessionId: string;
+}
+
+/** The session's checkpoints, oldest turn first. */
+export interface ListCheckpointsResult {
+  checkpoints: TurnCheckpoint[];
+}
+
+/** `relavium/rewind`: back to before the turn of user message `toSequence`. */
+export interface RewindParams {
+  sessionId: string;
+  toSequence: number;
+  files?: boolean;
+  conversation?: boolean;
+}
+
+/** What a rewind (or its undo) did, file by file. */
+export interface RewindResult {
+  rewindId: string;
+  sessionId: string;
+  restored: string[];
+  deleted: string[];
+  unchanged: string[];
+  conflicts: FileProblem[];
+  failed: FileProblem[];
+}
+
+/** `relavium/undoRewind`: put back what a rewind replaced. */
+export interface UndoRewindParams {
+  sessionId: string;
+  rewindId: string;
+}
+
 /** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
 export interface UpdateSessionParams {
   sessionId: string;
@@ -314,6 +355,42 @@ export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
 }
 
+/** `relavium/sessionModels`. */
+export interface SessionModelsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/sessionModels`: the current first model and the choices. */
+export interface SessionModelsResult {
+  current: ModelChoiceInfo;
+  choices: ModelChoiceInfo[];
+}
+
+/** `relavium/setModel`: ask `model` (a choice `id`) first from the next turn on. */
+export interface SetModelParams {
+  sessionId: string;
+  model: string;
+}
+
+/** Result of `relavium/setModel`. */
+export interface SetModelResult {
+  current: ModelChoiceInfo;
+}
+
+/** `relavium/applyCode`: write `content` to `path` (relative to the workspace). */
+export interface ApplyCodeParams {
+  sessionId: string;
+  path: string;
+  content: string;
+}
+
+/** Result of `relavium/applyCode`: whether the file was written, and the tool's answer. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  callId: string;
+  message: string;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -325,13 +402,14 @@ export interface SessionsChangedParams {
   changes: SessionListChange[];
 }
 
-/** `relavium/requestApproval` (server → client). */
+/** `relavium/requestApproval` (server → client); `diff` for a file change. */
 export interface RequestApprovalParams {
   sessionId: string;
   callId: string;
   toolId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diff?: FileDiff;
 }
 
 /** The client's answer to `relavium/requestApproval`. */
@@ -428,13 +506,14 @@ export interface AgentToolCallPayload {
   model: string;
 }
 
-/** A side-effecting action waits for the user. */
+/** A side-effecting action waits for the user (`diffStat`: lines a file change adds/removes). */
 export interface AgentApprovalRequestedPayload {
   type: 'agent:approval_requested';
   toolId: string;
   callId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diffStat?: DiffStat;
 }
 
 /** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
@@ -528,6 +607,17 @@ export interface SessionExportedPayload {
   format: 'workflow' | 'jsonl';
 }
 
+/** Files (and maybe the conversation) went back to before user message `toSequence`. */
+export interface SessionRewoundPayload {
+  type: 'session:rewound';
+  rewindId: string;
+  toSequence: number;
+  forkedSessionId?: string;
+  restored: number;
+  conflicts: number;
+  undone: boolean;
+}
+
 /** A note was added to the transcript without a turn (`relavium/appendMessage`). */
 export interface SessionMessageAppendedPayload {
   type: 'session:message_appended';
@@ -568,6 +658,7 @@ export type EventPayload =
   | SessionTrimmedPayload
   | BudgetWarningPayload
   | SessionExportedPayload
+  | SessionRewoundPayload
   | SessionMessageAppendedPayload
   | AgentHandoffPayload
   | SessionCancelledPayload;
@@ -794,6 +885,12 @@ export interface ApprovalPreview {
   host?: string;
 }
 
+/** How many lines a change adds and removes. */
+export interface DiffStat {
+  added: number;
+  removed: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -847,6 +944,26 @@ export interface ProviderModelsStatus {
   message?: string;
 }
 
+/** What a rewind to `userSequence` (the turn's user message) would restore. */
+export interface TurnCheckpoint {
+  userSequence: number;
+  timestamp: string;
+  files: CheckpointFile[];
+}
+
+/** A file a turn changed: `created` when it did not exist before the turn. */
+export interface CheckpointFile {
+  path: string;
+  created: boolean;
+  size?: number;
+}
+
+/** A file a rewind left alone, and why (a conflict: the user changed it after the agent). */
+export interface FileProblem {
+  path: string;
+  reason: string;
+}
+
 /** One stored full tool output (`read_tool_output` pages through it by `id`). */
 export interface ArtifactInfo {
   id: string;
@@ -870,6 +987,13 @@ export interface HandoffRecord {
   createdAt: string;
 }
 
+/** One model a session may ask first: `id` is `<provider>/<model>`. */
+export interface ModelChoiceInfo {
+  id: string;
+  provider: string;
+  model: string;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -886,6 +1010,24 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
+}
+
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
 }
 
 /** One problem the editor knows about. */
