@@ -35,6 +35,7 @@ from relavium_lsp.export.documents import (
 from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
+from relavium_lsp.store.checkpoints import list_checkpoints
 from relavium_lsp.store.plans import latest_plan
 from relavium_lsp.store.sessions import SessionStore
 
@@ -56,6 +57,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
     handoffs = await services.store.run(lambda s: s.list_handoffs(session_id))
     children = await _children(services, handoffs)
+    checkpoints = await services.store.run(lambda s: list_checkpoints(s, session_id))
     return await asyncio.to_thread(
         functools.partial(
             render_export,
@@ -66,6 +68,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
             rolled_back=rolled_back,
             children=children,
             handoffs=handoffs,
+            checkpoints=checkpoints,
         )
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -69,6 +70,7 @@ def render_export(
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
     handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
@@ -76,7 +78,12 @@ def render_export(
         stem, suffix = record.id, JSONL_SUFFIX
     else:
         document = build_workflow(
-            record, messages, plan, rolled_back=rolled_back, children=children
+            record,
+            messages,
+            plan,
+            rolled_back=rolled_back,
+            children=children,
+            checkpoints=checkpoints,
         )
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX
