@@ -74,7 +74,14 @@ def render_export(
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages, plan, rolled_back=rolled_back, handoffs=handoffs)
+        content = export_jsonl(
+            record,
+            messages,
+            plan,
+            rolled_back=rolled_back,
+            handoffs=handoffs,
+            checkpoints=checkpoints,
+        )
         stem, suffix = record.id, JSONL_SUFFIX
     else:
         document = build_workflow(

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -31,6 +32,7 @@ from relavium_lsp.contracts.session import (
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl_records import (
     JSONL_RECORD_ADAPTER,
+    CheckpointJsonlRecord,
     CompactionRecord,
     HandoffJsonlRecord,
     MessageLikeRecord,
@@ -66,6 +68,7 @@ def _records(
     plan: Sequence[PlanEntry] | None = None,
     rolled_back: Sequence[RolledBackTurn] = (),
     handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
@@ -118,6 +121,13 @@ def _records(
             call_id=handoff.call_id,
             child_session_id=handoff.child_session_id,
         )
+    for checkpoint in checkpoints:
+        yield CheckpointJsonlRecord(
+            reason=checkpoint.reason,
+            through_sequence=checkpoint.through_sequence,
+            description=checkpoint.description,
+            working_memory=checkpoint.working_memory,
+        )
     for turn in rolled_back:
         yield RolledBackTurnRecord(
             user_message_sequence=turn.user_message_sequence,
@@ -148,12 +158,13 @@ def export_jsonl(
     *,
     rolled_back: Sequence[RolledBackTurn] = (),
     handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> str:
     """A session's transcript: visible messages in sequence order, then rolled-back turns.
 
     ``plan`` (the agent's current plan) rides in the closing record when there is one.
     """
-    records = _records(record, messages, plan, rolled_back, handoffs)
+    records = _records(record, messages, plan, rolled_back, handoffs, checkpoints)
     return "".join(_line(item) + "\n" for item in records)
 
 
@@ -257,7 +268,7 @@ def import_jsonl(text: str) -> tuple[AgentSessionRecord, list[SessionMessage]]:
                 )
         elif isinstance(item, ToolCallRecord):
             reader.add_tool_call(number, item)
-        elif isinstance(item, RolledBackTurnRecord | HandoffJsonlRecord):
+        elif isinstance(item, RolledBackTurnRecord | HandoffJsonlRecord | CheckpointJsonlRecord):
             continue  # kept for the record; the new session holds the visible history
         else:
             reader.add_message(number, item)

@@ -12,6 +12,7 @@ Every line is one JSON object whose ``record`` field names its kind:
   puts them back exactly;
 - ``tool-result``: a ``tool`` message (its ``tool_result`` parts in ``content``);
 - ``compaction``: a message carrying a compaction boundary (``compaction`` set);
+- ``checkpoint``: an introspection checkpoint (not restored by an import);
 - ``handoff``: a delegation to another agent's child session (not restored by an import);
 - ``rolled-back-turn``: a turn that failed or was aborted, with its messages (after the
   visible messages; not restored by an import);
@@ -158,6 +159,16 @@ class HandoffJsonlRecord(_Record):
     child_session_id: str | None = None
 
 
+class CheckpointJsonlRecord(_Record):
+    """An introspection checkpoint (a ``session:checkpoint`` event, §2.5); not imported."""
+
+    record: Literal["checkpoint"] = "checkpoint"
+    reason: str
+    through_sequence: int = Field(ge=0)
+    description: str
+    working_memory: str
+
+
 class SessionCloseRecord(_Record):
     """Last line."""
 
@@ -177,6 +188,7 @@ JsonlRecord = Annotated[
     | CompactionRecord
     | RolledBackTurnRecord
     | HandoffJsonlRecord
+    | CheckpointJsonlRecord
     | SessionCloseRecord,
     Field(discriminator="record"),
 ]

@@ -79,6 +79,14 @@ async def test_checkpoints_update_description_memory_and_exports(
                 "Fixing add() in app.py",
                 "Off-format notes only",
             ]
+            jsonl = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": session, "format": "jsonl", "open": False}
+            )
+            records = [json.loads(line) for line in jsonl["content"].splitlines()]
+            assert [r["reason"] for r in records if r["record"] == "checkpoint"] == [
+                "manual",
+                "turn_limit",
+            ]
             with pytest.raises(Exception, match="reason"):
                 await client.request(
                     methods.CHECKPOINT_SESSION, {"sessionId": session, "reason": "whenever"}
