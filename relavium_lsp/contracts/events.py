@@ -250,6 +250,23 @@ class AgentHandoff(WireModel):
     stop_reason: StopReason | None = None
 
 
+CheckpointReason = Literal["manual", "new_session", "turn_limit", "idle"]
+
+
+class SessionCheckpoint(WireModel):
+    """An introspection checkpoint: what the agent knew and decided up to a message (§2.5).
+
+    ``working_memory`` is given to the agent with every later turn; ``description`` became
+    the session's description (source ``introspection``).
+    """
+
+    type: Literal["session:checkpoint"] = "session:checkpoint"
+    reason: CheckpointReason
+    through_sequence: int
+    description: str
+    working_memory: str
+
+
 class SessionMessageAppended(WireModel):
     """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
 
@@ -283,6 +300,7 @@ EventPayload = Annotated[
     | SessionExported
     | SessionRewound
     | SessionMessageAppended
+    | SessionCheckpoint
     | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
 from relavium_lsp.contracts.session import (
     DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
@@ -95,3 +96,16 @@ class ListHandoffsResult(WireModel):
     """Result of ``relavium/listHandoffs``: the delegations a session made, oldest first."""
 
     handoffs: list[HandoffRecord]
+
+
+class CheckpointSessionParams(WireModel):
+    """``relavium/checkpointSession``: run an introspection pass now (§2.5)."""
+
+    session_id: str = _SESSION_ID
+    reason: CheckpointReason = "manual"
+
+
+class ListIntrospectionsResult(WireModel):
+    """Result of ``relavium/listIntrospections``: the session's checkpoints, oldest first."""
+
+    checkpoints: list[SessionCheckpoint]

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN, AgentDefinition
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import RolledBackTurn, SessionMessage
 
@@ -115,6 +116,8 @@ class RelaviumExport(WireModel):
     rolled_back_turns: list[RolledBackTurn] | None = None
     # Delegated child sessions, in handoff order; absent when there were none.
     children: list[ChildSessionExport] | None = None
+    # Introspection checkpoints (``session:checkpoint`` events), oldest first; absent if none.
+    checkpoints: list[SessionCheckpoint] | None = None
     # The agent's plan when the session was exported (absent when it never made one).
     plan: list[PlanEntry] | None = None
 

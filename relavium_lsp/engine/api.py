@@ -30,7 +30,9 @@ from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart, ToolResultPart
 from relavium_lsp.contracts.events import (
+    CheckpointReason,
     CompactionReason,
+    SessionCheckpoint,
     SessionCompacted,
     SessionStarted,
     SessionTrimmed,
@@ -48,7 +50,7 @@ from relavium_lsp.contracts.session import (
 )
 from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
-from relavium_lsp.engine import exports, session_admin
+from relavium_lsp.engine import exports, introspection, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
@@ -85,6 +87,7 @@ from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.checkpoints import list_checkpoints
 from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
@@ -383,6 +386,17 @@ class Engine:
         """The delegations a session made (to child sessions), oldest first."""
         await self._live.require_record(session_id)
         return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
+    async def checkpoint(
+        self, session_id: str, reason: CheckpointReason = "manual"
+    ) -> SessionCheckpoint:
+        """Run an introspection pass (one model call) and record the checkpoint."""
+        return await introspection.checkpoint(await self._live.get(session_id), reason)
+
+    async def list_introspections(self, session_id: str) -> list[SessionCheckpoint]:
+        """A session's introspection checkpoints, oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: list_checkpoints(s, session_id))
 
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""

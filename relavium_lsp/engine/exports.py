@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.events import SessionExported
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord, SessionMessage
 from relavium_lsp.contracts.workflow import ChildSessionExport
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
@@ -35,6 +35,7 @@ from relavium_lsp.export.documents import (
 from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
+from relavium_lsp.store.checkpoints import list_checkpoints
 from relavium_lsp.store.plans import latest_plan
 from relavium_lsp.store.sessions import SessionStore
 
@@ -54,10 +55,20 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     record, messages = await full_transcript(services, session_id)
     plan = await current_plan(services, session_id)
     rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
-    children = await _children(services, session_id)
+    handoffs = await services.store.run(lambda s: s.list_handoffs(session_id))
+    children = await _children(services, handoffs)
+    checkpoints = await services.store.run(lambda s: list_checkpoints(s, session_id))
     return await asyncio.to_thread(
         functools.partial(
-            render_export, record, messages, fmt, plan, rolled_back=rolled_back, children=children
+            render_export,
+            record,
+            messages,
+            fmt,
+            plan,
+            rolled_back=rolled_back,
+            children=children,
+            handoffs=handoffs,
+            checkpoints=checkpoints,
         )
     )
 
@@ -68,10 +79,12 @@ def _snapshot_of(
     return lambda store: store.export_snapshot(session_id)
 
 
-async def _children(services: EngineServices, session_id: str) -> list[ChildExport]:
+async def _children(
+    services: EngineServices, handoffs: Sequence[HandoffRecord]
+) -> list[ChildExport]:
     """The session's delegated children that still exist, in handoff order."""
     found: list[ChildExport] = []
-    for handoff in await services.store.run(lambda s: s.list_handoffs(session_id)):
+    for handoff in handoffs:
         child_id = handoff.child_session_id
         if child_id is None:
             continue

@@ -78,6 +78,9 @@ async def system_prompt(scope: SessionScope, session: SessionSnapshot) -> str:
     """The agent's prompt for this session, plus the selected lines when there are any."""
     context = session.record.context
     prompt = render_prompt(session.agent.system_prompt, context)
+    if session.working_memory:
+        memory = session.working_memory
+        prompt = f"{prompt}\n\nYour working memory (from your last checkpoint):\n{memory}"
     selection = context.selection
     if selection is None:
         return prompt

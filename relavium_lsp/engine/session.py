@@ -56,6 +56,7 @@ from relavium_lsp.errors import (
     StoreError,
 )
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.store.checkpoints import latest_checkpoint
 from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.tools.base import release_session_tools
 
@@ -111,6 +112,8 @@ class AgentSession:
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
+        # The newest checkpoint's working memory, given with every turn (None: not read yet).
+        self.working_memory: str | None = None
         # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
         # whether another process took it over (then this turn must leave the store alone).
         self._lease_token: str | None = None
@@ -144,7 +147,11 @@ class AgentSession:
     def snapshot(self) -> SessionSnapshot:
         """The session as it is now (row, agent, policy, chain), frozen."""
         return SessionSnapshot(
-            record=self.record, agent=self.agent, policy=self.policy, chain=self.chain
+            record=self.record,
+            agent=self.agent,
+            policy=self.policy,
+            chain=self.chain,
+            working_memory=self.working_memory or "",
         )
 
     def context_window(self) -> int:
@@ -367,6 +374,9 @@ class AgentSession:
                 update={"turn_count": turn_count, "status": "streaming"}
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
+            if self.working_memory is None:
+                latest = await store.run(lambda s: latest_checkpoint(s, self.id))
+                self.working_memory = latest.working_memory if latest is not None else ""
             plan = await plan_turn(
                 self.scope, self.snapshot(), user_sequence=started.sequence_number
             )

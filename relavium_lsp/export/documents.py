@@ -13,8 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    HandoffRecord,
+    RolledBackTurn,
+    SessionMessage,
+)
 from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
@@ -63,14 +69,28 @@ def render_export(
     *,
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
+    handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages, plan, rolled_back=rolled_back)
+        content = export_jsonl(
+            record,
+            messages,
+            plan,
+            rolled_back=rolled_back,
+            handoffs=handoffs,
+            checkpoints=checkpoints,
+        )
         stem, suffix = record.id, JSONL_SUFFIX
     else:
         document = build_workflow(
-            record, messages, plan, rolled_back=rolled_back, children=children
+            record,
+            messages,
+            plan,
+            rolled_back=rolled_back,
+            children=children,
+            checkpoints=checkpoints,
         )
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX

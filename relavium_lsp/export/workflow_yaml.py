@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from slugify import slugify as _slugify
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
@@ -95,6 +96,7 @@ def build_workflow(
     *,
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> WorkflowDocument:
     """The workflow scaffold for a session and its visible messages (in sequence order).
 
@@ -161,6 +163,7 @@ def build_workflow(
                 plan=list(plan) if plan else None,
                 rolled_back_turns=list(rolled_back) or None,
                 children=[child.export for child in children] or None,
+                checkpoints=list(checkpoints) or None,
             )
         ),
     )

@@ -27,6 +27,9 @@ RESTORE_SESSION = "relavium/restoreSession"
 PURGE_SESSION = "relavium/purgeSession"
 LIST_ARTIFACTS = "relavium/listArtifacts"
 LIST_HANDOFFS = "relavium/listHandoffs"
+# Introspection checkpoints (what the agent knew and decided), not rewind's file checkpoints.
+CHECKPOINT_SESSION = "relavium/checkpointSession"
+LIST_INTROSPECTIONS = "relavium/listIntrospections"
 SESSION_MODELS = "relavium/sessionModels"
 SET_MODEL = "relavium/setModel"
 APPLY_CODE = "relavium/applyCode"
@@ -60,6 +63,8 @@ REQUESTS = (
     PURGE_SESSION,
     LIST_ARTIFACTS,
     LIST_HANDOFFS,
+    CHECKPOINT_SESSION,
+    LIST_INTROSPECTIONS,
     SESSION_MODELS,
     SET_MODEL,
     APPLY_CODE,

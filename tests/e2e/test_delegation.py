@@ -174,6 +174,17 @@ async def test_delegate_abort_restart_and_export(setup: tuple[Path, Path]) -> No
             exported_children = document["metadata"]["relaviumExport"]["children"]
             assert [c["sessionId"] for c in exported_children] == [child, second_child]
             assert exported_children[0]["messages"][1]["content"][0]["text"] == "It is add."
+            jsonl = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": parent, "format": "jsonl", "open": False}
+            )
+            records = [json.loads(line) for line in jsonl["content"].splitlines()]
+            handoff_records = [r for r in records if r["record"] == "handoff"]
+            assert [(r["toAgent"], r["childSessionId"]) for r in handoff_records] == [
+                ("coder", child),
+                ("coder", second_child),
+            ]
+            answers = [r for r in records if r["record"] == "message" and r["role"] == "assistant"]
+            assert all(r["agentSlug"] == "lead" and r["tokenUsage"] for r in answers)
             # The scaffold stays a valid, byte-stable workflow document.
             parsed = parse_workflow(exported["content"])
             assert serialize_workflow(parsed) == exported["content"]

@@ -37,6 +37,8 @@ export const Methods = {
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  checkpointSession: 'relavium/checkpointSession',
+  listIntrospections: 'relavium/listIntrospections',
   sessionModels: 'relavium/sessionModels',
   setModel: 'relavium/setModel',
   applyCode: 'relavium/applyCode',
@@ -81,6 +83,8 @@ export type PlanPriority = 'high' | 'medium' | 'low';
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
+
+export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
@@ -355,6 +359,17 @@ export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
 }
 
+/** `relavium/checkpointSession`: run an introspection pass now (§2.5). */
+export interface CheckpointSessionParams {
+  sessionId: string;
+  reason?: CheckpointReason;
+}
+
+/** Result of `relavium/listIntrospections`: the session's checkpoints, oldest first. */
+export interface ListIntrospectionsResult {
+  checkpoints: SessionCheckpointPayload[];
+}
+
 /** `relavium/sessionModels`. */
 export interface SessionModelsParams {
   sessionId: string;
@@ -625,6 +640,15 @@ export interface SessionMessageAppendedPayload {
   role: 'user' | 'system';
 }
 
+/** An introspection checkpoint: what the agent knew and decided up to a message (§2.5). */
+export interface SessionCheckpointPayload {
+  type: 'session:checkpoint';
+  reason: CheckpointReason;
+  throughSequence: number;
+  description: string;
+  workingMemory: string;
+}
+
 /** The agent handed a task to another agent's child session (`returned`: it is back). */
 export interface AgentHandoffPayload {
   type: 'agent:handoff';
@@ -660,6 +684,7 @@ export type EventPayload =
   | SessionExportedPayload
   | SessionRewoundPayload
   | SessionMessageAppendedPayload
+  | SessionCheckpointPayload
   | AgentHandoffPayload
   | SessionCancelledPayload;
 

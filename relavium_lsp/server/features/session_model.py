@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 from relavium_lsp.contracts.session_ops import (
     AppendMessageParams,
     AppendMessageResult,
+    CheckpointSessionParams,
     ListArtifactsParams,
     ListArtifactsResult,
     ListHandoffsResult,
+    ListIntrospectionsResult,
     PurgeSessionResult,
     UpdateSessionParams,
     UpdateSessionResult,
@@ -32,6 +34,10 @@ def setup(server: RelaviumServer) -> None:
     register_request(server, methods.PURGE_SESSION, SessionRefParams, purge_session)
     register_request(server, methods.LIST_ARTIFACTS, ListArtifactsParams, list_artifacts)
     register_request(server, methods.LIST_HANDOFFS, SessionRefParams, list_handoffs)
+    register_request(
+        server, methods.CHECKPOINT_SESSION, CheckpointSessionParams, checkpoint_session
+    )
+    register_request(server, methods.LIST_INTROSPECTIONS, SessionRefParams, list_introspections)
 
 
 async def update_session(ls: RelaviumServer, params: UpdateSessionParams) -> Result:
@@ -78,3 +84,15 @@ async def list_handoffs(ls: RelaviumServer, params: SessionRefParams) -> Result:
     """The delegations the session made."""
     handoffs = await (await get_engine(ls)).list_handoffs(params.session_id)
     return ListHandoffsResult(handoffs=handoffs)
+
+
+async def checkpoint_session(ls: RelaviumServer, params: CheckpointSessionParams) -> Result:
+    """Run an introspection pass; the result is the ``session:checkpoint`` event's payload."""
+    event = await (await get_engine(ls)).checkpoint(params.session_id, params.reason)
+    return event.to_wire()
+
+
+async def list_introspections(ls: RelaviumServer, params: SessionRefParams) -> Result:
+    """The session's introspection checkpoints, oldest first."""
+    checkpoints = await (await get_engine(ls)).list_introspections(params.session_id)
+    return ListIntrospectionsResult(checkpoints=checkpoints)

@@ -293,6 +293,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
           : `${event.fromAgent} handed a task to ${event.toAgent}.`,
       );
       return [];
+    case 'session:checkpoint':
+      ctx.pushNotice(`Checkpoint (${event.reason}): ${event.description}`);
+      return [];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.

@@ -41,6 +41,8 @@ M.RESTORE_SESSION = 'relavium/restoreSession'
 M.PURGE_SESSION = 'relavium/purgeSession'
 M.LIST_ARTIFACTS = 'relavium/listArtifacts'
 M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.CHECKPOINT_SESSION = 'relavium/checkpointSession'
+M.LIST_INTROSPECTIONS = 'relavium/listIntrospections'
 M.SESSION_MODELS = 'relavium/sessionModels'
 M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
@@ -71,6 +73,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_EXPORTED = 'session:exported',
   SESSION_REWOUND = 'session:rewound',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  SESSION_CHECKPOINT = 'session:checkpoint',
   AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
@@ -175,6 +178,14 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   THRESHOLD = 'threshold',
   MAX_MESSAGES = 'max_messages',
   MANUAL = 'manual',
+})
+
+--- `CheckpointReason` values.
+M.CHECKPOINT_REASON = closed('.CHECKPOINT_REASON', {
+  MANUAL = 'manual',
+  NEW_SESSION = 'new_session',
+  TURN_LIMIT = 'turn_limit',
+  IDLE = 'idle',
 })
 
 --- `McpServerState` values.

@@ -116,13 +116,17 @@ function M.pick()
         vim.notify('relavium: no sessions found', vim.log.levels.INFO)
         return
       end
-      vim.ui.select(sessions, {
+      local tree = require('relavium.session_tree')
+      -- Delegated children right under the session that started them.
+      vim.ui.select(tree.nest(sessions), {
         prompt = 'Resume a Relavium session',
         kind = 'relavium_session',
-        format_item = M.describe,
+        format_item = function(entry)
+          return tree.prefix(entry.depth) .. M.describe(entry.session)
+        end,
       }, function(choice)
         if choice then
-          M.resume(choice.id)
+          M.resume(choice.session.id)
         end
       end)
     end)
