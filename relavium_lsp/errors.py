@@ -5,12 +5,15 @@
     RelaviumError
     ├── ConfigError              a config or agent file is invalid (file, line, field)
     ├── StoreError               the history database cannot be used
-    │   └── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseCorrupted    the file is damaged (names it; doctor --check, recover)
+    │   └── DiskFull             no space left for the database (names it; nothing lost)
     ├── InvalidInput             a request's content is unusable (empty message, bad media)
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
     │   │   └── SessionRunningElsewhere   …in another process (window) on the same history
+    │   │       └── LeaseLost    this process's turn was taken over; it writes no more
     │   └── SessionEnded
     ├── ToolError                a tool call failed (carries an ErrorCode)
     │   └── ToolDenied           refused by policy; never retried
@@ -73,6 +76,22 @@ class DatabaseKeyError(StoreError):
     """The database could not be decrypted with the available key."""
 
 
+class DatabaseCorrupted(StoreError):
+    """The database file is damaged (not a wrong key); the message names the file."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DiskFull(StoreError):
+    """No space left on the disk holding the database; the write was rolled back."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class SessionError(RelaviumError):
     """A request does not fit the session's current state."""
 
@@ -97,6 +116,10 @@ class SessionRunningElsewhere(SessionBusy):
     """
 
     code: DomainErrorCode = "session_running_elsewhere"
+
+
+class LeaseLost(SessionRunningElsewhere):
+    """A turn's lease was taken over by another process; the turn wrote nothing after that."""
 
 
 class SessionEnded(SessionError):

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.errors import DatabaseCorrupted, StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -88,7 +89,12 @@ class EventBus:
         """Deliver this session's events written by other processes from now on."""
         if session_id in self._baseline:
             return
-        last = await self._store.run(lambda s: s.last_event_sequence(session_id))
+        try:
+            last = await self._store.run(lambda s: s.last_event_sequence(session_id))
+        except DatabaseCorrupted:
+            # A damaged event log must not keep the session from opening (issue 16): other
+            # windows' events go unseen here; the store has logged which file to recover.
+            return
         # Events up to ``last`` that a local pump has persisted but not delivered yet are
         # still delivered by it: the baseline only bounds what catch_up reads back.
         self._baseline.setdefault(session_id, last)
@@ -226,6 +232,9 @@ class EventBus:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:
             raise
+        except StoreError as error:  # a damaged file, a full disk: explained, no traceback
+            _log.warning("could not persist %d event(s): %s", len(batch), error.message)
+            return []
         except Exception:
             # Losing a batch is better than wedging every later event behind it; the message
             # transcript (written separately) stays the source of truth.

@@ -46,14 +46,19 @@ from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import (
+    DiskFull,
     InvalidInput,
+    LeaseLost,
     SessionBusy,
     SessionEnded,
     SessionNotFound,
     SessionRunningElsewhere,
+    StoreError,
 )
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.store.checkpoints import latest_checkpoint
 from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
@@ -107,12 +112,17 @@ class AgentSession:
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
+        # The newest checkpoint's working memory, given with every turn (None: not read yet).
+        self.working_memory: str | None = None
         # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
         # whether another process took it over (then this turn must leave the store alone).
         self._lease_token: str | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._lease_lost = False
         self._in_turn_body = False  # a heartbeat may stop the turn only while it runs
+        # The running turn's user message sequence here (None between turns): tells this
+        # process's own session:turn_started from one another window's turn emitted.
+        self.turn_user_sequence: int | None = None
         self.scope = SessionScope(
             services,
             record.id,
@@ -137,7 +147,11 @@ class AgentSession:
     def snapshot(self) -> SessionSnapshot:
         """The session as it is now (row, agent, policy, chain), frozen."""
         return SessionSnapshot(
-            record=self.record, agent=self.agent, policy=self.policy, chain=self.chain
+            record=self.record,
+            agent=self.agent,
+            policy=self.policy,
+            chain=self.chain,
+            working_memory=self.working_memory or "",
         )
 
     def context_window(self) -> int:
@@ -165,10 +179,19 @@ class AgentSession:
             return  # another process took the turn over and settled the session
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
-    async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
-        """Append the user's message and run one turn; returns when the turn settles."""
+    async def send_message(
+        self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        ``author`` names the agent that wrote the message when it is not the user (a
+        delegated task carries the delegating agent, §2.5).
+        """
         if self.record.status == "ended":
             raise SessionEnded(f"session {self.id} was cancelled; resume it to continue")
         if self.busy:
@@ -182,7 +205,7 @@ class AgentSession:
             raise InvalidInput(str(exc)) from exc
         await self._refuse_if_running_elsewhere("send to")
         self._cancel_pending_checkpoint()
-        task = asyncio.create_task(self._run_turn(durable))
+        task = asyncio.create_task(self._run_turn(durable, author))
         self._turn = task
         try:
             return await asyncio.shield(task)
@@ -206,6 +229,7 @@ class AgentSession:
     async def cancel(self) -> None:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
+        await release_session_tools(self.scope.tools, self.id)  # its background terminals
         await self.set_status("ended")
         self.scope.emit(SessionCancelled())
         await self.scope.flush_events()
@@ -272,15 +296,15 @@ class AgentSession:
         if self._in_turn_body and self._turn is not None and not self._turn.done():
             self._turn.cancel()
 
-    async def _end_lease(self) -> bool:
-        """Stop the heartbeat; release the lease and make the session idle (one commit)."""
+    async def _end_lease(self, status: SessionStatus = "idle") -> bool:
+        """Stop the heartbeat; release the lease and set the settled status (one commit)."""
         heartbeat, self._heartbeat = self._heartbeat, None
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.wait({heartbeat})
         token, self._lease_token = self._lease_token, None
         if token is None:
-            await self.set_status("idle")
+            await self.set_status(status)
             return True
         leases = self.scope.leases
         if leases is not None:
@@ -288,25 +312,30 @@ class AgentSession:
         if self._lease_lost:
             return False
         kept = await _finish_before_cancelling(
-            self.scope.store.run(lambda s: s.end_turn(self.id, token))
+            self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
         )
         if kept:
-            self.record = self.record.model_copy(update={"status": "idle"})
+            self.record = self.record.model_copy(update={"status": status})
         else:
             self._lease_lost = True
         return kept
 
-    async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
+    async def _run_turn(
+        self, user_parts: list[DurableContentPart], author: str | None = None
+    ) -> TurnResult:
         self._lease_lost = False
         fresh = await self.scope.store.run(lambda s: s.get_session(self.id))
         if fresh is None:
             raise SessionNotFound(f"no session with id {self.id!r}")
         self.record = fresh.model_copy(update={"model_id": self.record.model_id})
         if self.record.turn_count >= self.policy.max_turns:
+            # Nothing was appended: the transcript still ends where it ended.
+            newest = await self.scope.store.run(lambda s: s.last_message(self.id))
             return await self._settle(
                 TurnResult(
                     stop_reason="error",
                     tokens_used=TokenUsage(),
+                    last_sequence=newest.sequence_number if newest else 0,
                     error=TurnError(
                         code="turn_limit",
                         message=(
@@ -332,17 +361,25 @@ class AgentSession:
                 # few milliseconds could lose it — the message in flight, never an earlier one.
                 # The turn's lease is taken in the same commit (docs/design.md §7.1).
                 store.run(
-                    lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False, lease=lease)
+                    lambda s: s.begin_turn(
+                        self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+                    )
                 )
             )
             self._start_heartbeat()
             user = started
+            self.turn_user_sequence = started.sequence_number
             synced = asyncio.ensure_future(store.sync_log())
             self.record = self.record.model_copy(
                 update={"turn_count": turn_count, "status": "streaming"}
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
-            plan = await plan_turn(self.scope, self.snapshot())
+            if self.working_memory is None:
+                latest = await store.run(lambda s: latest_checkpoint(s, self.id))
+                self.working_memory = latest.working_memory if latest is not None else ""
+            plan = await plan_turn(
+                self.scope, self.snapshot(), user_sequence=started.sequence_number
+            )
             runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()
         except asyncio.CancelledError:
@@ -350,12 +387,24 @@ class AgentSession:
             if current is not None:
                 current.uncancel()
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
+        except LeaseLost:
+            # Another process took the turn over while this one was stalled; it marked the
+            # turn interrupted and owns the session now: settle without touching history.
+            self._lease_lost = True
+            result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
         except SessionRunningElsewhere:
             # Refused before the turn began (another window holds the lease): the request's
             # error, with nothing to settle.
             self._in_turn_body = False
             await self._end_lease()
             raise
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -368,7 +417,10 @@ class AgentSession:
         self._in_turn_body = False
         if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
@@ -378,8 +430,9 @@ class AgentSession:
         return await self._settle(result)
 
     async def _settle(self, result: TurnResult) -> TurnResult:
+        self.turn_user_sequence = None
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
-        await self._end_lease()
+        await self._end_lease(status_after(result))
         self.scope.emit(
             TurnCompleted(
                 stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
@@ -451,6 +504,24 @@ class AgentSession:
             token, clock = lease
             await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
             self._start_heartbeat()
+
+
+# Errors that are a policy saying no before anything ran, not a failure of the work.
+_REFUSALS = frozenset({"turn_limit", "budget_exceeded"})
+
+
+def status_after(result: TurnResult) -> SessionStatus:
+    """The status a settled turn leaves: ``failed`` after a provider or tool failure.
+
+    An abort, a refusal (turn or cost limit) and a completed turn leave the session ``idle``;
+    a crash is recovered to ``idle`` with an interruption marker when the session is loaded.
+    ``failed`` is not terminal: the next message runs a turn as usual.
+    """
+    if result.stop_reason == "error" and (
+        result.error is None or result.error.code not in _REFUSALS
+    ):
+        return "failed"
+    return "idle"
 
 
 async def _wait_for_disk(synced: asyncio.Future[None]) -> None:

@@ -23,6 +23,8 @@ class SessionSnapshot:
     agent: AgentDefinition
     policy: EffectiveChatPolicy
     chain: tuple[ChainEntry, ...]
+    # The newest introspection checkpoint's working memory ('' when none, §2.5).
+    working_memory: str = ""
 
     @property
     def id(self) -> str:

@@ -21,14 +21,24 @@ from pydantic import ValidationError
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
+from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    HandoffRecord,
+    RolledBackTurn,
+    SessionMessage,
+)
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl_records import (
     JSONL_RECORD_ADAPTER,
+    CheckpointJsonlRecord,
     CompactionRecord,
+    HandoffJsonlRecord,
     MessageLikeRecord,
     MessageRecord,
+    RolledBackMessage,
+    RolledBackTurnRecord,
     SessionCloseRecord,
     SessionHeader,
     SessionOpenRecord,
@@ -56,6 +66,9 @@ def _records(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     plan: Sequence[PlanEntry] | None = None,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
@@ -77,6 +90,9 @@ def _records(
             "compaction": message.compaction,
             "interruption": message.interruption,
             "timestamp": message.timestamp,
+            "agent_slug": message.agent_slug,
+            "token_usage": message.token_usage,
+            "cost_microcents": message.cost_microcents,
         }
         if message.compaction is not None:
             yield CompactionRecord(content=message.content, **fields)
@@ -96,6 +112,38 @@ def _records(
                     name=call.name,
                     args=call.args,
                 )
+    for handoff in handoffs:
+        yield HandoffJsonlRecord(
+            from_agent=handoff.from_agent,
+            to_agent=handoff.to_agent,
+            reason=handoff.reason,
+            sequence_number=handoff.sequence_number,
+            call_id=handoff.call_id,
+            child_session_id=handoff.child_session_id,
+        )
+    for checkpoint in checkpoints:
+        yield CheckpointJsonlRecord(
+            reason=checkpoint.reason,
+            through_sequence=checkpoint.through_sequence,
+            description=checkpoint.description,
+            working_memory=checkpoint.working_memory,
+        )
+    for turn in rolled_back:
+        yield RolledBackTurnRecord(
+            user_message_sequence=turn.user_message_sequence,
+            stop_reason=turn.stop_reason,
+            error_code=turn.error_code,
+            messages=[
+                RolledBackMessage(
+                    sequence_number=message.sequence_number,
+                    role=message.role,
+                    content=message.content,
+                    model_id=message.model_id,
+                    timestamp=message.timestamp,
+                )
+                for message in turn.messages
+            ],
+        )
     yield SessionCloseRecord(
         message_count=len(messages),
         turn_count=record.turn_count,
@@ -107,12 +155,17 @@ def export_jsonl(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     plan: Sequence[PlanEntry] | None = None,
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    handoffs: Sequence[HandoffRecord] = (),
+    checkpoints: Sequence[SessionCheckpoint] = (),
 ) -> str:
-    """The transcript of a session and its visible messages (in sequence order).
+    """A session's transcript: visible messages in sequence order, then rolled-back turns.
 
     ``plan`` (the agent's current plan) rides in the closing record when there is one.
     """
-    return "".join(_line(item) + "\n" for item in _records(record, messages, plan))
+    records = _records(record, messages, plan, rolled_back, handoffs, checkpoints)
+    return "".join(_line(item) + "\n" for item in records)
 
 
 def _reject_constant(name: str) -> Any:
@@ -168,6 +221,9 @@ class _Reader:
             compaction=record.compaction,
             interruption=record.interruption,
             timestamp=record.timestamp,
+            agent_slug=record.agent_slug,
+            token_usage=record.token_usage,
+            cost_microcents=record.cost_microcents,
         )
         self.messages.append(message)
         is_assistant = isinstance(record, MessageRecord) and record.role == "assistant"
@@ -212,6 +268,8 @@ def import_jsonl(text: str) -> tuple[AgentSessionRecord, list[SessionMessage]]:
                 )
         elif isinstance(item, ToolCallRecord):
             reader.add_tool_call(number, item)
+        elif isinstance(item, RolledBackTurnRecord | HandoffJsonlRecord | CheckpointJsonlRecord):
+            continue  # kept for the record; the new session holds the visible history
         else:
             reader.add_message(number, item)
     if close is None:

@@ -12,6 +12,10 @@ Every line is one JSON object whose ``record`` field names its kind:
   puts them back exactly;
 - ``tool-result``: a ``tool`` message (its ``tool_result`` parts in ``content``);
 - ``compaction``: a message carrying a compaction boundary (``compaction`` set);
+- ``checkpoint``: an introspection checkpoint (not restored by an import);
+- ``handoff``: a delegation to another agent's child session (not restored by an import);
+- ``rolled-back-turn``: a turn that failed or was aborted, with its messages (after the
+  visible messages; not restored by an import);
 - ``session-close`` (last line): ``messageCount`` and ``turnCount``; a file without it is
   truncated and is refused.
 
@@ -34,6 +38,7 @@ from relavium_lsp.contracts.session import (
     MessageRole,
     SessionContext,
 )
+from relavium_lsp.contracts.usage import TokenUsage
 
 JSONL_FORMAT: Final = "relavium-session/1.0"
 
@@ -71,6 +76,10 @@ class _MessageFields(_Record):
     compaction: CompactionMarker | None = None
     interruption: InterruptionMarker | None = None
     timestamp: str = Field(min_length=1)
+    # Attribution and billing (schema version 5, §2.5); absent on older rows.
+    agent_slug: str | None = Field(default=None, max_length=200)
+    token_usage: TokenUsage | None = None
+    cost_microcents: int | None = Field(default=None, ge=0)
 
 
 class MessageRecord(_MessageFields):
@@ -117,6 +126,49 @@ class ToolCallRecord(_Record):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class RolledBackMessage(_MessageFields):
+    """One message of a rolled-back turn (ids are not written, as for every message)."""
+
+
+class RolledBackTurnRecord(_Record):
+    """A turn that failed or was aborted: out of the transcript, kept for the record.
+
+    Written after the visible messages, before ``session-close``; an import does not restore
+    it (the new session holds the visible history) and ``messageCount`` does not count it.
+    """
+
+    record: Literal["rolled-back-turn"] = "rolled-back-turn"
+    user_message_sequence: int = Field(ge=1)
+    stop_reason: Literal["aborted", "error"] | None = None
+    error_code: str | None = None
+    messages: list[RolledBackMessage]
+
+
+class HandoffJsonlRecord(_Record):
+    """Control passed to another agent's child session (a delegation, §2.5).
+
+    Written after the visible messages; an import keeps it out (the child is not imported).
+    """
+
+    record: Literal["handoff"] = "handoff"
+    from_agent: str
+    to_agent: str
+    reason: str
+    sequence_number: int = Field(ge=0)
+    call_id: str | None = None
+    child_session_id: str | None = None
+
+
+class CheckpointJsonlRecord(_Record):
+    """An introspection checkpoint (a ``session:checkpoint`` event, §2.5); not imported."""
+
+    record: Literal["checkpoint"] = "checkpoint"
+    reason: str
+    through_sequence: int = Field(ge=0)
+    description: str
+    working_memory: str
+
+
 class SessionCloseRecord(_Record):
     """Last line."""
 
@@ -134,6 +186,9 @@ JsonlRecord = Annotated[
     | ToolCallRecord
     | ToolResultRecord
     | CompactionRecord
+    | RolledBackTurnRecord
+    | HandoffJsonlRecord
+    | CheckpointJsonlRecord
     | SessionCloseRecord,
     Field(discriminator="record"),
 ]

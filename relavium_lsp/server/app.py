@@ -35,7 +35,9 @@ def load_deferred_features(server: RelaviumServer) -> None:
         configuration,
         export,
         models,
+        rewind,
         selection_chat,
+        session_model,
         sessions,
         tools,
     )
@@ -48,6 +50,8 @@ def load_deferred_features(server: RelaviumServer) -> None:
         export,
         models,
         selection_chat,
+        rewind,
+        session_model,
         chat_ui,
     ):
         feature.setup(server)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,9 +34,12 @@ import sqlcipher3
 
 from relavium_lsp.errors import DatabaseKeyError, StoreError
 from relavium_lsp.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, relavium_home, tighten_mode
+from relavium_lsp.store.damage import corrupted, damage_of_unreadable_file
 from relavium_lsp.store.keys import DbKey
 
 BUSY_TIMEOUT_MS = 10_000
+# How many busy timeouts a write waits through before it fails (see write_transaction).
+WRITE_LOCK_ATTEMPTS = 3
 PLAINTEXT_SQLITE_HEADER = b"SQLite format 3\x00"
 Synchronous = Literal["NORMAL", "FULL"]
 DEFAULT_SYNCHRONOUS: Synchronous = "FULL"
@@ -180,15 +184,20 @@ def _verify_key(connection: Connection, path: Path, key: DbKey) -> None:
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlcipher3.OperationalError as error:
         raise StoreError(f"cannot read the history database {path}: {error}") from None
-    except sqlcipher3.DatabaseError:
+    except sqlcipher3.DatabaseError as error:
         if read_header(path) == PLAINTEXT_SQLITE_HEADER:
             raise DatabaseKeyError(
                 f"{path} is an unencrypted SQLite file, not a relavium history database; "
                 "it was left untouched"
             ) from None
+        # Damage and a wrong key look alike to SQLCipher; tell them apart (issue 16).
+        damage = damage_of_unreadable_file(path, key.raw, error)
+        if damage is not None:
+            raise corrupted(path, damage) from None
         raise DatabaseKeyError(
             f"cannot decrypt the history database {path} with the key from {key.describe()} "
-            "(wrong key, or not a relavium history database); the file was left untouched"
+            "(wrong key, or not a relavium history database, or its first page is damaged — "
+            "`relavium-lsp doctor --check` tells); the file was left untouched"
         ) from None
 
 
@@ -222,22 +231,17 @@ def write_transaction(connection: Connection) -> Iterator[None]:
 
     Taking the lock at ``BEGIN`` (not at the first write) is what makes "read MAX, insert
     MAX+1" safe across processes, and it lets ``busy_timeout`` wait instead of deadlocking.
-    SQLite's lock is not fair: a process that writes back-to-back for longer than the busy
-    timeout can starve another one, whose write then fails with a :class:`StoreError`.
+    SQLite's lock is not fair: a process that writes back-to-back can starve another one
+    past the busy timeout (seen with two busy windows on a loaded machine). Nothing was done
+    when ``BEGIN`` fails, so it is tried again after a random pause that breaks the lock-step
+    with the other writer; only after :data:`WRITE_LOCK_ATTEMPTS` busy timeouts does the
+    write fail, with a :class:`StoreError`.
     Re-entrant: inside an open transaction the block simply joins it (one commit for both).
     """
     if connection.in_transaction:
         yield
         return
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except Exception as error:
-        if _is_busy(error):
-            raise StoreError(
-                "the history database stayed locked by another process for longer than "
-                f"{BUSY_TIMEOUT_MS // 1000} s; nothing was written"
-            ) from error
-        raise
+    _begin_immediate(connection)
     try:
         yield
         connection.execute("COMMIT")
@@ -245,6 +249,22 @@ def write_transaction(connection: Connection) -> Iterator[None]:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def _begin_immediate(connection: Connection) -> None:
+    for attempt in range(1, WRITE_LOCK_ATTEMPTS + 1):
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            return
+        except Exception as error:
+            if not _is_busy(error):
+                raise
+            if attempt == WRITE_LOCK_ATTEMPTS:
+                raise StoreError(
+                    "the history database stayed locked by another process for longer than "
+                    f"{WRITE_LOCK_ATTEMPTS * BUSY_TIMEOUT_MS // 1000} s; nothing was written"
+                ) from error
+            time.sleep(random.uniform(0.005, 0.05))  # noqa: S311 -- jitter, not a secret
 
 
 @contextlib.contextmanager

@@ -68,6 +68,10 @@ command('RelaviumResume', function(opts)
   relavium().resume(opts.args)
 end, { nargs = 1, desc = 'Relavium: resume a session by id' })
 
+command('RelaviumRewind', function(opts)
+  relavium().rewind(opts.args ~= '' and opts.args or nil)
+end, { nargs = '?', desc = 'Relavium: rewind files and conversation to before a turn [message]' })
+
 command('RelaviumExport', function(opts)
   relavium().export(opts.args)
 end, {

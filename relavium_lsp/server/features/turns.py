@@ -63,7 +63,13 @@ async def start_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageAcc
     started: asyncio.Future[StampedEvent] = loop.create_future()
 
     def on_event(event: StampedEvent) -> None:
-        if isinstance(event.payload, TurnStarted) and not started.done():
+        payload = event.payload
+        if (
+            isinstance(payload, TurnStarted)
+            and not started.done()
+            # Ours, not one another window started in the same session meanwhile.
+            and engine.running_turn_sequence(session_id) == payload.user_message_sequence
+        ):
             started.set_result(event)
 
     remove_tap = ls.state.taps.add(session_id, on_event)

@@ -125,7 +125,7 @@ BAD_FILES = {
     "not json": (lambda: "\n".join([*_lines()[:4], "{oops", *_lines()[5:]]), 5, "not valid JSON"),
     "empty line": (lambda: "\n".join([*_lines()[:2], "", *_lines()[2:]]), 3, "not valid JSON"),
     "unknown field": (lambda: _edit(2, {"extra": 1}), 2, "extra"),
-    "unknown record": (lambda: _edit(3, {"record": "handoff"}), 3, "record"),
+    "unknown record": (lambda: _edit(3, {"record": "agent-registered"}), 3, "record"),
     "wrong type": (lambda: _edit(2, {"sequenceNumber": "1"}), 2, "sequenceNumber"),
     "signature smuggled in": (
         lambda: _edit(3, {"content": [{"type": "reasoning", "text": "x", "signature": "s"}]}),

@@ -12,6 +12,7 @@ import sqlcipher3
 from store_records import make_record, text
 
 from relavium_lsp.errors import DatabaseKeyError, StoreError
+from relavium_lsp.store import db as db_module
 from relavium_lsp.store.db import PLAINTEXT_SQLITE_HEADER, open_database, read_header
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import MIGRATIONS, Migration, latest_version, migrate
@@ -219,6 +220,29 @@ def test_a_writer_locked_out_too_long_gets_a_store_error(db_path: Path, db_key: 
     other.execute("ROLLBACK")
     other.close()
     assert store.append_message(record.id, "user", text("now")).sequence_number == 1
+    store.close()
+
+
+def test_a_writer_starved_through_one_busy_timeout_tries_again(
+    db_path: Path, db_key: DbKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore.open(db_path, db_key)
+    record = make_record()
+    store.create_session(record)
+    other = open_database(db_path, db_key)
+    other.execute("BEGIN IMMEDIATE")  # the other window writing back-to-back
+    store.connection.execute("PRAGMA busy_timeout = 20")
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:  # between attempts: the other writer lets go now
+        pauses.append(seconds)
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+
+    monkeypatch.setattr(db_module.time, "sleep", pause)
+    assert store.append_message(record.id, "user", text("waited")).sequence_number == 1
+    assert len(pauses) == 1 and 0 < pauses[0] < 0.1
+    other.close()
     store.close()
 
 

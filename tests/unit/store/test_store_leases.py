@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from store_records import text
 
-from relavium_lsp.errors import SessionRunningElsewhere
+from relavium_lsp.errors import LeaseLost, SessionRunningElsewhere
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.leases import LeaseClock, process_alive
 from relavium_lsp.store.sessions import SessionStore
 
 HOST = "this-host"
@@ -96,3 +100,36 @@ def test_list_changes_are_logged_by_triggers(store: SessionStore, session_id: st
         (session_id, "status"),
         (session_id, "deleted"),
     ]
+
+
+def test_a_killed_owner_not_yet_reaped_counts_as_dead() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert process_alive(child.pid)
+        child.kill()
+        deadline = time.monotonic() + 30
+        while process_alive(child.pid):  # a zombie until reaped: must read as dead
+            assert time.monotonic() < deadline, "the killed child still reads as alive"
+            time.sleep(0.01)
+    finally:
+        child.kill()
+        child.wait()
+    assert process_alive(os.getpid())
+
+
+def test_a_turn_whose_lease_was_taken_over_cannot_write_into_the_session(
+    store: SessionStore, session_id: str, db_path: Path, db_key: DbKey
+) -> None:
+    store.begin_turn(session_id, text("go"), lease=("a-token", clock(1000.0, "a-token")))
+    store.append_message(session_id, "assistant", text("still mine"))
+    second = SessionStore.open(db_path, db_key)
+    try:
+        assert second.recover_abandoned(clock(1011.0, pid=200)) == [session_id]
+    finally:
+        second.close()
+    with pytest.raises(LeaseLost, match="took this turn over"):
+        store.append_message(session_id, "assistant", text("too late"))
+    with pytest.raises(LeaseLost):
+        store.roll_back_from(session_id, 1)
+    # History rests on the final answer (no marker needed) and nothing came after it.
+    assert [m.role for m in store.get_transcript(session_id)[0]] == ["user", "assistant"]

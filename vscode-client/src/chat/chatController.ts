@@ -190,10 +190,12 @@ export class ChatController implements vscode.Disposable {
     try {
       const resumed = await this.server.request<ResumeSessionResult>(Methods.resumeSession, { sessionId });
       const status = resumed.session.status;
-      if (this.model.sessionId !== sessionId || status === 'streaming' || status === 'awaiting_approval') {
+      const running = status === 'streaming' || status === 'awaiting_approval' || status === 'awaiting_peer';
+      if (this.model.sessionId !== sessionId || running) {
         return;
       }
-      this.model.settle(status);
+      // A failed turn has settled too: the session takes messages again.
+      this.model.settle(status === 'ended' ? 'ended' : 'idle');
       if (resumed.session.modelId !== undefined) {
         this.model.footer = { ...this.model.footer, model: resumed.session.modelId };
       }

@@ -58,6 +58,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     case 'approval':
       deps.approvals.decide(message.callId, message.decision);
       return;
+    case 'openDiff':
+      await deps.approvals.openDiff(message.callId);
+      return;
     case 'retry': {
       const item = controller.model.findItem(message.itemId);
       if (item?.kind === 'error' && item.retryText !== undefined) {

@@ -343,7 +343,21 @@ export class ChatModel implements TurnContext {
     this.answerable.add(params.callId);
     const card = this.ensureToolCard(params.callId, params.toolId);
     card.state = 'awaiting_approval';
-    card.approval = { action: params.action, preview: params.preview, state: 'pending', answerable: true };
+    const diff = params.diff;
+    card.approval = {
+      action: params.action,
+      preview: params.preview,
+      state: 'pending',
+      answerable: true,
+      ...(diff !== undefined && {
+        diff: {
+          unified: diff.unified,
+          added: diff.stat.added,
+          removed: diff.stat.removed,
+          truncated: diff.truncated,
+        },
+      }),
+    };
     card.rev = this.nextRev();
     this.header = { ...this.header, status: 'awaiting_approval' };
   }

@@ -145,6 +145,13 @@ function compactionText(event: SessionEvent): string | undefined {
   return undefined;
 }
 
+/** How much of a running command's output a tool card shows (its last characters). */
+export const LIVE_OUTPUT_CHARS = 4000;
+
+function liveTail(text: string): string {
+  return text.length <= LIVE_OUTPUT_CHARS ? text : '…' + text.slice(text.length - LIVE_OUTPUT_CHARS);
+}
+
 /** Apply one in-order event; returns the effects the host must perform. */
 export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffect[] {
   switch (event.type) {
@@ -198,14 +205,23 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
           preview: event.preview,
           state: 'pending',
           answerable: ctx.answerable.has(event.callId),
+          // The diff came with this client's request (the durable event has only its stat).
+          ...(card.approval?.diff !== undefined && { diff: card.approval.diff }),
         };
         ctx.setStatus('awaiting_approval');
       }
       card.rev = ctx.nextRev();
       return [];
     }
+    case 'agent:tool_output': {
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      card.liveOutput = liveTail((card.liveOutput ?? '') + event.text);
+      card.rev = ctx.nextRev();
+      return [];
+    }
     case 'agent:tool_result': {
       const card = ctx.ensureToolCard(event.callId, event.toolId);
+      delete card.liveOutput;
       card.state = event.success ? 'succeeded' : 'failed';
       card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
       card.durationMs = event.durationMs;
@@ -259,6 +275,30 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       return [];
     case 'session:exported':
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
+      return [];
+    case 'session:rewound': {
+      const conflicts = event.conflicts > 0 ? `, ${event.conflicts} left alone (changed since)` : '';
+      ctx.pushNotice(
+        event.undone
+          ? `Rewind undone: ${event.restored} file(s) put back${conflicts}.`
+          : `Files rewound to before message ${event.toSequence}: ${event.restored} restored${conflicts}.` +
+              (event.forkedSessionId !== undefined ? ' The conversation continues in a fork.' : ''),
+      );
+      return [];
+    }
+    case 'agent:handoff':
+      ctx.pushNotice(
+        event.returned
+          ? `${event.toAgent} finished the delegated task (${event.stopReason ?? 'ended'}).`
+          : `${event.fromAgent} handed a task to ${event.toAgent}.`,
+      );
+      return [];
+    case 'session:checkpoint':
+      ctx.pushNotice(`Checkpoint (${event.reason}): ${event.description}`);
+      return [];
+    case 'session:message_appended':
+      // A note added without a turn (relavium/appendMessage): it shows when the transcript
+      // is next loaded.
       return [];
     case 'session:cancelled':
       if (ctx.turn !== undefined) {

@@ -33,12 +33,22 @@ export interface AssistantItem {
 export type ToolState = 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'interrupted';
 export type ApprovalState = 'pending' | 'approved' | 'approved_always' | 'rejected';
 
+/** The diff of a proposed file change, as the approval card shows it. */
+export interface ApprovalDiffView {
+  unified: string;
+  added: number;
+  removed: number;
+  truncated: boolean;
+}
+
 export interface ApprovalView {
   action: ApprovalAction;
   preview: ApprovalPreview;
   state: ApprovalState;
   /** True while this client holds the server's open approval request (buttons enabled). */
   answerable: boolean;
+  /** A file change's diff (kept after the answer, so the card still shows what changed). */
+  diff?: ApprovalDiffView;
 }
 
 export interface ToolItem {
@@ -52,6 +62,8 @@ export interface ToolItem {
   outputSummary?: string;
   durationMs?: number;
   approval?: ApprovalView;
+  /** The tail of a running command's terminal output (`agent:tool_output`), until its result. */
+  liveOutput?: string;
 }
 
 export interface ErrorItem {

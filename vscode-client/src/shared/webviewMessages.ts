@@ -25,6 +25,7 @@ export type WebviewToHost =
   | { type: 'send'; text: string }
   | { type: 'abort' }
   | { type: 'approval'; callId: string; decision: ApprovalDecision }
+  | { type: 'openDiff'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
   | { type: 'copy'; text: string }
@@ -101,6 +102,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
         DECISIONS.includes(message.decision)
         ? { type, callId: message.callId, decision: message.decision as ApprovalDecision }
         : undefined;
+    case 'openDiff':
+      return id(message.callId) ? { type, callId: message.callId } : undefined;
     case 'findFiles':
       return text(message.query, 500) ? { type, query: message.query } : undefined;
     case 'attachFile':

@@ -114,11 +114,44 @@ function previewLine(action: ApprovalView['action'], preview: ApprovalPreview): 
   }
 }
 
+/** The unified diff, one line per element so +/- lines can be coloured. */
+function renderDiff(diff: NonNullable<ApprovalView['diff']>): HTMLElement {
+  const block = element('pre', 'approval-diff');
+  const lines = diff.unified.split('\n');
+  if (lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  for (const line of lines) {
+    const kind =
+      line.startsWith('+++') || line.startsWith('---')
+        ? 'diff-file'
+        : line.startsWith('@@')
+          ? 'diff-hunk'
+          : line.startsWith('+')
+            ? 'diff-add'
+            : line.startsWith('-')
+              ? 'diff-del'
+              : 'diff-context';
+    block.append(element('span', `diff-line ${kind}`, line + '\n'));
+  }
+  return block;
+}
+
 function renderApproval(card: ToolItem, approval: ApprovalView): HTMLElement {
   const node = element('div', `approval approval-${approval.state}`);
-  node.append(element('div', 'approval-what', previewLine(approval.action, approval.preview)));
+  const what = previewLine(approval.action, approval.preview);
+  const diff = approval.diff;
+  node.append(
+    element('div', 'approval-what', diff === undefined ? what : `${what} (+${diff.added} −${diff.removed})`),
+  );
+  if (diff !== undefined) {
+    node.append(renderDiff(diff));
+  }
   if (approval.state === 'pending' && approval.answerable) {
     const buttons = element('div', 'approval-buttons');
+    if (diff !== undefined && !diff.truncated) {
+      buttons.append(actionButton('Review in diff editor', 'openDiff', { callId: card.callId }, 'secondary'));
+    }
     buttons.append(
       actionButton('Approve', 'approval', { callId: card.callId, decision: 'approve' }, 'primary'),
       actionButton('Reject', 'approval', { callId: card.callId, decision: 'reject' }, 'secondary'),
@@ -152,6 +185,9 @@ function renderTool(card: ToolItem): HTMLElement {
   }
   if (card.approval !== undefined) {
     node.append(renderApproval(card, card.approval));
+  }
+  if (card.liveOutput !== undefined && card.liveOutput !== '') {
+    node.append(element('pre', 'tool-live', card.liveOutput));
   }
   if (card.outputSummary !== undefined && card.outputSummary !== '') {
     const details = element('details', 'tool-output');

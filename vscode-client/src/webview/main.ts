@@ -17,6 +17,8 @@ const STATUS_LABELS: Record<HeaderView['status'], string> = {
   idle: 'ready',
   streaming: 'answering…',
   awaiting_approval: 'waiting for approval',
+  awaiting_peer: 'waiting for a sub-agent',
+  failed: 'last turn failed',
   ended: 'ended',
 };
 
@@ -153,6 +155,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
         return { type: 'approval', callId: data.callId ?? '', decision: data.decision };
       }
       return undefined;
+    case 'openDiff':
+      return { type: 'openDiff', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
     case 'copyMessage':

@@ -1,5 +1,6 @@
 /** The session picker: a search box (full-text `listSessions`) and a list to resume from. */
 
+import { nestSessions } from '../model/sessionTree';
 import type { SessionSummary } from '../protocol';
 import { actionButton, element } from './dom';
 import { post } from './vscodeApi';
@@ -79,7 +80,9 @@ export class SessionsPanel {
       return;
     }
     this.status.textContent = error ?? (sessions.length === 0 ? 'No sessions found.' : '');
-    this.list.replaceChildren(...sessions.map((session) => this.entry(session)));
+    this.list.replaceChildren(
+      ...nestSessions(sessions).map(({ session, depth }) => this.entry(session, depth)),
+    );
   }
 
   private query(announce = true): void {
@@ -89,8 +92,10 @@ export class SessionsPanel {
     post({ type: 'listSessions', query: this.search.value.trim() });
   }
 
-  private entry(session: SessionSummary): HTMLElement {
-    const item = element('li', 'session-entry');
+  private entry(session: SessionSummary, depth: number): HTMLElement {
+    const item = element('li', depth > 0 ? 'session-entry session-child' : 'session-entry');
+    // A delegated child session sits under the session that started it.
+    item.style.marginLeft = `${Math.min(depth, 4) * 1.25}em`;
     const open = actionButton(
       session.title ?? session.preview ?? 'Untitled chat',
       'resume',

@@ -154,6 +154,12 @@ function M.export(export_format)
   require('relavium.sessions').export(export_format)
 end
 
+--- `:RelaviumRewind [message]`: rewind files and conversation to before a turn.
+function M.rewind(to_sequence)
+  ensure_setup()
+  require('relavium.rewind').pick(tonumber(to_sequence))
+end
+
 --- Stop the server; `on_stopped()` runs when its process has exited.
 function M.stop(on_stopped)
   require('relavium.client').stop(on_stopped)

@@ -26,9 +26,10 @@ end
 local function show(sessions)
   local lines, ids = { HEADER }, {}
   local describe = require('relavium.sessions').describe
-  for _, session in ipairs(sessions) do
-    table.insert(lines, describe(session))
-    ids[#lines] = session.id
+  local tree = require('relavium.session_tree')
+  for _, entry in ipairs(tree.nest(sessions)) do
+    table.insert(lines, tree.prefix(entry.depth) .. describe(entry.session))
+    ids[#lines] = entry.session.id
   end
   if #sessions == 0 then
     table.insert(lines, '(no sessions yet)')

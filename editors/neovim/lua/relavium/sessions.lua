@@ -76,6 +76,10 @@ function M.resume(session_id)
         plan.show(chat, resumed.plan)
         render.notice(chat, '')
         render.notice(chat, '── resumed ──')
+        if record.status == 'streaming' or record.status == 'awaiting_approval' then
+          -- Another window runs a turn: it streams in here; sending waits until it ends.
+          render.notice(chat, '── a turn is running in another window ──')
+        end
         render.reset_turn(chat)
         bind(record.agentSlug, resumed.lastEventSequence or 0)
       end)
@@ -112,13 +116,17 @@ function M.pick()
         vim.notify('relavium: no sessions found', vim.log.levels.INFO)
         return
       end
-      vim.ui.select(sessions, {
+      local tree = require('relavium.session_tree')
+      -- Delegated children right under the session that started them.
+      vim.ui.select(tree.nest(sessions), {
         prompt = 'Resume a Relavium session',
         kind = 'relavium_session',
-        format_item = M.describe,
+        format_item = function(entry)
+          return tree.prefix(entry.depth) .. M.describe(entry.session)
+        end,
       }, function(choice)
         if choice then
-          M.resume(choice.id)
+          M.resume(choice.session.id)
         end
       end)
     end)
