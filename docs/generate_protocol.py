@@ -63,6 +63,8 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.LIST_MODELS, "client → server", "request", wire.ListModelsParams,
      wire.ListModelsResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
+    (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
+     None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,

@@ -12,6 +12,7 @@
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
+    │   │   └── SessionRunningElsewhere   …in another process (window) on the same history
     │   └── SessionEnded
     ├── ToolError                a tool call failed (carries an ErrorCode)
     │   └── ToolDenied           refused by policy; never retried
@@ -28,7 +29,9 @@ from typing import Literal
 
 from relavium_lsp.contracts.events import ErrorCode
 
-SessionErrorCode = Literal["session_not_found", "session_busy", "session_ended"]
+SessionErrorCode = Literal[
+    "session_not_found", "session_busy", "session_ended", "session_running_elsewhere"
+]
 DomainErrorCode = ErrorCode | SessionErrorCode
 
 
@@ -102,6 +105,16 @@ class SessionBusy(SessionError):
     """The session already runs a turn."""
 
     code: DomainErrorCode = "session_busy"
+
+
+class SessionRunningElsewhere(SessionBusy):
+    """Another server process (editor window) runs a turn of the session (it holds the lease).
+
+    Clients show it as "running in another window"; reading, watching, exporting and asking
+    for an abort stay allowed (``docs/design.md`` §7.1).
+    """
+
+    code: DomainErrorCode = "session_running_elsewhere"
 
 
 class SessionEnded(SessionError):

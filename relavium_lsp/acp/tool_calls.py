@@ -30,12 +30,13 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "read_tool_output": "read",
     "git_status": "read",
     "search_files": "search",
+    "find_files": "search",
     "write_file": "edit",
     "run_command": "execute",
     "git_commit": "execute",
     "http_request": "fetch",
 }
-PATH_TOOLS = frozenset({"read_file", "write_file", "list_directory", "search_files"})
+PATH_TOOLS = frozenset({"read_file", "write_file", "list_directory", "search_files", "find_files"})
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,8 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
             title = f"List {shown}"
         else:
             pattern = _string(args, "pattern") or ""
-            title = f"Search {pattern!r} in {shown}"
+            verb = "Find" if tool == "find_files" else "Search"
+            title = f"{verb} {pattern!r} in {shown}"
         return CallDescription(_short(title), kind, target, locations)
     if tool == "run_command":
         title = _command_title(args)

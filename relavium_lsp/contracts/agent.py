@@ -44,11 +44,13 @@ BUILTIN_TOOL_NAMES = frozenset(
         "write_file",
         "list_directory",
         "search_files",
+        "find_files",
         "run_command",
         "git_status",
         "git_commit",
         "http_request",
         "read_tool_output",
+        "update_plan",
     }
 )
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
 
 ErrorCode = Literal[
@@ -256,6 +257,7 @@ EventPayload = Annotated[
     | AgentToolCall
     | AgentApprovalRequested
     | AgentToolResult
+    | AgentPlanUpdated
     | CostUpdated
     | TurnCompleted
     | SessionCompacting

@@ -17,6 +17,7 @@ from relavium_lsp.contracts.events import (
     TurnError,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     PartialSessionContext,
@@ -133,6 +134,8 @@ class ResumeSessionResult(WireModel):
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    # The agent's current plan (``update_plan``); absent when it never made one.
+    plan: list[PlanEntry] | None = None
 
 
 class ListSessionsParams(WireModel):
@@ -177,6 +180,27 @@ class SessionEventsResult(WireModel):
     """Result of ``relavium/sessionEvents``: wire envelopes in sequence order."""
 
     events: list[dict[str, Any]]
+
+
+SessionChangeKind = Literal["created", "renamed", "deleted", "status"]
+
+
+class SessionListChange(WireModel):
+    """One change to the session list, made by this window or another one."""
+
+    session_id: str
+    kind: SessionChangeKind
+
+
+class SessionsChangedParams(WireModel):
+    """``relavium/sessionsChanged`` (server → client): the session list changed.
+
+    Sent to every window on the history (within a fraction of a second of the commit, in
+    commit order) when a session is created, renamed, deleted or changes status — also when
+    another window did it. Clients re-list (``relavium/listSessions``).
+    """
+
+    changes: list[SessionListChange]
 
 
 class RenameSessionParams(_SessionRef):

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN, AgentDefinition
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import SessionMessage
 
 WORKFLOW_VERSION: Final = 1
@@ -96,6 +97,8 @@ class RelaviumExport(WireModel):
     created_at: str
     updated_at: str
     messages: list[SessionMessage]
+    # The agent's plan when the session was exported (absent when it never made one).
+    plan: list[PlanEntry] | None = None
 
 
 class WorkflowMetadata(WorkflowModel):

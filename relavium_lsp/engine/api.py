@@ -36,22 +36,30 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     SessionContext,
     SessionMessage,
     SessionStatus,
 )
-from relavium_lsp.contracts.wire import ListToolsResult
+from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
 from relavium_lsp.engine import exports
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.snapshot import SessionSnapshot
-from relavium_lsp.errors import DatabaseCorrupted, InvalidInput, SessionBusy
+from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -76,10 +84,13 @@ __all__ = [
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "LeaseSettings",
+    "ListListener",
     "Listener",
     "ModelChoice",
     "ReplayReport",
     "ResumeResult",
+    "SessionListChange",
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
@@ -99,6 +110,7 @@ class ResumeResult:
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    plan: list[PlanEntry] | None = None
 
 
 class Engine:
@@ -116,6 +128,7 @@ class Engine:
         self._live = sessions
         self._http = http
         self._models = ModelDirectory(http)
+        self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
 
@@ -140,23 +153,33 @@ class Engine:
         return (await self._live.get(session_id)).snapshot()
 
     async def resume(self, session_id: str) -> ResumeResult:
-        """Reload a session (ended ones become idle again) with its history tail."""
+        """Reload a session (ended ones become idle again) with its history tail.
+
+        A session another window is running is only read: its turn goes on untouched there,
+        and this process follows it through the shared event log (docs/design.md §7.1).
+        """
         session = await self._live.get(session_id)
-        if session.record.status == "ended":
-            await session.set_status("idle")
+        elsewhere = await self._live.running_elsewhere(session_id)
+        if elsewhere is None:
+            session.refresh(await self._live.require_record(session_id))
+            if session.record.status == "ended":
+                await session.set_status("idle")
+        else:
+            session.refresh(await self._live.require_record(session_id))
         snapshot = session.snapshot()
         budget = snapshot.context_window
         messages = await self._services.store.run(
             lambda s: s.load_tail_within_budget(session_id, budget)
         )
-        session.scope.emit(
-            SessionStarted(
-                agent_ref=snapshot.agent.id,
-                model=snapshot.model,
-                context=snapshot.record.context,
-                resumed=True,
+        if elsewhere is None:
+            session.scope.emit(
+                SessionStarted(
+                    agent_ref=snapshot.agent.id,
+                    model=snapshot.model,
+                    context=snapshot.record.context,
+                    resumed=True,
+                )
             )
-        )
         try:
             last_event = await self._services.bus.last_sequence(session_id)
         except DatabaseCorrupted as error:
@@ -164,8 +187,15 @@ class Engine:
             # out (issue 16). Replays start from nothing; the log line names the file.
             logger.warning("resuming %s without its event log: %s", session_id, error.message)
             last_event = 0
+        try:
+            plan = await self.plan(session_id)
+        except DatabaseCorrupted:  # the plan lives in the event log too (warned above)
+            plan = None
         return ResumeResult(
-            session=session.record, messages=messages, last_event_sequence=last_event
+            session=session.record,
+            messages=messages,
+            last_event_sequence=last_event,
+            plan=plan,
         )
 
     async def send(
@@ -178,12 +208,32 @@ class Engine:
         return await (await self._live.get(session_id)).send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
-        """Abort the running turn of a session; ``False`` when none was running."""
+        """Abort the running turn of a session; ``False`` when none was running.
+
+        A turn another process runs is asked to stop through the database (its heartbeat
+        sees the request within one beat); this waits until it has let go of its lease.
+        """
         served = self._live.served(session_id)
-        if served is None:
-            await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return await served.abort()
+        await self._live.require_record(session_id)
+        lease = await self._services.store.run(lambda s: s.request_abort(session_id))
+        if lease is None:
             return False
-        return await served.abort()
+        await self._wait_for_release(session_id, lease.owner_token)
+        return True
+
+    async def _wait_for_release(self, session_id: str, token: str) -> None:
+        keeper = self._services.leases
+        settings = keeper.settings if keeper is not None else LeaseSettings()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.timeout_s + 2 * settings.heartbeat_s
+        while loop.time() < deadline:
+            lease = await self._live.recover(session_id)
+            if lease is None or lease.owner_token != token:
+                return
+            # Polling the owner's lease row is the only channel between the processes.
+            await asyncio.sleep(settings.heartbeat_s / 4)
 
     def is_running(self, session_id: str) -> bool:
         """Whether this process is running a turn of the session right now."""
@@ -192,7 +242,18 @@ class Engine:
 
     async def cancel(self, session_id: str) -> None:
         """End a session (``session:cancelled``); it stays resumable by id."""
-        await (await self._live.get(session_id)).cancel()
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "end")
+        await session.cancel()
+
+    async def _refuse_if_running_elsewhere(self, session_id: str, doing: str) -> None:
+        lease = await self._live.running_elsewhere(session_id)
+        if lease is not None:
+            raise SessionRunningElsewhere(
+                f"session {session_id} is running a turn in another window (process "
+                f"{lease.owner_pid}); {doing} it when that turn has finished, or abort it"
+            )
 
     async def compact(
         self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
@@ -248,7 +309,8 @@ class Engine:
         if served is not None and served.busy:
             raise SessionBusy(f"session {session_id} is running a turn; abort it first")
         await self._live.require_record(session_id)
-        await self._services.store.run(lambda s: s.soft_delete_session(session_id))
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
         self._live.forget(session_id)
 
     async def fork(self, session_id: str, at_sequence: int) -> str:
@@ -262,9 +324,18 @@ class Engine:
     # -- reading ----------------------------------------------------------------------------
 
     async def record(self, session_id: str) -> AgentSessionRecord:
-        """A session's row (the served copy if this process serves it; nothing is loaded)."""
+        """A session's row (the served copy while this process runs its turn; nothing is loaded).
+
+        Otherwise the stored row: another window may have run turns meanwhile.
+        """
         served = self._live.served(session_id)
-        return served.record if served is not None else await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return served.record
+        record = await self._live.require_record(session_id)
+        if served is None:
+            return record
+        served.refresh(record)
+        return served.record
 
     async def list_sessions(
         self,
@@ -275,7 +346,13 @@ class Engine:
         limit: int = 50,
         cursor: str | None = None,
     ) -> SessionPage:
-        """Sessions newest first, filtered (``query`` is full-text) and paged."""
+        """Sessions newest first, filtered (``query`` is full-text) and paged.
+
+        Turns whose process is gone are settled first, so they list as idle (docs/design.md
+        §7.1) without anyone resuming them.
+        """
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.recover_abandoned(clock))
         return await self._services.store.run(
             lambda s: s.list_sessions(
                 workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
@@ -296,6 +373,11 @@ class Engine:
     ) -> tuple[AgentSessionRecord, list[SessionMessage]]:
         """A session's row and every visible message, read in one consistent snapshot."""
         return await exports.full_transcript(self._services, session_id)
+
+    async def plan(self, session_id: str) -> list[PlanEntry] | None:
+        """The agent's current plan (``update_plan``), or ``None`` when it has none."""
+        await self._live.require_record(session_id)
+        return await exports.current_plan(self._services, session_id)
 
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
         """The agents of a workspace (always including the default agent)."""
@@ -355,6 +437,8 @@ class Engine:
         number, then live events, each exactly once and without a gap.
         """
         bus = self._services.bus
+        # Served sessions' events from other windows arrive through the shared log (§3.1).
+        self._watcher.start()
         if session_id is None:
             if after_sequence is not None:
                 raise ValueError("after_sequence needs a session_id")
@@ -362,6 +446,14 @@ class Engine:
         if after_sequence is None:
             after_sequence = await bus.last_sequence(session_id)
         return await bus.follow(session_id, after_sequence, listener)
+
+    def watch_sessions(self, listener: ListListener) -> Unsubscribe:
+        """Call ``listener`` with session-list changes made by any process on this history.
+
+        Creations, renames, deletions and status changes, in commit order, batched per poll
+        (``docs/design.md`` §3.1); returns an unsubscribe.
+        """
+        return self._watcher.on_list_change(listener)
 
     async def events_after(
         self, session_id: str, after_sequence: int, limit: int = 1000
@@ -398,6 +490,7 @@ class Engine:
 
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
+        await self._watcher.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
@@ -430,6 +523,7 @@ async def open_engine(
     approval_override: ApprovalMode | None = None,
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
+    lease_settings: LeaseSettings | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -473,6 +567,7 @@ async def open_engine(
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
+        leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
     )
     sessions = LiveSessions(
         services,

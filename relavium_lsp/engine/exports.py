@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from relavium_lsp.contracts.events import SessionExported
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
@@ -26,6 +27,7 @@ from relavium_lsp.export.documents import (
     render_export,
 )
 from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.store.plans import latest_plan
 
 
 async def full_transcript(
@@ -41,7 +43,15 @@ async def full_transcript(
 async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -> ExportOutcome:
     """Build an export without recording anything (the YAML/JSON work runs in a thread)."""
     record, messages = await full_transcript(services, session_id)
-    return await asyncio.to_thread(render_export, record, messages, fmt)
+    plan = await current_plan(services, session_id)
+    return await asyncio.to_thread(render_export, record, messages, fmt, plan)
+
+
+async def current_plan(services: EngineServices, session_id: str) -> list[PlanEntry] | None:
+    """The session's plan (its newest ``agent:plan_updated``), once emitted events are stored."""
+    await services.bus.drain(session_id)
+    latest = await services.store.run(lambda s: latest_plan(s, session_id))
+    return list(latest.entries) if latest is not None and latest.entries else None
 
 
 async def announce(

@@ -9,9 +9,11 @@ saved scaffold again, and :func:`fork_record` is the row a fork of a session sta
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
@@ -54,14 +56,17 @@ class ExportOutcome:
 
 
 def render_export(
-    record: AgentSessionRecord, messages: list[SessionMessage], fmt: ExportFormat
+    record: AgentSessionRecord,
+    messages: list[SessionMessage],
+    fmt: ExportFormat,
+    plan: Sequence[PlanEntry] | None = None,
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages)
+        content = export_jsonl(record, messages, plan)
         stem, suffix = record.id, JSONL_SUFFIX
     else:
-        document = build_workflow(record, messages)
+        document = build_workflow(record, messages, plan)
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX
     return ExportOutcome(

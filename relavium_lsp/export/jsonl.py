@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl_records import (
@@ -51,7 +52,11 @@ def _split_trailing_calls(
     return list(content[:split]), calls
 
 
-def _records(record: AgentSessionRecord, messages: Sequence[SessionMessage]) -> Iterator[WireModel]:
+def _records(
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
+) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
             id=record.id,
@@ -91,12 +96,23 @@ def _records(record: AgentSessionRecord, messages: Sequence[SessionMessage]) -> 
                     name=call.name,
                     args=call.args,
                 )
-    yield SessionCloseRecord(message_count=len(messages), turn_count=record.turn_count)
+    yield SessionCloseRecord(
+        message_count=len(messages),
+        turn_count=record.turn_count,
+        plan=list(plan) if plan else None,
+    )
 
 
-def export_jsonl(record: AgentSessionRecord, messages: Sequence[SessionMessage]) -> str:
-    """The transcript of a session and its visible messages (in sequence order)."""
-    return "".join(_line(item) + "\n" for item in _records(record, messages))
+def export_jsonl(
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
+) -> str:
+    """The transcript of a session and its visible messages (in sequence order).
+
+    ``plan`` (the agent's current plan) rides in the closing record when there is one.
+    """
+    return "".join(_line(item) + "\n" for item in _records(record, messages, plan))
 
 
 def _reject_constant(name: str) -> Any:

@@ -27,6 +27,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     CompactionMarker,
     InterruptionMarker,
@@ -122,6 +123,8 @@ class SessionCloseRecord(_Record):
     record: Literal["session-close"] = "session-close"
     message_count: int = Field(ge=0)
     turn_count: int = Field(ge=0)
+    # The agent's plan at export time (absent when it never made one).
+    plan: list[PlanEntry] | None = None
 
 
 MessageLikeRecord = MessageRecord | ToolResultRecord | CompactionRecord

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
 from relavium_lsp.contracts.mcp import split_exposed_name
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
@@ -83,9 +84,14 @@ def restore_template(text: str) -> str:
 
 
 def build_workflow(
-    record: AgentSessionRecord, messages: Sequence[SessionMessage]
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None = None,
 ) -> WorkflowDocument:
-    """The workflow scaffold for a session and its visible messages (in sequence order)."""
+    """The workflow scaffold for a session and its visible messages (in sequence order).
+
+    ``plan`` (the agent's current plan) goes into ``metadata.relaviumExport.plan``.
+    """
     nodes: list[WorkflowNode] = [InputNode(id="input", type="input")]
     for number, turn in enumerate(completed_turns(messages), start=1):
         prompt = neutralise_template(turn.prompt_text())
@@ -126,6 +132,7 @@ def build_workflow(
                 created_at=record.created_at,
                 updated_at=messages[-1].timestamp if messages else record.created_at,
                 messages=list(messages),
+                plan=list(plan) if plan else None,
             )
         ),
     )

@@ -43,6 +43,7 @@ REQUESTS = (
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
+SESSIONS_CHANGED = "relavium/sessionsChanged"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
 OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
 

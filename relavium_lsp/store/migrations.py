@@ -158,9 +158,67 @@ def _cache_token_columns(connection: Connection) -> None:
         )
 
 
+def _leases_and_changes(connection: Connection) -> None:
+    for statement in _LEASE_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_leases: which process runs a turn of a session right now (docs/design.md §7.1).
+# heartbeat_at is Unix time in seconds (every process on one machine shares the clock).
+# session_changes: a short log of list-visible changes, written by triggers so that no code
+# path can forget it; every process reads past the newest sequence it has seen (§3.1).
+_LEASE_STATEMENTS = (
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES agent_sessions (id),
+        owner_pid INTEGER NOT NULL,
+        owner_host TEXT NOT NULL,
+        owner_token TEXT NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        abort_requested INTEGER NOT NULL DEFAULT 0 CHECK (abort_requested IN (0, 1))
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('created', 'renamed', 'deleted', 'status'))
+    )
+    """,
+    """
+    CREATE TRIGGER session_changes_created AFTER INSERT ON agent_sessions
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'created');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_renamed AFTER UPDATE OF title ON agent_sessions
+    WHEN OLD.title IS NOT NEW.title
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'renamed');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_status AFTER UPDATE OF status ON agent_sessions
+    WHEN OLD.status IS NOT NEW.status
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'status');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_deleted AFTER UPDATE OF deleted_at ON agent_sessions
+    WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'deleted');
+    END
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
+    Migration(3, "turn leases and the session change log", _leases_and_changes),
 )
 
 

@@ -29,7 +29,7 @@ from relavium_lsp.contracts.session import (
     SessionTotals,
 )
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages, transfer
+from relavium_lsp.store import leases, listing, messages, transfer
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -158,9 +158,18 @@ class SessionStore:
         """Set the session's title."""
         self._update_session(session_id, "title = ?", (title,))
 
-    def soft_delete_session(self, session_id: str) -> None:
-        """Hide the session from lists and getters; nothing is erased."""
-        self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
+    def soft_delete_session(
+        self, session_id: str, *, clock: leases.LeaseClock | None = None
+    ) -> None:
+        """Hide the session from lists and getters; nothing is erased.
+
+        With ``clock``: refused (:class:`SessionRunningElsewhere`) while another process holds
+        a live lease on it, checked in the same transaction.
+        """
+        with write_transaction(self._connection):
+            if clock is not None:
+                leases.refuse_if_leased(self._connection, session_id, clock, "delete")
+            self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
 
     def set_exported_path(self, session_id: str, path: str) -> None:
         """Record where the session was last exported (it stays resumable)."""
@@ -178,22 +187,83 @@ class SessionStore:
         return int(row[0])
 
     def begin_turn(
-        self, session_id: str, content: Sequence[DurableContentPart], *, wait_for_disk: bool = True
+        self,
+        session_id: str,
+        content: Sequence[DurableContentPart],
+        *,
+        wait_for_disk: bool = True,
+        lease: tuple[str, leases.LeaseClock] | None = None,
     ) -> tuple[SessionMessage, int]:
         """Mark the session streaming, count the turn and append its user message — one commit.
 
         Returns the user message and the new turn count. With ``wait_for_disk=False`` the
         commit does not wait for its fsync (it is in the write-ahead log, so it survives the
         process being killed); the caller must then call :meth:`sync_log` (the engine does so
-        while the model request is already on its way, see ``engine.session``).
+        while the model request is already on its way, see ``engine.session``). With
+        ``lease`` (token, clock) the turn's lease is taken in the same commit, or the turn is
+        refused with :class:`SessionRunningElsewhere`.
         """
         connection = self._connection
         durability = contextlib.nullcontext() if wait_for_disk else relaxed_durability(connection)
         with durability, write_transaction(connection):
+            if lease is not None:
+                messages.require_session(connection, session_id)
+                leases.take_lease(connection, session_id, lease[0], lease[1])
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
             message = self.append_message(session_id, "user", content)
         return message, turn_count
+
+    def end_turn(self, session_id: str, token: str | None) -> bool:
+        """Release the turn's lease and make the session idle — one commit.
+
+        ``False`` (and nothing written) when the lease was no longer ours: another process
+        took it over, marked the turn and owns what happens to the session now.
+        """
+        with write_transaction(self._connection):
+            if token is not None and not leases.release_lease(self._connection, session_id, token):
+                return False
+            self.set_status(session_id, "idle")
+        return True
+
+    def acquire_lease(self, session_id: str, token: str, clock: leases.LeaseClock) -> None:
+        """Hold the session's lease (work other than a turn, e.g. compaction), or refuse."""
+        with write_transaction(self._connection):
+            messages.require_session(self._connection, session_id)
+            leases.take_lease(self._connection, session_id, token, clock)
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        """Drop a lease taken with :meth:`acquire_lease`."""
+        with write_transaction(self._connection):
+            return leases.release_lease(self._connection, session_id, token)
+
+    def renew_lease(self, session_id: str, token: str, now: float) -> bool | None:
+        """Heartbeat: ``None`` if the lease is lost, else whether an abort was requested."""
+        return leases.renew_lease(self._connection, session_id, token, now)
+
+    def read_lease(self, session_id: str) -> leases.Lease | None:
+        """The session's lease row, if a turn holds one."""
+        return leases.read_lease(self._connection, session_id)
+
+    def refuse_if_leased(self, session_id: str, clock: leases.LeaseClock, doing: str) -> None:
+        """Raise :class:`SessionRunningElsewhere` while another process runs a turn."""
+        lease = leases.read_lease(self._connection, session_id)
+        if lease is None or lease.owner_token in clock.own_tokens:
+            return
+        with write_transaction(self._connection):
+            leases.refuse_if_leased(self._connection, session_id, clock, doing)
+
+    def request_abort(self, session_id: str) -> leases.Lease | None:
+        """Ask the process holding the session's lease to abort its turn."""
+        return leases.request_abort(self._connection, session_id)
+
+    def recover_session(self, session_id: str, clock: leases.LeaseClock) -> leases.Lease | None:
+        """Settle a turn nobody runs any more; the live lease if another process runs one."""
+        return leases.recover_session(self._connection, session_id, clock)
+
+    def recover_abandoned(self, clock: leases.LeaseClock) -> list[str]:
+        """Settle every session whose turn's owner is gone; returns their ids."""
+        return leases.recover_abandoned(self._connection, clock)
 
     def _update_session(self, session_id: str, assignment: str, values: tuple[object, ...]) -> None:
         cursor = self._connection.execute(
@@ -417,6 +487,56 @@ class SessionStore:
             (session_id,),
         ).fetchone()
         return int(row[0])
+
+    # -- watching other processes (docs/design.md §3.1) ------------------------------------
+
+    def change_marks(self) -> tuple[int, int]:
+        """``(data_version, newest session-change seq)``: cheap marks of what changed.
+
+        ``PRAGMA data_version`` moves when *another* connection commits; the change log's
+        newest sequence moves with every list-visible change, ours included.
+        """
+        version = self._connection.execute("PRAGMA data_version").fetchone()[0]
+        newest = self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()[0]
+        return int(version), int(newest)
+
+    def newest_event_sequences(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """The newest event sequence of each of these sessions (those with events)."""
+        newest: dict[str, int] = {}
+        for start in range(0, len(session_ids), 500):
+            chunk = list(session_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._connection.execute(
+                "SELECT session_id, MAX(sequence_number) FROM session_events"  # noqa: S608
+                f" WHERE session_id IN ({marks}) GROUP BY session_id",
+                chunk,
+            ).fetchall()
+            newest.update((str(row[0]), int(row[1])) for row in rows)
+        return newest
+
+    def session_changes_after(self, seq: int, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(seq, session id, kind)`` of list-visible changes after ``seq``, oldest first."""
+        rows = self._connection.execute(
+            "SELECT seq, session_id, kind FROM session_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            (seq, max(1, limit)),
+        ).fetchall()
+        return [(int(row[0]), str(row[1]), str(row[2])) for row in rows]
+
+    def prune_session_changes(self, keep: int = 1000) -> None:
+        """Forget all but the newest ``keep`` changes (watchers only read the newest)."""
+        row = self._connection.execute(
+            "SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()
+        if int(row[1]) - int(row[0]) < 2 * keep:
+            return  # the common case: no write lock
+        with write_transaction(self._connection):
+            self._connection.execute(
+                "DELETE FROM session_changes"
+                " WHERE seq <= (SELECT MAX(seq) FROM session_changes) - ?",
+                (keep,),
+            )
 
     # -- artifacts --------------------------------------------------------------------------
 

@@ -51,7 +51,9 @@ class ToolLimits:
     list_max_entries: int = 2_000
     list_max_depth: int = 6
     search_max_matches: int = 500
-    search_max_files: int = 20_000
+    # Below the 50 KB the model sees whole (tools/bounding.py), so a search is never cut.
+    search_max_output_bytes: int = 48_000
+    find_max_results: int = 1_000
     search_max_file_bytes: int = 2 * 1024 * 1024
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0

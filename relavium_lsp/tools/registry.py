@@ -47,6 +47,7 @@ from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
 from relavium_lsp.tools.netguard import EgressGuard
+from relavium_lsp.tools.plan import plan_tools
 from relavium_lsp.tools.process import process_tools
 from relavium_lsp.tools.search import search_tools
 from relavium_lsp.tools.tool_output import tool_output_tools
@@ -313,6 +314,7 @@ def default_registry(
         *process_tools(limits),
         *git_tools(limits),
         *http_tools(guard, limits),
+        *plan_tools(),
         *tool_output_tools(),
     ]
     return ToolRegistry(definitions, sources)

@@ -30,6 +30,7 @@ export const Methods = {
   listModels: 'relavium/listModels',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
+  sessionsChanged: 'relavium/sessionsChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
 } as const;
@@ -58,11 +59,17 @@ export type ErrorCode =
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+export type PlanStatus = 'pending' | 'in_progress' | 'completed';
+
+export type PlanPriority = 'high' | 'medium' | 'low';
+
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
+
+export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
 
@@ -70,7 +77,8 @@ export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
 export type DomainErrorCode = ErrorCode | SessionErrorCode;
 
-export type SessionErrorCode = 'session_not_found' | 'session_busy' | 'session_ended';
+export type SessionErrorCode =
+  'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -129,6 +137,7 @@ export interface ResumeSessionResult {
   session: AgentSessionRecord;
   messages: SessionMessage[];
   lastEventSequence: number;
+  plan?: PlanEntry[];
 }
 
 /** `relavium/listSessions`. */
@@ -249,6 +258,11 @@ export interface EditorStateParams {
   selection?: LspRange;
 }
 
+/** `relavium/sessionsChanged` (server → client): the session list changed. */
+export interface SessionsChangedParams {
+  changes: SessionListChange[];
+}
+
 /** `relavium/requestApproval` (server → client). */
 export interface RequestApprovalParams {
   sessionId: string;
@@ -354,6 +368,13 @@ export interface AgentToolResultPayload {
   errorCode?: ErrorCode;
 }
 
+/** The agent replaced its plan (`entries` is the whole list; empty clears it). */
+export interface AgentPlanUpdatedPayload {
+  type: 'agent:plan_updated';
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
 /** Spend after one provider call. */
 export interface CostUpdatedPayload {
   type: 'cost:updated';
@@ -431,6 +452,7 @@ export type EventPayload =
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
   | AgentToolResultPayload
+  | AgentPlanUpdatedPayload
   | CostUpdatedPayload
   | TurnCompletedPayload
   | SessionCompactingPayload
@@ -617,6 +639,13 @@ export interface InterruptionMarker {
   reason: 'crash';
 }
 
+/** One step of the plan. */
+export interface PlanEntry {
+  content: string;
+  status: PlanStatus;
+  priority: PlanPriority;
+}
+
 /** One row of `listSessions`. */
 export interface SessionSummary {
   id: string;
@@ -699,6 +728,12 @@ export interface LspRange {
 export interface LspPosition {
   line: number;
   character: number;
+}
+
+/** One change to the session list, made by this window or another one. */
+export interface SessionListChange {
+  sessionId: string;
+  kind: SessionChangeKind;
 }
 
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */

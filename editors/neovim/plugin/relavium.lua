@@ -30,6 +30,10 @@ command('RelaviumSessions', function()
   relavium().sessions()
 end, { desc = 'Relavium: search sessions and resume one' })
 
+command('RelaviumSessionList', function()
+  relavium().session_list()
+end, { desc = 'Relavium: a session list that updates by itself' })
+
 command('RelaviumResume', function(opts)
   relavium().resume(opts.args)
 end, { nargs = 1, desc = 'Relavium: resume a session by id' })

@@ -150,6 +150,7 @@ async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result
         session=resumed.session,
         messages=resumed.messages,
         last_event_sequence=resumed.last_event_sequence,
+        plan=resumed.plan,
     )
 
 

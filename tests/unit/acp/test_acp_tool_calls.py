@@ -35,6 +35,8 @@ def test_file_tools_get_titles_kinds_and_resolved_locations(roots: ScopeRoots) -
     assert (listing.title, listing.kind) == ("List .", "read")
     search = describe_call("search_files", {"pattern": "needle", "path": "src"}, roots)
     assert (search.title, search.kind) == ("Search 'needle' in src", "search")
+    find = describe_call("find_files", {"pattern": "*.py"}, roots)
+    assert (find.title, find.kind) == ("Find '*.py' in .", "search")
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,12 @@ BUILT_INS = {
     "write_file",
     "list_directory",
     "search_files",
+    "find_files",
     "run_command",
     "git_status",
     "git_commit",
     "http_request",
+    "update_plan",
     "read_tool_output",
 }
 
@@ -56,6 +58,7 @@ def test_default_registry_has_every_built_in_with_classes() -> None:
     assert classes["run_command"] == "process" and classes["git_commit"] == "process"
     assert classes["http_request"] == "egress"
     assert classes["read_file"] == classes["git_status"] == "read"
+    assert classes["search_files"] == classes["find_files"] == "read"
     assert registry.get("git_commit").always_ask
     assert {registry.get(n).replay for n in ("write_file", "run_command", "http_request")} == {
         "side-effecting"

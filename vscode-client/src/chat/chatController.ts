@@ -21,6 +21,7 @@ import {
   type SendMessageParams,
   type SessionEvent,
   type SessionEventsResult,
+  type SessionsChangedParams,
   type StartSessionResult,
 } from '../protocol';
 import type { RelaviumServer } from '../server/relaviumServer';
@@ -143,6 +144,19 @@ export class ChatController implements vscode.Disposable {
   onSessionEvent(event: SessionEvent): void {
     this.run(this.model.applyEvent(event));
     this.changed();
+  }
+
+  /**
+   * `relavium/sessionsChanged`: refresh the sessions panel (it re-lists only while open), and
+   * say so when the chat shown here was deleted in another window.
+   */
+  onSessionsChanged(params: SessionsChangedParams): void {
+    this.post({ type: 'sessionsChanged' });
+    const shown = this.model.sessionId;
+    if (params.changes.some((change) => change.sessionId === shown && change.kind === 'deleted')) {
+      this.model.pushNotice('This chat was deleted in another window.', 'warning', 'deleted-elsewhere');
+      this.changed();
+    }
   }
 
   /** The connection state changed. */
@@ -284,6 +298,7 @@ export class ChatController implements vscode.Disposable {
           hasMore: page.hasMore,
           lastEventSequence: resumed.lastEventSequence,
           recentEvents,
+          ...(resumed.plan === undefined ? {} : { plan: resumed.plan }),
         }),
       );
     } catch (error) {

@@ -10,6 +10,7 @@
 import type {
   AgentSessionRecord,
   ApprovalDecision,
+  PlanEntry,
   RequestApprovalParams,
   SessionEvent,
   SessionMessage,
@@ -26,6 +27,7 @@ import type {
 } from '../shared/viewState';
 import { EventSequencer, type SequencerOutput } from './eventSequencer';
 import { OrphanEvents } from './orphanEvents';
+import { showPlan } from './plan';
 import { applyTurnEvent, runningTurnEvents, type TurnContext } from './turnEvents';
 import { itemsFromMessages, toolItemId } from './transcript';
 
@@ -43,6 +45,8 @@ export interface LoadedSession {
   lastEventSequence: number;
   /** Recent events from the durable log; a turn still running is replayed from them. */
   recentEvents?: readonly SessionEvent[];
+  /** The agent's current plan (`resumeSession`), shown below the transcript. */
+  plan?: readonly PlanEntry[];
 }
 
 function emptyFooter(): FooterView {
@@ -148,6 +152,7 @@ export class ChatModel implements TurnContext {
     const cutoff = first?.type === 'session:turn_started' ? first.userMessageSequence : Infinity;
     const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
     this.items = itemsFromMessages(messages, () => this.nextRev());
+    showPlan(this, loaded.plan ?? []);
     this.oldestSequence = messages[0]?.sequenceNumber;
     this.header = {
       sessionId: record.id,

@@ -10,6 +10,7 @@ import type { SessionEvent, TurnCompletedPayload } from '../protocol';
 import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '../shared/viewState';
 import type { ModelEffect } from './chatModel';
 import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { showPlan } from './plan';
 import { toolItemId } from './transcript';
 
 /** The running turn: which items it produced and whose text it answers. */
@@ -205,6 +206,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       }
       return [];
     }
+    case 'agent:plan_updated':
+      showPlan(ctx, event.entries, event.explanation);
+      return [];
     case 'cost:updated': {
       const counts = ctx.countsTowardTotals(event);
       const cacheRead = (ctx.footer.cacheReadTokens ?? 0) + (counts ? event.cacheReadTokens : 0);

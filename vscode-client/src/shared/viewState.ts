@@ -5,7 +5,7 @@
  * only the items whose revision moved (see `model/viewSync.ts`).
  */
 
-import type { ApprovalAction, ApprovalPreview, SessionStatus } from '../protocol';
+import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus } from '../protocol';
 
 export interface UserItem {
   kind: 'user';
@@ -70,7 +70,16 @@ export interface NoticeItem {
   tone: 'info' | 'warning';
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem;
+/** The agent's plan (`update_plan`): at most one, kept below the latest activity. */
+export interface PlanItem {
+  kind: 'plan';
+  id: string;
+  rev: number;
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem | PlanItem;
 
 export interface HeaderView {
   sessionId?: string;

@@ -14,6 +14,7 @@ import type { ViewPatch } from './viewState';
 export type HostToWebview =
   | { type: 'patch'; patch: ViewPatch }
   | { type: 'sessions'; query: string; sessions: SessionSummary[]; error?: string }
+  | { type: 'sessionsChanged' }
   | { type: 'setDraft'; text: string }
   | { type: 'focusInput' };
 

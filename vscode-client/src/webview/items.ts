@@ -14,6 +14,7 @@ import type {
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
 import { renderBlocks } from './markdownDom';
+import { renderPlan } from './planView';
 
 /** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
 export interface ItemContext {
@@ -171,6 +172,9 @@ export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
       break;
     case 'notice':
       node = element('div', `notice tone-${item.tone}`, item.text);
+      break;
+    case 'plan':
+      node = renderPlan(item);
       break;
   }
   node.dataset.itemId = item.id;

@@ -167,6 +167,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'sessions':
       sessions.show(message.query, message.sessions, message.error);
       break;
+    case 'sessionsChanged':
+      sessions.refresh();
+      break;
     case 'setDraft':
       composer.setDraft(message.text);
       break;

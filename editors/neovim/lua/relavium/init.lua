@@ -71,6 +71,12 @@ function M.sessions()
   require('relavium.sessions').pick()
 end
 
+--- `:RelaviumSessionList`: a list of this workspace's sessions that updates by itself.
+function M.session_list()
+  ensure_setup()
+  return require('relavium.session_list').open()
+end
+
 --- `:RelaviumResume {id}`: reopen a session with its transcript.
 function M.resume(session_id)
   ensure_setup()

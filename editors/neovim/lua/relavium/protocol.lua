@@ -34,6 +34,7 @@ M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
+M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
 
@@ -46,6 +47,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
   AGENT_TOOL_RESULT = 'agent:tool_result',
+  AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
   SESSION_TURN_COMPLETED = 'session:turn_completed',
   SESSION_COMPACTING = 'session:compacting',
@@ -121,6 +123,20 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   TOOL = 'tool',
 })
 
+--- `PlanStatus` values.
+M.PLAN_STATUS = closed('.PLAN_STATUS', {
+  PENDING = 'pending',
+  IN_PROGRESS = 'in_progress',
+  COMPLETED = 'completed',
+})
+
+--- `PlanPriority` values.
+M.PLAN_PRIORITY = closed('.PLAN_PRIORITY', {
+  HIGH = 'high',
+  MEDIUM = 'medium',
+  LOW = 'low',
+})
+
 --- `ApprovalAction` values.
 M.APPROVAL_ACTION = closed('.APPROVAL_ACTION', {
   FS_WRITE = 'fs_write',
@@ -145,6 +161,14 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `SessionChangeKind` values.
+M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
+  CREATED = 'created',
+  RENAMED = 'renamed',
+  DELETED = 'deleted',
+  STATUS = 'status',
+})
+
 --- `ApprovalDecision` values.
 M.APPROVAL_DECISION = closed('.APPROVAL_DECISION', {
   APPROVE = 'approve',
@@ -164,6 +188,7 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_NOT_FOUND = 'session_not_found',
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
+  SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
 })
 
 return closed('', M)

@@ -4,6 +4,7 @@
 --- text streams in as it arrives, tool calls / results / reasoning as folded blocks, and one
 --- `──` line when a turn completes (stop reason, tokens, cost) or an error line with its code.
 local format = require('relavium.format')
+local plan = require('relavium.plan')
 local protocol = require('relavium.protocol')
 
 local EVENT = protocol.EVENT_TYPE
@@ -130,6 +131,10 @@ handlers[EVENT.AGENT_TOOL_RESULT] = function(chat, event)
   local lines = { header }
   vim.list_extend(lines, format.body(event.outputSummary or ''))
   append_block(chat, lines, 'tool')
+end
+
+handlers[EVENT.AGENT_PLAN_UPDATED] = function(chat, event)
+  append_block(chat, plan.lines(event.entries, event.explanation), 'tool')
 end
 
 handlers[EVENT.COST_UPDATED] = function(chat, event)
