@@ -228,7 +228,7 @@ def _keychain(home: Path) -> Check:
     return Check("Keychain", "ok", f"{name} (database key and API keys are kept there)")
 
 
-def _key_available(home: Path) -> bool:
+def key_available(home: Path) -> bool:
     """Whether some key source exists, so that resolving the key will not create one."""
     if os.environ.get(KEY_ENV, "").strip() or os.path.lexists(home / KEY_FILE_NAME):
         return True
@@ -252,7 +252,7 @@ def _database(home: Path) -> Check:
                 name, "problem", f"{path} is a plain, unencrypted SQLite file",
                 "it was not written by relavium-lsp; move it away",
             )  # fmt: skip
-        if not _key_available(home):
+        if not key_available(home):
             return Check(
                 name,
                 "problem",

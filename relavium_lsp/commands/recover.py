@@ -16,7 +16,7 @@ from typing import Any
 
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.paths import history_db_path, relavium_home
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.keys import KEY_ENV, resolve_db_key
 from relavium_lsp.store.salvage import HistoryScan, recover_history, scan_history
 
 
@@ -34,11 +34,27 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_recover)
 
 
+def _no_key_message(path: Path) -> str | None:
+    """Why the database cannot be read (no key source: resolving would create a new key)."""
+    from relavium_lsp.commands.doctor import key_available
+
+    if key_available(relavium_home()):
+        return None
+    return (
+        f"{path} exists but no key was found ({KEY_ENV} unset, no keychain entry, no key "
+        "file); set the key it was created with — a new key would not open it"
+    )
+
+
 def run_recover(arguments: argparse.Namespace) -> int:
     """Recover; exit status 0 when every session was copied, 1 when some were lost."""
     path = history_db_path(arguments.history)
     if not path.exists():
         print(f"{path} does not exist; nothing to recover")
+        return 1
+    problem = _no_key_message(path)
+    if problem is not None:
+        print(f"cannot recover: {problem}")
         return 1
     try:
         recovery = recover_history(path, resolve_db_key(relavium_home()))
@@ -62,6 +78,10 @@ def run_check(history: str | None, *, as_json: bool) -> int:
     if not path.exists():
         print(f"{path} does not exist yet; nothing to check")
         return 0
+    problem = _no_key_message(path)
+    if problem is not None:
+        print(json.dumps({"ok": False, "error": problem}) if as_json else problem)
+        return 1
     try:
         scan = scan_history(path, resolve_db_key(relavium_home()))
     except RelaviumError as error:
