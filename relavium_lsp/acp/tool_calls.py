@@ -32,11 +32,19 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "search_files": "search",
     "find_files": "search",
     "write_file": "edit",
+    "edit_file": "edit",
     "run_command": "execute",
+    "terminal_start": "execute",
+    "terminal_output": "read",
+    "terminal_kill": "execute",
+    "update_plan": "think",
     "git_commit": "execute",
     "http_request": "fetch",
 }
-PATH_TOOLS = frozenset({"read_file", "write_file", "list_directory", "search_files", "find_files"})
+PATH_TOOLS = frozenset(
+    {"read_file", "write_file", "edit_file", "list_directory", "search_files", "find_files"}
+)
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 
 @dataclass(frozen=True)
@@ -123,7 +131,7 @@ def resolve_target(tool: str, raw: str, roots: ScopeRoots | None) -> Path | None
     if roots is None:
         return None
     try:
-        return resolve_in_scope(raw, roots, must_exist=False, for_write=tool == "write_file")
+        return resolve_in_scope(raw, roots, must_exist=False, for_write=tool in WRITE_TOOLS)
     except (RelaviumError, OSError, ValueError):
         return None
 
@@ -164,6 +172,8 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
                 title += f" (lines {line or 1}-{end or 'end'})"
         elif tool == "write_file":
             title = f"Write {shown}"
+        elif tool == "edit_file":
+            title = f"Edit {shown}"
         elif tool == "list_directory":
             title = f"List {shown}"
         else:
@@ -173,6 +183,13 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
         return CallDescription(_short(title), kind, target, locations)
     if tool == "run_command":
         title = _command_title(args)
+    elif tool == "terminal_start":
+        title = _command_title(args).replace("Run", "Start", 1) + " (background)"
+    elif tool in ("terminal_output", "terminal_kill"):
+        verb = "Read" if tool == "terminal_output" else "Stop"
+        title = f"{verb} terminal job {_string(args, 'jobId') or '?'}"
+    elif tool == "update_plan":
+        title = "Update the plan"
     elif tool == "http_request":
         title = _http_title(args)
     elif tool == "git_commit":

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.paths import history_db_path, relavium_home
-from relavium_lsp.store.keys import KEY_ENV, resolve_db_key
+from relavium_lsp.keychain import usable_keychain
+from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
+from relavium_lsp.store.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, resolve_db_key
 from relavium_lsp.store.salvage import HistoryScan, recover_history, scan_history
 
 
@@ -34,10 +36,21 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_recover)
 
 
+def key_available(home: Path) -> bool:
+    """Whether some key source exists, so that resolving the key will not create one."""
+    if os.environ.get(KEY_ENV, "").strip() or os.path.lexists(home / KEY_FILE_NAME):
+        return True
+    backend = usable_keychain()
+    if backend is None:
+        return False
+    try:
+        return backend.get_password(KEYRING_SERVICE, KEYRING_ACCOUNT) is not None
+    except Exception:  # a failing backend means the server will fall back to the key file
+        return False
+
+
 def _no_key_message(path: Path) -> str | None:
     """Why the database cannot be read (no key source: resolving would create a new key)."""
-    from relavium_lsp.commands.doctor import key_available
-
     if key_available(relavium_home()):
         return None
     return (

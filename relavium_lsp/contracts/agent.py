@@ -42,15 +42,24 @@ BUILTIN_TOOL_NAMES = frozenset(
     {
         "read_file",
         "write_file",
+        "edit_file",
         "list_directory",
         "search_files",
         "find_files",
         "run_command",
+        "terminal_start",
+        "terminal_output",
+        "terminal_kill",
         "git_status",
         "git_commit",
         "http_request",
-        "read_tool_output",
         "update_plan",
+        "editor_diagnostics",
+        "editor_symbols",
+        "editor_references",
+        "editor_definition",
+        "read_tool_output",
+        "delegate",
     }
 )
 
@@ -94,7 +103,9 @@ DEFAULT_AGENT = AgentDefinition(
         "You are Relavium, a careful coding assistant working inside the user's editor.\n"
         "Workspace: {{ctx.workingDir}}. Active file: {{ctx.activeFile}}. "
         "Selection: {{ctx.selection}}. Git ref: {{ctx.gitRef}}.\n"
-        "Use tools to read files before you change them. Keep answers short and concrete."
+        "Use tools to read files before you change them. Change existing files with "
+        "edit_file (exact text copied from the file → its replacement); use write_file only "
+        "to create a file. Keep answers short and concrete."
     ),
-    tools=["read_file", "write_file", "list_directory", "search_files", "git_status"],
+    tools=["read_file", "edit_file", "write_file", "list_directory", "search_files", "git_status"],
 )

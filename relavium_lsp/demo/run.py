@@ -73,7 +73,7 @@ class DemoRun:
             (f"Open {script.DEMO_SOURCE_PATH} and select lines", self._open_and_select),
             (f"{methods.START_SESSION}: context detected by the server", self._start_session),
             ("Ask about the selection", self._ask_about_selection),
-            ("Ask for a change: read_file, write_file, approval, edit", self._ask_for_change),
+            ("Ask for a change: read_file, edit_file, diff, approval", self._ask_for_change),
             ("The change on disk: git diff", self._show_diff),
             ("Close editor window 1 (shutdown, exit)", self._stop_server),
             (f"Editor window 2, a new server: {methods.RESUME_SESSION}", self._resume),

@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 from relavium_lsp.contracts.content import MediaPart
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode
 from relavium_lsp.tools.base import SideEffect, ToolCallContext
+from relavium_lsp.tools.host import FileChange
 
 ReplayClass = Literal["pure", "read-only", "side-effecting"]
 
@@ -58,6 +59,8 @@ class ToolLimits:
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0
     command_max_output_bytes: int = 1024 * 1024
+    terminal_max_jobs: int = 4
+    terminal_max_lifetime_s: float = 3600.0
     git_timeout_s: float = 30.0
     http_timeout_s: float = 30.0
     http_max_response_bytes: int = 2 * 1024 * 1024
@@ -85,7 +88,8 @@ class ApprovalNeed:
     ``scope_key`` is what "always allow for this session" remembers together with the tool
     id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace;
     ``protected`` (the matching pattern, see :mod:`~relavium_lsp.tools.protected`) makes the
-    call ask whatever the mode or remembered answers.
+    call ask whatever the mode or remembered answers; ``change`` is the file change a write
+    makes (its diff goes with the question).
     """
 
     action: ApprovalAction
@@ -93,6 +97,7 @@ class ApprovalNeed:
     scope_key: str
     inside_workspace: bool = False
     protected: str | None = None
+    change: FileChange | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,8 @@ class ToolDefinition(Generic[ArgsT]):
     ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
     ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
     ``input_schema`` is set for tools whose arguments are described by someone else's JSON
-    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it.
+    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it. ``available``
+    hides a tool from turns whose context cannot run it (no client support).
     """
 
     name: str
@@ -126,15 +132,41 @@ class ToolDefinition(Generic[ArgsT]):
     always_ask: bool = False
     bounded_by_artifact: bool = True
     input_schema: dict[str, Any] | None = None
+    # When set, the tool exists for a turn only if this says so (editor tools need a client
+    # that answers them); otherwise the model never sees it.
+    available: Callable[[ToolCallContext], bool] | None = None
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""
         if self.input_schema is not None:
             return dict(self.input_schema)
-        schema: dict[str, Any] = _without_titles(self.args_model.model_json_schema(by_alias=True))
+        schema: dict[str, Any] = _without_titles(
+            _inlined(self.args_model.model_json_schema(by_alias=True))
+        )
         # The class docstring is for developers; the tool description speaks to the model.
         schema.pop("description", None)
         return schema
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with nested models' ``$ref``s replaced by their definitions.
+
+    Some providers' tool-schema validators refuse ``$defs``; argument models never recurse.
+    """
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref")
+            if isinstance(reference, str) and reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 def _without_titles(node: Any) -> Any:

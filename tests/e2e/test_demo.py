@@ -105,7 +105,7 @@ def test_make_demo_runs_twice_with_real_effects(tmp_path: Path) -> None:
     nodes = {node["id"]: node for node in workflow["nodes"]}
     assert list(nodes) == ["input", "turn-1", "turn-2", "output"]
     assert nodes["turn-1"]["prompt_template"] == script.ASK_ABOUT_SELECTION
-    assert nodes["turn-2"]["tools"] == ["read_file", "write_file"]
+    assert nodes["turn-2"]["tools"] == ["read_file", "edit_file"]
     assert nodes["turn-2"]["agent_ref"] == "relavium-default"
 
     # The database is encrypted, and holds the session when opened with the demo's key.

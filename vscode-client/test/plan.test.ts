@@ -67,3 +67,48 @@ describe('ChatModel: the agent plan', () => {
     assert.equal(thePlan(model)?.entries[1]?.content, 'Fix the off-by-one');
   });
 });
+
+describe('ChatModel: live command output', () => {
+  it('shows the tail of agent:tool_output in the running card until the result', () => {
+    const model = new ChatModel();
+    model.startFresh(SESSION, 'relavium-default', 'test-model');
+    model.applyEvent(stamp(1, turnStarted(1)));
+    model.applyEvent(
+      stamp(2, { type: 'agent:tool_call', toolId: 'run_command', callId: 'c1', toolInput: {}, model: 'm' }),
+    );
+    model.applyEvent(
+      stamp(3, {
+        type: 'agent:tool_output',
+        toolId: 'run_command',
+        callId: 'c1',
+        text: 'a\n',
+        truncated: false,
+      }),
+    );
+    model.applyEvent(
+      stamp(4, {
+        type: 'agent:tool_output',
+        toolId: 'run_command',
+        callId: 'c1',
+        text: 'x'.repeat(5000),
+        truncated: false,
+      }),
+    );
+    const card = model.items.find((item) => item.kind === 'tool');
+    assert.ok(card?.kind === 'tool');
+    const live = card.liveOutput ?? '';
+    assert.equal(live.length, 4001);
+    assert.ok(live.startsWith('…'));
+    model.applyEvent(
+      stamp(5, {
+        type: 'agent:tool_result',
+        toolId: 'run_command',
+        callId: 'c1',
+        success: true,
+        outputSummary: 'done',
+        durationMs: 5,
+      }),
+    );
+    assert.equal(card.liveOutput, undefined);
+  });
+});

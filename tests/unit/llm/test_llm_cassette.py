@@ -225,14 +225,14 @@ async def test_offline_demo_conversation_replays():
         provider.stream(LlmRequest(model=OFFLINE_MODEL_ID, messages=tuple(history)))
     )
     (write_call,) = [c for c in write if isinstance(c, ToolCallEnd)]
-    assert write_call.name == "write_file"
-    assert write_call.args == {"path": demo.DEMO_SOURCE_PATH, "content": demo.DEMO_SOURCE_AFTER}
+    assert write_call.name == "edit_file"
+    assert write_call.args == {"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]}
     assert text_of(write) == demo.CHANGE_PREAMBLE
 
     history += [
         LlmMessage(
             role="assistant",
-            content=(ToolCallPart(id=write_call.id, name="write_file", args=write_call.args),),
+            content=(ToolCallPart(id=write_call.id, name="edit_file", args=write_call.args),),
         ),
         LlmMessage(role="tool", content=(ToolResultPart(tool_call_id=write_call.id, result="ok"),)),
     ]

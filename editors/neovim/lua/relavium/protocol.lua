@@ -32,11 +32,24 @@ M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
 M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
+M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
+M.REWIND = 'relavium/rewind'
+M.UNDO_REWIND = 'relavium/undoRewind'
+M.UPDATE_SESSION = 'relavium/updateSession'
+M.APPEND_MESSAGE = 'relavium/appendMessage'
+M.RESTORE_SESSION = 'relavium/restoreSession'
+M.PURGE_SESSION = 'relavium/purgeSession'
+M.LIST_ARTIFACTS = 'relavium/listArtifacts'
+M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.SESSION_MODELS = 'relavium/sessionModels'
+M.SET_MODEL = 'relavium/setModel'
+M.APPLY_CODE = 'relavium/applyCode'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
+M.EDITOR_QUERY = 'relavium/editorQuery' -- server → client request
 
 --- `type` of a `relavium/sessionEvent`.
 M.EVENT_TYPE = closed('.EVENT_TYPE', {
@@ -46,6 +59,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_REASONING = 'agent:reasoning',
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
+  AGENT_TOOL_OUTPUT = 'agent:tool_output',
   AGENT_TOOL_RESULT = 'agent:tool_result',
   AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
@@ -55,6 +69,9 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_TRIMMED = 'session:trimmed',
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
+  SESSION_REWOUND = 'session:rewound',
+  SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
@@ -86,6 +103,8 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   IDLE = 'idle',
   STREAMING = 'streaming',
   AWAITING_APPROVAL = 'awaiting_approval',
+  AWAITING_PEER = 'awaiting_peer',
+  FAILED = 'failed',
   ENDED = 'ended',
 })
 
@@ -113,6 +132,13 @@ M.ERROR_CODE = closed('.ERROR_CODE', {
   BUDGET_EXCEEDED = 'budget_exceeded',
   CANCELLED = 'cancelled',
   INTERNAL = 'internal',
+})
+
+--- `DescriptionSource` values.
+M.DESCRIPTION_SOURCE = closed('.DESCRIPTION_SOURCE', {
+  USER = 'user',
+  AGENT = 'agent',
+  INTROSPECTION = 'introspection',
 })
 
 --- `MessageRole` values.
@@ -174,6 +200,22 @@ M.APPROVAL_DECISION = closed('.APPROVAL_DECISION', {
   APPROVE = 'approve',
   REJECT = 'reject',
   APPROVE_ALWAYS = 'approve_always',
+})
+
+--- `EditorFeature` values.
+M.EDITOR_FEATURE = closed('.EDITOR_FEATURE', {
+  DIAGNOSTICS = 'diagnostics',
+  SYMBOLS = 'symbols',
+  REFERENCES = 'references',
+  DEFINITION = 'definition',
+})
+
+--- `DiagnosticSeverity` values.
+M.DIAGNOSTIC_SEVERITY = closed('.DIAGNOSTIC_SEVERITY', {
+  ERROR = 'error',
+  WARNING = 'warning',
+  INFORMATION = 'information',
+  HINT = 'hint',
 })
 
 --- `ApprovalMode` values.
