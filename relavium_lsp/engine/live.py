@@ -231,6 +231,7 @@ class LiveSessions:
                 return
             if session.evictable:
                 del self._live[session_id]
+                self._services.bus.release(session_id)
                 excess -= 1
 
     def clock(self) -> LeaseClock:
