@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
-from relavium_lsp.errors import StoreError
+from relavium_lsp.errors import DatabaseCorrupted, StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -91,9 +91,10 @@ class EventBus:
             return
         try:
             last = await self._store.run(lambda s: s.last_event_sequence(session_id))
-        except StoreError as error:  # a damaged event log must not keep a session from opening
-            _log.warning("following %s from the start: %s", session_id, error.message)
-            last = 0
+        except DatabaseCorrupted:
+            # A damaged event log must not keep the session from opening (issue 16): other
+            # windows' events go unseen here; the store has logged which file to recover.
+            return
         # Events up to ``last`` that a local pump has persisted but not delivered yet are
         # still delivered by it: the baseline only bounds what catch_up reads back.
         self._baseline.setdefault(session_id, last)
