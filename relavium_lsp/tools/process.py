@@ -14,12 +14,14 @@ import json
 import os
 import shlex
 import shutil
+from dataclasses import replace
 
 from pydantic import Field
 
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.command_changes import record_after, snapshot_before
 from relavium_lsp.tools.command_policy import CommandPolicy
 from relavium_lsp.tools.definition import (
     ApprovalNeed,
@@ -92,6 +94,8 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
         display = shlex.join(argv)
 
         async def run() -> ToolRun:
+            # The files it changes are checkpointed like the file tools' (§6.3).
+            before = await snapshot_before(ctx, cwd)
             result = await run_process(
                 [executable, *argv[1:]],
                 cwd=cwd,
@@ -99,7 +103,9 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
                 timeout_s=limits.command_timeout_s,
                 max_output_bytes=limits.command_max_output_bytes,
             )
-            return render_result(display, result, limits.command_timeout_s)
+            rendered = render_result(display, result, limits.command_timeout_s)
+            note = await record_after(ctx, before) if before is not None else ""
+            return replace(rendered, text=f"{rendered.text}\n{note}") if note else rendered
 
         return PreparedCall(
             run=run,
