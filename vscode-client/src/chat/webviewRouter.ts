@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
 import type { ApprovalBroker } from './approvals';
 import type { ChatController } from './chatController';
-import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
+import { deleteSession, exportCurrent, forkFromItem, renameSession, rewindToItem } from './sessionActions';
 
 /** What the router needs besides the controller. */
 export interface RouterDeps {
@@ -55,6 +55,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     }
     case 'fork':
       await forkFromItem(controller, message.itemId);
+      return;
+    case 'rewind':
+      await rewindToItem(controller, message.itemId);
       return;
     case 'copy':
       await vscode.env.clipboard.writeText(message.text);

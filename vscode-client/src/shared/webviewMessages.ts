@@ -26,6 +26,7 @@ export type WebviewToHost =
   | { type: 'openDiff'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
+  | { type: 'rewind'; itemId: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
   | { type: 'openLink'; href: string }
@@ -94,6 +95,7 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
       return id(message.callId) ? { type, callId: message.callId } : undefined;
     case 'retry':
     case 'fork':
+    case 'rewind':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
     case 'resume':
       return id(message.sessionId) ? { type, sessionId: message.sessionId } : undefined;

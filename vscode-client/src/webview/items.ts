@@ -43,6 +43,11 @@ function forkAction(item: UserItem | AssistantItem, context: ItemContext): HTMLE
   const button = actionButton('Fork from here', 'fork', { itemId: item.id });
   button.title = 'Start a new session with the conversation up to this message';
   actions.append(button);
+  if (item.kind === 'user') {
+    const restore = actionButton('Restore to here', 'rewind', { itemId: item.id });
+    restore.title = 'Put back the files the agent changed since this message, and continue from before it';
+    actions.append(restore);
+  }
   return [actions];
 }
 

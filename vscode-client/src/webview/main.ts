@@ -130,6 +130,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'openDiff', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
+    case 'rewind':
+      return { type: 'rewind', itemId: data.itemId ?? '' };
     case 'retry':
       return { type: 'retry', itemId: data.itemId ?? '' };
     case 'resume':
