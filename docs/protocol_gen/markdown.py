@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ from protocol_gen.shapes import (
     Protocol,
     TypeExpr,
 )
+from relavium_lsp.rpc_errors import DOMAIN_ERROR_CODES
 from relavium_lsp.server import methods
 
 
@@ -140,6 +141,30 @@ def _event_sections(protocol: Protocol, seen: list[type[BaseModel]]) -> Iterable
     yield ""
 
 
+ERRORS_NOTE = (
+    "Several editor windows share one history database, each with its own server. While one "
+    "runs a turn of a session it holds that session's lease; the others may read, watch, "
+    "export and abort it (`relavium/abortTurn` asks the owner through the database, and it "
+    "stops within one heartbeat), but `sendMessage`, `compactSession`, `deleteSession` and "
+    '`cancelSession` fail with `session_running_elsewhere` (show it as "running in another '
+    'window"). A lease whose owner died, or whose heartbeat is older than the lease timeout '
+    "(`RELAVIUM_LEASE_TIMEOUT_S`, default 15 s), is taken over: the cut turn gets one "
+    "interruption marker and the session lists as idle."
+)
+
+
+def _error_section() -> Iterator[str]:
+    yield "## Errors"
+    yield ""
+    yield "| `data.code` | JSON-RPC code |"
+    yield "| --- | --- |"
+    for kind, number in DOMAIN_ERROR_CODES.items():
+        yield f"| `{kind}` | {number} |"
+    yield ""
+    yield ERRORS_NOTE
+    yield ""
+
+
 def render(protocol: Protocol) -> str:
     """The whole reference document."""
     seen: list[type[BaseModel]] = []
@@ -155,6 +180,7 @@ def render(protocol: Protocol) -> str:
         "",
     ]
     lines.extend(_method_sections(protocol, seen))
+    lines.extend(_error_section())
     lines.extend(_event_sections(protocol, seen))
     lines.extend(["## Types", ""])
     for model in protocol.extra_types:

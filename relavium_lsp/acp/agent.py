@@ -75,6 +75,7 @@ from relavium_lsp.acp.tool_calls import CallBook
 from relavium_lsp.acp.updates import (
     EventMapper,
     message_chunk,
+    plan_update,
     prompt_response,
     session_info,
     title_from_prompt,
@@ -225,6 +226,7 @@ class RelaviumAcpAgent:
             outbox = self._require_outbox()
             for update in await self._views.replay(runtime, session):
                 outbox.push(session_id, update)
+            await self._announce_plan(runtime, session_id)
             self._announce_title(session)
             self._announce_commands(session_id)
             await outbox.flush()
@@ -246,6 +248,7 @@ class RelaviumAcpAgent:
             note_unsupported(additional_directories)
             session = await self._resume(runtime, session_id)
             self._mcp.bind(runtime, session_id, mcp_servers, session.record.context.working_dir)
+            await self._announce_plan(runtime, session_id)
             self._announce_title(session)
             self._announce_commands(session_id)
             await self._require_outbox().flush()
@@ -436,6 +439,12 @@ class RelaviumAcpAgent:
         session = await runtime.session(session_id)
         self._views.attach(session)
         return session
+
+    async def _announce_plan(self, runtime: Engine, session_id: str) -> None:
+        """Send the session's current plan, if the agent made one (a resumed client has none)."""
+        plan = await runtime.plan(session_id)
+        if plan:
+            self._require_outbox().push(session_id, plan_update(plan))
 
     def _announce_title(self, session: SessionSnapshot) -> None:
         record = session.record

@@ -41,6 +41,14 @@ class AcpToolDispatcher:
         """The registry's selection (built-ins and the session's MCP tools)."""
         return await self.registry.select(entries, ctx)
 
+    async def release_session(self, session_id: str) -> None:
+        """The session ended: the registry stops its background terminals."""
+        await self.registry.release_session(session_id)
+
+    async def close_resources(self) -> None:
+        """Shutdown: the registry stops every background terminal."""
+        await self.registry.close_resources()
+
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Record the call, then run it through the registry with a session-bound host."""
         roots = ScopeRoots.for_call(ctx)

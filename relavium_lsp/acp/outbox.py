@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
@@ -37,6 +38,7 @@ SessionUpdate = (
     | ConfigOptionUpdate
     | SessionInfoUpdate
     | UsageUpdate
+    | AgentPlanUpdate
 )
 UpdateSender = Callable[[str, SessionUpdate], Awaitable[None]]
 _log = logging.getLogger(__name__)

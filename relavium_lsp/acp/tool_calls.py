@@ -30,13 +30,20 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "read_tool_output": "read",
     "git_status": "read",
     "search_files": "search",
+    "find_files": "search",
     "write_file": "edit",
     "edit_file": "edit",
     "run_command": "execute",
+    "terminal_start": "execute",
+    "terminal_output": "read",
+    "terminal_kill": "execute",
+    "update_plan": "think",
     "git_commit": "execute",
     "http_request": "fetch",
 }
-PATH_TOOLS = frozenset({"read_file", "write_file", "edit_file", "list_directory", "search_files"})
+PATH_TOOLS = frozenset(
+    {"read_file", "write_file", "edit_file", "list_directory", "search_files", "find_files"}
+)
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 
@@ -171,10 +178,18 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
             title = f"List {shown}"
         else:
             pattern = _string(args, "pattern") or ""
-            title = f"Search {pattern!r} in {shown}"
+            verb = "Find" if tool == "find_files" else "Search"
+            title = f"{verb} {pattern!r} in {shown}"
         return CallDescription(_short(title), kind, target, locations)
     if tool == "run_command":
         title = _command_title(args)
+    elif tool == "terminal_start":
+        title = _command_title(args).replace("Run", "Start", 1) + " (background)"
+    elif tool in ("terminal_output", "terminal_kill"):
+        verb = "Read" if tool == "terminal_output" else "Stop"
+        title = f"{verb} terminal job {_string(args, 'jobId') or '?'}"
+    elif tool == "update_plan":
+        title = "Update the plan"
     elif tool == "http_request":
         title = _http_title(args)
     elif tool == "git_commit":

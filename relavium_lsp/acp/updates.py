@@ -10,6 +10,8 @@ engine event                ``session/update``
                             told yet, then ``completed`` / ``failed`` with the output summary
                             (and the ``diff`` of an applied write)
 ``cost:updated``            ``usage_update`` (tokens of the last call, context size, cost)
+``agent:plan_updated``      ``plan`` (the whole list of entries; resume and load send the
+                            current plan too)
 ==========================  ==================================================================
 
 Everything else is either carried by the prompt's answer (``turn_completed``) or has no ACP
@@ -23,10 +25,12 @@ from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     ContentToolCallContent,
     Cost,
     FileEditToolCallContent,
+    PlanEntry,
     PromptResponse,
     SessionInfo,
     SessionInfoUpdate,
@@ -53,6 +57,8 @@ from relavium_lsp.contracts.events import (
     TurnError,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import AgentPlanUpdated
+from relavium_lsp.contracts.plan import PlanEntry as OurPlanEntry
 from relavium_lsp.contracts.session import SessionSummary
 
 MICROCENTS_PER_DOLLAR = 100_000_000
@@ -120,6 +126,8 @@ class EventMapper:
             return self._tool_result(event.session_id, payload)
         if isinstance(payload, CostUpdated):
             return [self._usage(event.session_id, payload)]
+        if isinstance(payload, AgentPlanUpdated):
+            return [plan_update(payload.entries)]
         if isinstance(payload, TurnCompleted):
             self._book.forget_session(event.session_id)
         return []
@@ -173,6 +181,17 @@ class EventMapper:
                 amount=payload.cumulative_cost_microcents / MICROCENTS_PER_DOLLAR, currency="USD"
             )
         return UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
+
+
+def plan_update(entries: list[OurPlanEntry]) -> AgentPlanUpdate:
+    """The stable ``plan`` session update: the whole list (an empty list clears it)."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            PlanEntry(content=entry.content, priority=entry.priority, status=entry.status)
+            for entry in entries
+        ],
+    )
 
 
 def prompt_response(result: TurnResult) -> PromptResponse:

@@ -45,11 +45,21 @@ BUILTIN_TOOL_NAMES = frozenset(
         "edit_file",
         "list_directory",
         "search_files",
+        "find_files",
         "run_command",
+        "terminal_start",
+        "terminal_output",
+        "terminal_kill",
         "git_status",
         "git_commit",
         "http_request",
+        "update_plan",
+        "editor_diagnostics",
+        "editor_symbols",
+        "editor_references",
+        "editor_definition",
         "read_tool_output",
+        "delegate",
     }
 )
 

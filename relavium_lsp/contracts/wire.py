@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.diff import FileDiff
+from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
     ApprovalPreview,
@@ -18,13 +19,16 @@ from relavium_lsp.contracts.events import (
     TurnError,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
+    DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
     PartialSessionContext,
     SessionContext,
     SessionMessage,
     SessionStatus,
     SessionSummary,
+    check_metadata,
 )
 
 SessionId = str
@@ -47,6 +51,11 @@ class StartSessionParams(WireModel):
     context: PartialSessionContext | None = None
     title: str | None = Field(default=None, max_length=500)
     source: str | None = Field(default=None, min_length=1, max_length=64)
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
+    # Runtime hints and UI state (at most 16 KiB of JSON; stored and exported, never secrets).
+    metadata: dict[str, Any] | None = None
+
+    _metadata_size = field_validator("metadata")(check_metadata)
 
 
 class StartSessionResult(WireModel):
@@ -134,6 +143,8 @@ class ResumeSessionResult(WireModel):
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    # The agent's current plan (``update_plan``); absent when it never made one.
+    plan: list[PlanEntry] | None = None
 
 
 class ListSessionsParams(WireModel):
@@ -144,6 +155,8 @@ class ListSessionsParams(WireModel):
     status: SessionStatus | None = None
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
     cursor: str | None = Field(default=None, max_length=200)
+    # true: the deleted sessions instead (newest deletion first), which restoreSession brings back.
+    deleted: bool = False
 
 
 class ListSessionsResult(WireModel):
@@ -178,6 +191,27 @@ class SessionEventsResult(WireModel):
     """Result of ``relavium/sessionEvents``: wire envelopes in sequence order."""
 
     events: list[dict[str, Any]]
+
+
+SessionChangeKind = Literal["created", "renamed", "deleted", "status"]
+
+
+class SessionListChange(WireModel):
+    """One change to the session list, made by this window or another one."""
+
+    session_id: str
+    kind: SessionChangeKind
+
+
+class SessionsChangedParams(WireModel):
+    """``relavium/sessionsChanged`` (server → client): the session list changed.
+
+    Sent to every window on the history (within a fraction of a second of the commit, in
+    commit order) when a session is created, renamed, deleted or changes status — also when
+    another window did it. Clients re-list (``relavium/listSessions``).
+    """
+
+    changes: list[SessionListChange]
 
 
 class RenameSessionParams(_SessionRef):
@@ -420,6 +454,8 @@ class RelaviumClientCapabilities(WireModel):
     approvals: bool = False
     open_untitled: bool = False
     editor_state: bool = False
+    # The editor answers ``relavium/editorQuery`` for these (the matching tools exist then).
+    editor_tools: list[EditorFeature] = Field(default_factory=list)
 
 
 class InitializationOptions(WireModel):

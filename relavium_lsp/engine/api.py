@@ -14,19 +14,21 @@ objects. Events reach the outside through :meth:`Engine.subscribe`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.content import ContentPart, ToolResultPart
 from relavium_lsp.contracts.events import (
     CompactionReason,
     SessionCompacted,
@@ -35,26 +37,44 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnResult,
 )
+from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
+    HandoffRecord,
     SessionContext,
     SessionMessage,
     SessionStatus,
 )
-from relavium_lsp.contracts.wire import ListToolsResult
-from relavium_lsp.engine import exports
+from relavium_lsp.contracts.session_ops import ArtifactInfo
+from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
+from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
+from relavium_lsp.engine.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_effective_model,
+    with_first_model,
+)
 from relavium_lsp.engine.replay import replay_session
 from relavium_lsp.engine.rewind import list_turn_checkpoints
 from relavium_lsp.engine.rewind import rewind as rewind_session
 from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
-from relavium_lsp.errors import InvalidInput, SessionBusy
+from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
+from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -68,22 +88,28 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
-from relavium_lsp.tools.base import ToolDispatcher
+from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
+    "KEEP",
     "UNTITLED",
     "CompactionMode",
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "Keep",
+    "LeaseSettings",
+    "ListListener",
     "Listener",
     "ModelChoice",
     "ReplayReport",
     "ResumeResult",
+    "SessionListChange",
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
@@ -92,6 +118,7 @@ __all__ = [
     "open_engine",
 ]
 
+logger = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
@@ -102,6 +129,7 @@ class ResumeResult:
     session: AgentSessionRecord
     messages: list[SessionMessage]
     last_event_sequence: int
+    plan: list[PlanEntry] | None = None
 
 
 class Engine:
@@ -119,6 +147,7 @@ class Engine:
         self._live = sessions
         self._http = http
         self._models = ModelDirectory(http)
+        self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
 
@@ -131,10 +160,17 @@ class Engine:
         agent_ref: str | None = None,
         title: str | None = None,
         source: str = "cli",
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionSnapshot:
         """Open a new session for an agent (``session:started``)."""
         session = await self._live.create(
-            context=context, agent_ref=agent_ref, title=title, source=source
+            context=context,
+            agent_ref=agent_ref,
+            title=title,
+            source=source,
+            description=description,
+            metadata=metadata,
         )
         return session.snapshot()
 
@@ -143,26 +179,45 @@ class Engine:
         return (await self._live.get(session_id)).snapshot()
 
     async def resume(self, session_id: str) -> ResumeResult:
-        """Reload a session (ended ones become idle again) with its history tail."""
+        """Reload a session (ended ones become idle again) with its history tail.
+
+        A session another window is running is only read: its turn goes on untouched there,
+        and this process follows it through the shared event log (docs/design.md §7.1).
+        """
         session = await self._live.get(session_id)
-        if session.record.status == "ended":
-            await session.set_status("idle")
+        elsewhere = await self._live.running_elsewhere(session_id)
+        if elsewhere is None:
+            session.refresh(await self._live.require_record(session_id))
+            if session.record.status == "ended":
+                await session.set_status("idle")
+        else:
+            session.refresh(await self._live.require_record(session_id))
         snapshot = session.snapshot()
         budget = snapshot.context_window
         messages = await self._services.store.run(
             lambda s: s.load_tail_within_budget(session_id, budget)
         )
-        session.scope.emit(
-            SessionStarted(
-                agent_ref=snapshot.agent.id,
-                model=snapshot.model,
-                context=snapshot.record.context,
-                resumed=True,
+        if elsewhere is None:
+            session.scope.emit(
+                SessionStarted(
+                    agent_ref=snapshot.agent.id,
+                    model=snapshot.model,
+                    context=snapshot.record.context,
+                    resumed=True,
+                )
             )
-        )
-        last_event = await self._services.bus.last_sequence(session_id)
+        try:
+            last_event = await self._services.bus.last_sequence(session_id)
+        except DatabaseCorrupted as error:
+            # The messages are the transcript; a damaged event log must not lock a session
+            # out (issue 16). Replays start from nothing; the log line names the file.
+            logger.warning("resuming %s without its event log: %s", session_id, error.message)
+            last_event = 0
         return ResumeResult(
-            session=session.record, messages=messages, last_event_sequence=last_event
+            session=session.record,
+            messages=messages,
+            last_event_sequence=last_event,
+            plan=await self.plan(session_id),
         )
 
     async def send(
@@ -175,12 +230,32 @@ class Engine:
         return await (await self._live.get(session_id)).send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
-        """Abort the running turn of a session; ``False`` when none was running."""
+        """Abort the running turn of a session; ``False`` when none was running.
+
+        A turn another process runs is asked to stop through the database (its heartbeat
+        sees the request within one beat); this waits until it has let go of its lease.
+        """
         served = self._live.served(session_id)
-        if served is None:
-            await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return await served.abort()
+        await self._live.require_record(session_id)
+        lease = await self._services.store.run(lambda s: s.request_abort(session_id))
+        if lease is None:
             return False
-        return await served.abort()
+        await self._wait_for_release(session_id, lease.owner_token)
+        return True
+
+    async def _wait_for_release(self, session_id: str, token: str) -> None:
+        keeper = self._services.leases
+        settings = keeper.settings if keeper is not None else LeaseSettings()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.timeout_s + 2 * settings.heartbeat_s
+        while loop.time() < deadline:
+            lease = await self._live.recover(session_id)
+            if lease is None or lease.owner_token != token:
+                return
+            # Polling the owner's lease row is the only channel between the processes.
+            await asyncio.sleep(settings.heartbeat_s / 4)
 
     def is_running(self, session_id: str) -> bool:
         """Whether this process is running a turn of the session right now."""
@@ -189,7 +264,18 @@ class Engine:
 
     async def cancel(self, session_id: str) -> None:
         """End a session (``session:cancelled``); it stays resumable by id."""
-        await (await self._live.get(session_id)).cancel()
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "end")
+        await session.cancel()
+
+    async def _refuse_if_running_elsewhere(self, session_id: str, doing: str) -> None:
+        lease = await self._live.running_elsewhere(session_id)
+        if lease is not None:
+            raise SessionRunningElsewhere(
+                f"session {session_id} is running a turn in another window (process "
+                f"{lease.owner_pid}); {doing} it when that turn has finished, or abort it"
+            )
 
     async def compact(
         self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
@@ -222,6 +308,21 @@ class Engine:
         )
         return session.snapshot()
 
+    async def current_model(self, session_id: str) -> ModelChoice:
+        """The model the session asks first now (after any :meth:`set_model`)."""
+        return first_choice((await self._live.get(session_id)).chain)
+
+    async def apply_code(self, session_id: str, path: str, content: str) -> ToolResultPart:
+        """Write a code block the user applies, as the agent's ``write_file`` would.
+
+        Same jail, approval and undoable editor edit as a turn's write (see
+        :mod:`relavium_lsp.engine.user_edit`); the answer is the tool's result.
+        """
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "apply code to")
+        return await apply_user_edit(session, path, content, new_call_id())
+
     def set_approval_override(self, mode: ApprovalMode | None) -> None:
         """The editor's own approval setting changed (``None``: the configuration's rules).
 
@@ -239,13 +340,49 @@ class Engine:
         if served is not None:
             served.record = served.record.model_copy(update={"title": title})
 
+    async def update_details(
+        self,
+        session_id: str,
+        *,
+        description: str | Keep | None = KEEP,
+        metadata: dict[str, Any] | Keep | None = KEEP,
+    ) -> AgentSessionRecord:
+        """Set a session's description (written by the user) and/or metadata."""
+        return await session_admin.update_details(
+            self._services, self._live, session_id, description=description, metadata=metadata
+        )
+
+    async def append_note(
+        self, session_id: str, role: Literal["user", "system"], text: str
+    ) -> SessionMessage:
+        """Add a user or system note to the transcript without calling the model."""
+        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+
+    async def restore(self, session_id: str) -> AgentSessionRecord:
+        """Undo a soft delete."""
+        return await session_admin.restore(self._services, session_id)
+
+    async def purge(self, session_id: str) -> PurgeReport:
+        """Erase a session and its delegated children for good (rows, index, media)."""
+        return await session_admin.purge(self._services, self._live, session_id)
+
+    async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """A session's stored full tool outputs, oldest first."""
+        return await session_admin.list_artifacts(self._services, self._live, session_id)
+
+    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""
         served = self._live.served(session_id)
         if served is not None and served.busy:
             raise SessionBusy(f"session {session_id} is running a turn; abort it first")
         await self._live.require_record(session_id)
-        await self._services.store.run(lambda s: s.soft_delete_session(session_id))
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
         # A deleted session's file checkpoints go with it (their blobs unless shared).
         await self._services.store.run(
             lambda s: delete_session_checkpoints(s.connection, session_id)
@@ -309,9 +446,18 @@ class Engine:
     # -- reading ----------------------------------------------------------------------------
 
     async def record(self, session_id: str) -> AgentSessionRecord:
-        """A session's row (the served copy if this process serves it; nothing is loaded)."""
+        """A session's row (the served copy while this process runs its turn; nothing is loaded).
+
+        Otherwise the stored row: another window may have run turns meanwhile.
+        """
         served = self._live.served(session_id)
-        return served.record if served is not None else await self._live.require_record(session_id)
+        if served is not None and served.busy:
+            return served.record
+        record = await self._live.require_record(session_id)
+        if served is None:
+            return record
+        served.refresh(record)
+        return served.record
 
     async def list_sessions(
         self,
@@ -321,11 +467,24 @@ class Engine:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
-        """Sessions newest first, filtered (``query`` is full-text) and paged."""
+        """Sessions newest first, filtered (``query`` is full-text) and paged.
+
+        ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
+        Turns whose process is gone are settled first, so they list as idle (docs/design.md
+        §7.1) without anyone resuming them.
+        """
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.recover_abandoned(clock))
         return await self._services.store.run(
             lambda s: s.list_sessions(
-                workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
+                workspace=workspace,
+                status=status,
+                query=query,
+                limit=limit,
+                cursor=cursor,
+                deleted=deleted,
             )
         )
 
@@ -344,9 +503,19 @@ class Engine:
         """A session's row and every visible message, read in one consistent snapshot."""
         return await exports.full_transcript(self._services, session_id)
 
+    async def plan(self, session_id: str) -> list[PlanEntry] | None:
+        """The agent's current plan (``update_plan``), or ``None`` when it has none."""
+        await self._live.require_record(session_id)
+        return await exports.current_plan(self._services, session_id)
+
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
-        """The agents of a workspace (always including the default agent)."""
-        return list((await self._live.workspace_config(working_dir)).agents.values())
+        """The agents of a workspace (always including the default agent).
+
+        Each names the model and provider it would ask first, also when that comes from the
+        workspace's default model rather than the agent's own file.
+        """
+        config = await self._live.workspace_config(working_dir)
+        return [with_effective_model(agent, config) for agent in config.agents.values()]
 
     async def list_tools(
         self, *, session_id: str | None, working_dir: str | None, start: bool
@@ -402,6 +571,8 @@ class Engine:
         number, then live events, each exactly once and without a gap.
         """
         bus = self._services.bus
+        # Served sessions' events from other windows arrive through the shared log (§3.1).
+        self._watcher.start()
         if session_id is None:
             if after_sequence is not None:
                 raise ValueError("after_sequence needs a session_id")
@@ -409,6 +580,14 @@ class Engine:
         if after_sequence is None:
             after_sequence = await bus.last_sequence(session_id)
         return await bus.follow(session_id, after_sequence, listener)
+
+    def watch_sessions(self, listener: ListListener) -> Unsubscribe:
+        """Call ``listener`` with session-list changes made by any process on this history.
+
+        Creations, renames, deletions and status changes, in commit order, batched per poll
+        (``docs/design.md`` §3.1); returns an unsubscribe.
+        """
+        return self._watcher.on_list_change(listener)
 
     async def events_after(
         self, session_id: str, after_sequence: int, limit: int = 1000
@@ -445,10 +624,12 @@ class Engine:
 
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
+        await self._watcher.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
         finally:
+            await close_tools(self._services.tools)
             if self.mcp is not None:
                 await self.mcp.close()
             await self._http.aclose()
@@ -477,6 +658,7 @@ async def open_engine(
     approval_override: ApprovalMode | None = None,
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
+    lease_settings: LeaseSettings | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -520,6 +702,7 @@ async def open_engine(
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
+        leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
     )
     sessions = LiveSessions(
         services,

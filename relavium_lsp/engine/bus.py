@@ -10,6 +10,12 @@ per-session pump writes whatever has queued up in one transaction, then delivers
 write is in flight new events accumulate, so under a fast token stream batches grow instead
 of the stream slowing down. Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of
 the same model in a batch are merged into one event — coalesced, never reordered or dropped.
+
+A *watched* session (one this process serves) also gets the events other processes write:
+:meth:`EventBus.catch_up` reads the durable log past the newest sequence delivered, and a
+local batch whose numbers jump past that first delivers the gap from the log — so every
+listener sees one gapless sequence, in order, whichever process wrote it (``docs/design.md``
+§3.1).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -64,6 +71,55 @@ class EventBus:
         self._store = store
         self._channels: dict[str, _Channel] = {}
         self._listeners: list[Listener] = []
+        # Per session: the newest sequence delivered here, where watching began, and a lock
+        # that keeps local and read-back deliveries of one session in order.
+        self._delivered: dict[str, int] = {}
+        self._baseline: dict[str, int] = {}
+        self._delivery_locks: dict[str, asyncio.Lock] = {}
+
+    def watched(self) -> list[str]:
+        """The sessions whose events from other processes this bus delivers."""
+        return list(self._baseline)
+
+    def delivered_through(self, session_id: str) -> int:
+        """The newest sequence number of a watched session this bus has caught up to."""
+        return max(self._delivered.get(session_id, 0), self._baseline.get(session_id, 0))
+
+    async def watch(self, session_id: str) -> None:
+        """Deliver this session's events written by other processes from now on."""
+        if session_id in self._baseline:
+            return
+        last = await self._store.run(lambda s: s.last_event_sequence(session_id))
+        # Events up to ``last`` that a local pump has persisted but not delivered yet are
+        # still delivered by it: the baseline only bounds what catch_up reads back.
+        self._baseline.setdefault(session_id, last)
+
+    def unwatch(self, session_id: str) -> None:
+        """Stop following a session's events from other processes."""
+        self._baseline.pop(session_id, None)
+
+    async def catch_up(self, session_id: str) -> int:
+        """Deliver a watched session's events other processes committed; returns how many."""
+        if session_id not in self._baseline:
+            return 0
+        count = 0
+        async with self._lock(session_id):
+            while True:
+                after = self.delivered_through(session_id)
+                page = await self._store.run(
+                    lambda s, after=after: s.events_after(session_id, after, BACKLOG_PAGE)  # type: ignore[misc]
+                )
+                for event in page:
+                    self._deliver(event)
+                count += len(page)
+                if len(page) < BACKLOG_PAGE:
+                    return count
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        lock = self._delivery_locks.get(session_id)
+        if lock is None:
+            lock = self._delivery_locks[session_id] = asyncio.Lock()
+        return lock
 
     def subscribe(self, listener: Listener) -> Unsubscribe:
         """Call ``listener`` with every stamped event, in order; returns an unsubscribe."""
@@ -156,8 +212,11 @@ class EventBus:
                 batch = coalesce(channel.pending)
                 channel.pending = []
                 stamped = await self._persist(session_id, batch)
-                for event in stamped:
-                    self._deliver(event)
+                if session_id in self._baseline and stamped:
+                    await self._deliver_watched(session_id, stamped)
+                else:
+                    for event in stamped:
+                        self._deliver(event)
         finally:
             # Also reached when the loop shuts down mid-write: the next emit starts a new pump.
             channel.pump = None
@@ -168,13 +227,34 @@ class EventBus:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:
             raise
+        except StoreError as error:  # a damaged file, a full disk: explained, no traceback
+            _log.warning("could not persist %d event(s): %s", len(batch), error.message)
+            return []
         except Exception:
             # Losing a batch is better than wedging every later event behind it; the message
             # transcript (written separately) stays the source of truth.
             _log.exception("could not persist %d event(s) for session %s", len(batch), session_id)
             return []
 
+    async def _deliver_watched(self, session_id: str, stamped: list[StampedEvent]) -> None:
+        """Deliver a local batch of a watched session after any gap other processes left."""
+        async with self._lock(session_id):
+            after = self.delivered_through(session_id)
+            first = stamped[0].sequence_number
+            if first > after + 1:
+                gap = await self._store.run(
+                    lambda s: s.events_after(session_id, after, first - after - 1)
+                )
+                for event in gap:
+                    self._deliver(event)
+            for event in stamped:
+                if event.sequence_number > self._delivered.get(session_id, 0):
+                    self._deliver(event)
+
     def _deliver(self, event: StampedEvent) -> None:
+        session_id = event.session_id
+        if event.sequence_number > self._delivered.get(session_id, 0):
+            self._delivered[session_id] = event.sequence_number
         for listener in list(self._listeners):
             _call(listener, event)
 

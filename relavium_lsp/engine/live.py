@@ -4,40 +4,39 @@
 objects. A session is loaded from the store the first time anything needs it (one load per
 id, however many requests race for it), with its agent snapshot, the workspace's current
 configuration and a freshly resolved model chain; a turn a crash cut short is marked then.
-It is the engine's own bookkeeping — outer layers reach sessions through ``Engine``.
+Loading never touches a turn another process runs (its lease is live); a turn whose owner is
+gone is marked interrupted once, by whichever process looks first. It is the engine's own
+bookkeeping — outer layers reach sessions through ``Engine``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.config.merge import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.events import SessionStarted
-from relavium_lsp.contracts.session import (
-    AgentSessionRecord,
-    FsScopeTier,
-    InterruptionMarker,
-    SessionContext,
-    SessionMessage,
-)
+from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
+from relavium_lsp.engine.delegation import ChildSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.secret_shapes import secret_reason
+from relavium_lsp.store.leases import Lease, LeaseClock, this_host
 from relavium_lsp.store.models import utc_timestamp
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
 ConfigLoader = Callable[[Path | None], WorkspaceConfig]
-INTERRUPTED_NOTE = "[The previous turn was interrupted before it finished (the server stopped).]"
 
 
 def effective_scope_tier(context: SessionContext, configured: FsScopeTier) -> FsScopeTier:
@@ -86,6 +85,7 @@ class LiveSessions:
     def forget(self, session_id: str) -> None:
         """Stop serving a session (it was deleted)."""
         self._live.pop(session_id, None)
+        self._services.bus.unwatch(session_id)
 
     async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
         """The merged configuration for a workspace (re-read each time: files change)."""
@@ -103,14 +103,27 @@ class LiveSessions:
         agent_ref: str | None,
         title: str | None,
         source: str,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
+        cost_cap: int | None = None,
     ) -> AgentSession:
-        """Open a new session for an agent, persist its row and announce it."""
+        """Open a new session for an agent, persist its row and announce it.
+
+        A delegated child names its ``parent_session_id`` and may spend at most ``cost_cap``
+        (what is left under its parent's cap) before its turn fails.
+        """
         for name, value in (context.variables or {}).items():
             # Every front end (the LSP answers InvalidParams before it gets here).
             reason = secret_reason(value)
             if reason is not None:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
+        if cost_cap is not None:
+            capped = config.policy.model_copy(
+                update={"max_cost_microcents": cost_cap, "on_exceed": "fail"}
+            )
+            config = dataclasses.replace(config, policy=capped)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
@@ -127,8 +140,13 @@ class LiveSessions:
             source=source,
             created_at=now,
             updated_at=now,
+            description=description,
+            description_source=None if description is None else "user",
+            metadata=metadata,
+            parent_session_id=parent_session_id,
         )
         await self._services.store.run(lambda s: s.create_session(record))
+        await self._services.bus.watch(record.id)
         session = self._make_live(record, agent, config, chain)
         session.scope.emit(
             SessionStarted(agent_ref=agent.id, model=chain[0].model, context=record.context)
@@ -147,12 +165,19 @@ class LiveSessions:
                 live = self._live.get(session_id)
                 if live is not None:
                     return live
+                await self.require_record(session_id)
+                await self.recover(session_id)
                 record = await self.require_record(session_id)
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
                 chain = await self.chain_for(agent, config)
+                # Served here: follow what other windows write to it too (docs/design.md §3.1).
+                await self._services.bus.watch(session_id)
                 session = self._make_live(record, agent, config, chain)
-                await self._recover_interrupted_turn(session)
+                # What its delegated children spent counts toward its cap (§2.5).
+                session.governor.children_microcents = await self._services.store.run(
+                    lambda s: s.descendants_cost(session_id)
+                )
                 return session
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown
@@ -184,22 +209,32 @@ class LiveSessions:
         session = AgentSession(
             record, agent=agent, policy=config.policy, chain=chain, services=self._services
         )
+        session.scope.delegator = ChildSessions(session, self)
         self._live[record.id] = session
         return session
 
-    async def _recover_interrupted_turn(self, session: AgentSession) -> None:
-        """Mark a turn a crash cut short, so history reads as what really happened."""
-        store = self._services.store
-        last = await store.run(lambda s: s.last_message(session.id))
-        if last is not None and not _ends_a_turn(last):
-            marker = InterruptionMarker(interrupted_after_sequence=last.sequence_number)
-            await store.run(
-                lambda s: s.append_message(
-                    session.id, "system", [TextPart(text=INTERRUPTED_NOTE)], interruption=marker
-                )
-            )
-        if session.record.status in ("streaming", "awaiting_approval"):
-            await session.set_status("idle")
+    def clock(self) -> LeaseClock:
+        """The facts a lease decision needs now (a private store's engine has no keeper)."""
+        leases = self._services.leases
+        if leases is not None:
+            return leases.clock()
+        return LeaseClock(now=time.time(), timeout_s=0.0, host=this_host(), pid=os.getpid())
+
+    async def recover(self, session_id: str) -> Lease | None:
+        """Settle a turn a crash cut short; the live lease if another process runs a turn.
+
+        Never writes into a live lease (docs/design.md §7.1): reading a session another
+        window is running leaves it alone.
+        """
+        clock = self.clock()
+        return await self._services.store.run(lambda s: s.recover_session(session_id, clock))
+
+    async def running_elsewhere(self, session_id: str) -> Lease | None:
+        """The lease another process holds on the session right now, if any."""
+        served = self._live.get(session_id)
+        if served is not None and served.busy:
+            return None
+        return await self.recover(session_id)
 
 
 def pick_agent(config: WorkspaceConfig, agent_ref: str | None) -> AgentDefinition:
@@ -214,12 +249,3 @@ def pick_agent(config: WorkspaceConfig, agent_ref: str | None) -> AgentDefinitio
     if len(custom) == 1:
         return custom[0]
     return config.agents.get(DEFAULT_AGENT.id, DEFAULT_AGENT)
-
-
-def _ends_a_turn(message: SessionMessage) -> bool:
-    """Whether history may rest on this message (a final answer or a system marker)."""
-    if message.role == "system":
-        return True
-    if message.role != "assistant":
-        return False
-    return not any(isinstance(part, ToolCallPart) for part in message.content)

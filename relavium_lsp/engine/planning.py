@@ -49,6 +49,7 @@ async def plan_turn(
         journal=None
         if user_sequence is None
         else TurnJournal(scope.store, session.id, user_sequence),
+        delegator=scope.delegator,
     )
     # Resolving may start MCP servers (or ask to trust a project's): it is the turn's work.
     selection = await scope.tools.select(agent.tools, tool_context)
@@ -69,6 +70,7 @@ async def plan_turn(
         max_tokens=agent.max_tokens,
         max_tool_turns=session.policy.max_tool_turns,
         tool_context=tool_context,
+        agent_slug=agent.id,
     )
 
 

@@ -26,9 +26,10 @@ from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.leases import LeaseKeeper
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
-from relavium_lsp.tools.base import ApprovalMemory, ToolDispatcher
+from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
 
 StatusSetter = Callable[[SessionStatus], Awaitable[None]]
@@ -46,6 +47,9 @@ class EngineServices:
     temp_dir: Path
     # Folders no tool may touch (the history database's, when it is not the default).
     protected_paths: tuple[Path, ...] = ()
+    # Turn leases shared with other processes on the same database (None: a private store,
+    # as in a replay's throw-away engine, needs none).
+    leases: LeaseKeeper | None = None
 
 
 class SessionScope:
@@ -66,10 +70,13 @@ class SessionScope:
         self.host = services.host
         self.temp_dir = services.temp_dir
         self.protected_paths = services.protected_paths
+        self.leases = services.leases
         self.approvals = ApprovalMemory()
         self._bus = services.bus
         self._approval_timeout_s = approval_timeout_s
         self._set_status = set_status
+        # Runs the ``delegate`` tool's child sessions (set by the engine, §2.5).
+        self.delegator: Delegator | None = None
 
     def emit(self, payload: EventPayload) -> None:
         """Emit an event of this session (never blocks; the bus stamps and persists it)."""

@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
@@ -45,8 +45,18 @@ from relavium_lsp.engine.planning import plan_turn
 from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
+from relavium_lsp.errors import (
+    DiskFull,
+    InvalidInput,
+    SessionBusy,
+    SessionEnded,
+    SessionNotFound,
+    SessionRunningElsewhere,
+    StoreError,
+)
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
@@ -94,10 +104,18 @@ class AgentSession:
         self.policy = policy
         self.chain = tuple(chain)
         self._turn: asyncio.Task[TurnResult] | None = None
+        # A code block the user applies (``engine/user_edit.py``) keeps turns out meanwhile.
+        self.user_edit: asyncio.Future[Any] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
+        # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
+        # whether another process took it over (then this turn must leave the store alone).
+        self._lease_token: str | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._lease_lost = False
+        self._in_turn_body = False  # a heartbeat may stop the turn only while it runs
         self.scope = SessionScope(
             services,
             record.id,
@@ -114,7 +132,9 @@ class AgentSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a turn is running."""
+        """Whether a turn (or a user's code-block edit) is running."""
+        if self.user_edit is not None and not self.user_edit.done():
+            return True
         return self._turn is not None and not self._turn.done()
 
     def snapshot(self) -> SessionSnapshot:
@@ -132,14 +152,35 @@ class AgentSession:
         self.chain = tuple(chain)
         self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
 
+    def refresh(self, record: AgentSessionRecord) -> None:
+        """Take the stored row (another process may have run turns meanwhile) while idle here.
+
+        The model this process chose for the session (:meth:`use_chain`) stays.
+        """
+        if self.busy:
+            return
+        self.record = record.model_copy(update={"model_id": self.record.model_id})
+        self.governor.totals = record.totals
+
     async def set_status(self, status: SessionStatus) -> None:
         """Persist a status change."""
+        if self._lease_lost:
+            return  # another process took the turn over and settled the session
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
-    async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
-        """Append the user's message and run one turn; returns when the turn settles."""
+    async def send_message(
+        self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        ``author`` names the agent that wrote the message when it is not the user (a
+        delegated task carries the delegating agent, §2.5).
+        """
         if self.record.status == "ended":
             raise SessionEnded(f"session {self.id} was cancelled; resume it to continue")
         if self.busy:
@@ -151,8 +192,9 @@ class AgentSession:
             durable = de_inline(parts, self.scope.media)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
+        await self._refuse_if_running_elsewhere("send to")
         self._cancel_pending_checkpoint()
-        task = asyncio.create_task(self._run_turn(durable))
+        task = asyncio.create_task(self._run_turn(durable, author))
         self._turn = task
         try:
             return await asyncio.shield(task)
@@ -176,6 +218,7 @@ class AgentSession:
     async def cancel(self) -> None:
         """End the session (terminal event); it can still be resumed later by id."""
         await self.abort()
+        await release_session_tools(self.scope.tools, self.id)  # its background terminals
         await self.set_status("ended")
         self.scope.emit(SessionCancelled())
         await self.scope.flush_events()
@@ -183,26 +226,105 @@ class AgentSession:
     async def compact(
         self, *, mode: CompactionMode, reason: CompactionReason = "manual"
     ) -> SessionCompacted | SessionTrimmed:
-        """Compact the visible history now."""
+        """Compact the visible history now (holding the session's lease meanwhile)."""
         if self.busy:
             raise SessionBusy(f"session {self.id} is running a turn; compact it afterwards")
-        event = await self._compactor.compact(
-            reason=reason,
-            mode=mode,
-            chain=self.chain,
-            context_window=self.context_window(),
-            keep_messages=self.policy.max_messages // 2 if self.policy.max_messages else None,
-        )
+        leases = self.scope.leases
+        token = None
+        if leases is not None:
+            token = leases.new_token()
+            clock = leases.clock()
+            try:
+                await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
+            except BaseException:
+                leases.drop_token(token)
+                raise
+        try:
+            event = await self._compactor.compact(
+                reason=reason,
+                mode=mode,
+                chain=self.chain,
+                context_window=self.context_window(),
+                keep_messages=self.policy.max_messages // 2 if self.policy.max_messages else None,
+            )
+        finally:
+            if leases is not None and token is not None:
+                held = token
+                await _finish_before_cancelling(
+                    self.scope.store.run(lambda s: s.release_lease(self.id, held))
+                )
+                leases.drop_token(token)
         self.last_input_tokens = None
         await self.scope.flush_events()
         return event
 
-    async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
+    async def _refuse_if_running_elsewhere(self, doing: str) -> None:
+        leases = self.scope.leases
+        if leases is not None:
+            clock = leases.clock()
+            await self.scope.store.run(lambda s: s.refuse_if_leased(self.id, clock, doing))
+
+    async def _take_lease(self) -> tuple[str, LeaseClock] | None:
+        """The turn's lease as ``begin_turn`` takes it: a fresh token (kept for the turn)."""
+        leases = self.scope.leases
+        if leases is None:
+            return None
+        if self._lease_token is None:
+            self._lease_token = leases.new_token()
+        return self._lease_token, leases.clock()
+
+    def _start_heartbeat(self) -> None:
+        leases = self.scope.leases
+        if leases is not None and self._lease_token is not None and self._heartbeat is None:
+            self._heartbeat = leases.heartbeat(self.id, self._lease_token, self._stop_from_afar)
+
+    def _stop_from_afar(self, reason: str) -> None:
+        """The heartbeat found an abort request, or found the lease taken over: stop."""
+        if reason == "lost":
+            self._lease_lost = True
+        if self._in_turn_body and self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+
+    async def _end_lease(self, status: SessionStatus = "idle") -> bool:
+        """Stop the heartbeat; release the lease and set the settled status (one commit)."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.cancel()
+            await asyncio.wait({heartbeat})
+        token, self._lease_token = self._lease_token, None
+        if token is None:
+            await self.set_status(status)
+            return True
+        leases = self.scope.leases
+        if leases is not None:
+            leases.drop_token(token)
+        if self._lease_lost:
+            return False
+        kept = await _finish_before_cancelling(
+            self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
+        )
+        if kept:
+            self.record = self.record.model_copy(update={"status": status})
+        else:
+            self._lease_lost = True
+        return kept
+
+    async def _run_turn(
+        self, user_parts: list[DurableContentPart], author: str | None = None
+    ) -> TurnResult:
+        self._lease_lost = False
+        fresh = await self.scope.store.run(lambda s: s.get_session(self.id))
+        if fresh is None:
+            raise SessionNotFound(f"no session with id {self.id!r}")
+        self.record = fresh.model_copy(update={"model_id": self.record.model_id})
         if self.record.turn_count >= self.policy.max_turns:
+            # Nothing was appended: the transcript still ends where it ended.
+            newest = await self.scope.store.run(lambda s: s.last_message(self.id))
             return await self._settle(
                 TurnResult(
                     stop_reason="error",
                     tokens_used=TokenUsage(),
+                    last_sequence=newest.sequence_number if newest else 0,
                     error=TurnError(
                         code="turn_limit",
                         message=(
@@ -216,16 +338,24 @@ class AgentSession:
         user: SessionMessage | None = None
         runner: TurnRunner | None = None
         synced: asyncio.Future[None] | None = None
+        self._in_turn_body = True
         try:
             await self._auto_compact()
+            lease = await self._take_lease()
             started, turn_count = await _finish_before_cancelling(
                 # The commit does not wait for its fsync; the fsync runs while the model request
                 # is already on its way, and the turn does not settle before it is done (issue
                 # 25: one fsync was most of the per-turn overhead). A killed process keeps the
                 # message either way (it is in the write-ahead log); only an OS crash in those
                 # few milliseconds could lose it — the message in flight, never an earlier one.
-                store.run(lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False))
+                # The turn's lease is taken in the same commit (docs/design.md §7.1).
+                store.run(
+                    lambda s: s.begin_turn(
+                        self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+                    )
+                )
             )
+            self._start_heartbeat()
             user = started
             synced = asyncio.ensure_future(store.sync_log())
             self.record = self.record.model_copy(
@@ -242,6 +372,19 @@ class AgentSession:
             if current is not None:
                 current.uncancel()
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
+        except SessionRunningElsewhere:
+            # Refused before the turn began (another window holds the lease): the request's
+            # error, with nothing to settle.
+            self._in_turn_body = False
+            await self._end_lease()
+            raise
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -251,9 +394,13 @@ class AgentSession:
                     code="internal", message="An internal error ended the turn (see the log)."
                 ),
             )
-        if result.stop_reason in ("error", "aborted") and user is not None:
+        self._in_turn_body = False
+        if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
@@ -264,7 +411,7 @@ class AgentSession:
 
     async def _settle(self, result: TurnResult) -> TurnResult:
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
-        await self.set_status("idle")
+        await self._end_lease(status_after(result))
         self.scope.emit(
             TurnCompleted(
                 stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
@@ -309,6 +456,7 @@ class AgentSession:
         keep = policy.max_messages // 2 if policy.max_messages else None
         if policy.max_messages is not None and messages > policy.max_messages:
             mode: CompactionMode = "summarize" if policy.auto_compact else "trim"
+            await self._hold_lease_early()
             await self._compactor.compact(
                 reason="max_messages",
                 mode=mode,
@@ -318,6 +466,7 @@ class AgentSession:
             )
             self.last_input_tokens = None
         elif policy.auto_compact and used > policy.compact_threshold * window:
+            await self._hold_lease_early()
             await self._compactor.compact(
                 reason="threshold",
                 mode="summarize",
@@ -326,6 +475,32 @@ class AgentSession:
                 keep_messages=keep,
             )
             self.last_input_tokens = None
+
+    async def _hold_lease_early(self) -> None:
+        """Compaction before the user message changes history too: take the lease first."""
+        lease = await self._take_lease()
+        if lease is not None:
+            token, clock = lease
+            await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
+            self._start_heartbeat()
+
+
+# Errors that are a policy saying no before anything ran, not a failure of the work.
+_REFUSALS = frozenset({"turn_limit", "budget_exceeded"})
+
+
+def status_after(result: TurnResult) -> SessionStatus:
+    """The status a settled turn leaves: ``failed`` after a provider or tool failure.
+
+    An abort, a refusal (turn or cost limit) and a completed turn leave the session ``idle``;
+    a crash is recovered to ``idle`` with an interruption marker when the session is loaded.
+    ``failed`` is not terminal: the next message runs a turn as usual.
+    """
+    if result.stop_reason == "error" and (
+        result.error is None or result.error.code not in _REFUSALS
+    ):
+        return "failed"
+    return "idle"
 
 
 async def _wait_for_disk(synced: asyncio.Future[None]) -> None:

@@ -21,6 +21,15 @@ LIST_MODELS = "relavium/listModels"
 LIST_CHECKPOINTS = "relavium/listCheckpoints"
 REWIND = "relavium/rewind"
 UNDO_REWIND = "relavium/undoRewind"
+UPDATE_SESSION = "relavium/updateSession"
+APPEND_MESSAGE = "relavium/appendMessage"
+RESTORE_SESSION = "relavium/restoreSession"
+PURGE_SESSION = "relavium/purgeSession"
+LIST_ARTIFACTS = "relavium/listArtifacts"
+LIST_HANDOFFS = "relavium/listHandoffs"
+SESSION_MODELS = "relavium/sessionModels"
+SET_MODEL = "relavium/setModel"
+APPLY_CODE = "relavium/applyCode"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -45,12 +54,23 @@ REQUESTS = (
     LIST_CHECKPOINTS,
     REWIND,
     UNDO_REWIND,
+    UPDATE_SESSION,
+    APPEND_MESSAGE,
+    RESTORE_SESSION,
+    PURGE_SESSION,
+    LIST_ARTIFACTS,
+    LIST_HANDOFFS,
+    SESSION_MODELS,
+    SET_MODEL,
+    APPLY_CODE,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
+SESSIONS_CHANGED = "relavium/sessionsChanged"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
 OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
+EDITOR_QUERY = "relavium/editorQuery"  # server → client request (editor_* tools)
 
 # workspace/executeCommand names: "relavium.startSession" for "relavium/startSession", …
 COMMAND_PREFIX = "relavium."

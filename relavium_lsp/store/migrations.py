@@ -158,6 +158,165 @@ def _cache_token_columns(connection: Connection) -> None:
         )
 
 
+def _session_model(connection: Connection) -> None:
+    # New statuses need a new CHECK, and SQLite changes a CHECK only by rebuilding the table
+    # (its documented procedure: create, copy, drop, rename; foreign keys are off while
+    # migrating and checked before the commit, see migrate()).
+    connection.execute(
+        """
+        CREATE TABLE agent_sessions_v5 (
+            id TEXT PRIMARY KEY,
+            agent_slug TEXT NOT NULL,
+            agent_snapshot TEXT NOT NULL,
+            title TEXT,
+            model_id TEXT,
+            context TEXT NOT NULL,
+            working_dir TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('idle', 'streaming', 'awaiting_approval',
+                'awaiting_peer', 'failed', 'ended')),
+            source TEXT NOT NULL,
+            total_input_tokens INTEGER NOT NULL DEFAULT 0,
+            total_output_tokens INTEGER NOT NULL DEFAULT 0,
+            total_cost_microcents INTEGER NOT NULL DEFAULT 0,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            last_message_preview TEXT,
+            exported_workflow_path TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT,
+            description TEXT,
+            description_source TEXT,
+            metadata TEXT,
+            forked_from TEXT,
+            parent_session_id TEXT
+        )
+        """
+    )
+    old_columns = (
+        "id, agent_slug, agent_snapshot, title, model_id, context, working_dir, status, source,"
+        " total_input_tokens, total_output_tokens, total_cost_microcents, message_count,"
+        " turn_count, last_message_preview, exported_workflow_path, created_at, updated_at,"
+        " deleted_at"
+    )
+    connection.execute(
+        f"INSERT INTO agent_sessions_v5 ({old_columns})"  # noqa: S608 - constant column names
+        f" SELECT {old_columns} FROM agent_sessions"
+    )
+    # Dropping the table drops its triggers (the change log's, migration 3) and indexes:
+    # keep their SQL and create them again on the new table, whatever earlier steps made.
+    kept = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'agent_sessions'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        )
+    ]
+    connection.execute("DROP TABLE agent_sessions")
+    connection.execute("ALTER TABLE agent_sessions_v5 RENAME TO agent_sessions")
+    for statement in kept:
+        connection.execute(statement)
+    for statement in _SESSION_INDEXES:
+        connection.execute(statement)
+    for column in (
+        "token_usage TEXT",
+        "cost_microcents INTEGER",
+        "parent_message_id TEXT",
+        "agent_slug TEXT",
+    ):
+        connection.execute(f"ALTER TABLE session_messages ADD COLUMN {column}")
+    for statement in _HANDOFF_STATEMENTS:
+        connection.execute(statement)
+
+
+# The indexes migration 5 adds (the older ones are carried over with the table).
+_SESSION_INDEXES = (
+    """
+    CREATE INDEX agent_sessions_deleted_recent
+        ON agent_sessions (deleted_at DESC, id DESC) WHERE deleted_at IS NOT NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_children
+        ON agent_sessions (parent_session_id) WHERE parent_session_id IS NOT NULL
+    """,
+)
+# A handoff: control passed from one agent to another (a delegation to a child session).
+# sequence_number is the parent's message that asked for it (the delegate tool call).
+_HANDOFF_STATEMENTS = (
+    """
+    CREATE TABLE session_handoffs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        child_session_id TEXT,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        sequence_number INTEGER NOT NULL,
+        call_id TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_handoffs_session ON session_handoffs (session_id, sequence_number)",
+)
+
+
+def _leases_and_changes(connection: Connection) -> None:
+    for statement in _LEASE_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_leases: which process runs a turn of a session right now (docs/design.md §7.1).
+# heartbeat_at is Unix time in seconds (every process on one machine shares the clock).
+# session_changes: a short log of list-visible changes, written by triggers so that no code
+# path can forget it; every process reads past the newest sequence it has seen (§3.1).
+_LEASE_STATEMENTS = (
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES agent_sessions (id),
+        owner_pid INTEGER NOT NULL,
+        owner_host TEXT NOT NULL,
+        owner_token TEXT NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        abort_requested INTEGER NOT NULL DEFAULT 0 CHECK (abort_requested IN (0, 1))
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('created', 'renamed', 'deleted', 'status'))
+    )
+    """,
+    """
+    CREATE TRIGGER session_changes_created AFTER INSERT ON agent_sessions
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'created');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_renamed AFTER UPDATE OF title ON agent_sessions
+    WHEN OLD.title IS NOT NEW.title
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'renamed');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_status AFTER UPDATE OF status ON agent_sessions
+    WHEN OLD.status IS NOT NEW.status
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'status');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_deleted AFTER UPDATE OF deleted_at ON agent_sessions
+    WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'deleted');
+    END
+    """,
+)
+
+
 def _file_checkpoints(connection: Connection) -> None:
     for statement in _CHECKPOINT_STATEMENTS:
         connection.execute(statement)
@@ -214,7 +373,9 @@ _CHECKPOINT_STATEMENTS = (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
+    Migration(3, "turn leases and the session change log", _leases_and_changes),
     Migration(4, "file checkpoints and rewinds", _file_checkpoints),
+    Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
 )
 
 
@@ -241,6 +402,10 @@ def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIO
     if current_version(connection) == known:
         # The common case: nothing to do, so do not take the write lock.
         return known
+    # A migration may rebuild a table that others reference (SQLite's way to change a
+    # constraint); foreign keys cannot be switched inside a transaction, so they are off for
+    # the whole migration and checked with foreign_key_check before the commit instead.
+    connection.execute("PRAGMA foreign_keys=OFF")
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute(
@@ -261,10 +426,15 @@ def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIO
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, datetime.now(UTC).isoformat()),
             )
+        broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise StoreError(f"the schema migration left {len(broken)} dangling references")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+    finally:
+        connection.execute("PRAGMA foreign_keys=ON")
     return max(version, known)
 
 

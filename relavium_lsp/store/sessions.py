@@ -16,20 +16,35 @@ import json
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.contracts.content import DurableContentPart
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
+    DescriptionSource,
+    HandoffRecord,
     InterruptionMarker,
     MessageRole,
+    RolledBackTurn,
     SessionMessage,
     SessionStatus,
     SessionTotals,
+    check_metadata,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
+from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import listing, messages, transfer
+from relavium_lsp.store import (
+    handoffs,
+    leases,
+    listing,
+    messages,
+    rollbacks,
+    session_ops,
+    transfer,
+)
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -41,6 +56,7 @@ from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
+    SESSION_PLACEHOLDERS,
     SessionCost,
     SessionPage,
     dump_json,
@@ -106,7 +122,6 @@ class SessionStore:
 
     def create_session(self, record: AgentSessionRecord) -> None:
         """Persist a new session row; an existing id is a :class:`StoreError`."""
-        placeholders = ", ".join("?" * 19)
         with write_transaction(self._connection):
             exists = self._connection.execute(
                 "SELECT 1 FROM agent_sessions WHERE id = ?", (record.id,)
@@ -115,7 +130,7 @@ class SessionStore:
                 raise StoreError(f"a session with id {record.id!r} already exists")
             self._connection.execute(
                 f"INSERT INTO agent_sessions ({SESSION_COLUMNS}, working_dir)"  # noqa: S608
-                f" VALUES ({placeholders})",
+                f" VALUES ({SESSION_PLACEHOLDERS})",
                 session_to_row(record),
             )
 
@@ -139,8 +154,9 @@ class SessionStore:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
-        """Undeleted sessions, newest ``updated_at`` first, filters combined, keyset-paged."""
+        """Undeleted (or only deleted) sessions, newest first, filters combined, keyset-paged."""
         return listing.list_sessions(
             self._connection,
             workspace=workspace,
@@ -148,6 +164,7 @@ class SessionStore:
             query=query,
             limit=limit,
             cursor=cursor,
+            deleted=deleted,
         )
 
     def set_status(self, session_id: str, status: SessionStatus) -> None:
@@ -158,9 +175,35 @@ class SessionStore:
         """Set the session's title."""
         self._update_session(session_id, "title = ?", (title,))
 
-    def soft_delete_session(self, session_id: str) -> None:
-        """Hide the session from lists and getters; nothing is erased."""
-        self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
+    def soft_delete_session(
+        self, session_id: str, *, clock: leases.LeaseClock | None = None
+    ) -> None:
+        """Hide the session from lists and getters; nothing is erased.
+
+        With ``clock``: refused (:class:`SessionRunningElsewhere`) while another process holds
+        a live lease on it, checked in the same transaction.
+        """
+        with write_transaction(self._connection):
+            if clock is not None:
+                leases.refuse_if_leased(self._connection, session_id, clock, "delete")
+            self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
+
+    def set_description(
+        self, session_id: str, description: str | None, source: DescriptionSource | None
+    ) -> None:
+        """Set (or clear) the session's description and who wrote it."""
+        self._update_session(
+            session_id,
+            "description = ?, description_source = ?",
+            (description, None if description is None else source),
+        )
+
+    def set_metadata(self, session_id: str, metadata: dict[str, Any] | None) -> None:
+        """Replace the session's metadata object (size-checked by the contract)."""
+        check_metadata(metadata)
+        self._update_session(
+            session_id, "metadata = ?", (None if metadata is None else dump_json(metadata),)
+        )
 
     def set_exported_path(self, session_id: str, path: str) -> None:
         """Record where the session was last exported (it stays resumable)."""
@@ -178,22 +221,84 @@ class SessionStore:
         return int(row[0])
 
     def begin_turn(
-        self, session_id: str, content: Sequence[DurableContentPart], *, wait_for_disk: bool = True
+        self,
+        session_id: str,
+        content: Sequence[DurableContentPart],
+        *,
+        wait_for_disk: bool = True,
+        lease: tuple[str, leases.LeaseClock] | None = None,
+        author: str | None = None,
     ) -> tuple[SessionMessage, int]:
         """Mark the session streaming, count the turn and append its user message — one commit.
 
         Returns the user message and the new turn count. With ``wait_for_disk=False`` the
         commit does not wait for its fsync (it is in the write-ahead log, so it survives the
         process being killed); the caller must then call :meth:`sync_log` (the engine does so
-        while the model request is already on its way, see ``engine.session``).
+        while the model request is already on its way, see ``engine.session``). With
+        ``lease`` (token, clock) the turn's lease is taken in the same commit, or the turn is
+        refused with :class:`SessionRunningElsewhere`.
         """
         connection = self._connection
         durability = contextlib.nullcontext() if wait_for_disk else relaxed_durability(connection)
         with durability, write_transaction(connection):
+            if lease is not None:
+                messages.require_session(connection, session_id)
+                leases.take_lease(connection, session_id, lease[0], lease[1])
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
-            message = self.append_message(session_id, "user", content)
+            message = self.append_message(session_id, "user", content, agent_slug=author)
         return message, turn_count
+
+    def end_turn(self, session_id: str, token: str | None, status: SessionStatus = "idle") -> bool:
+        """Release the turn's lease and set the settled status (``idle``/``failed``) — one commit.
+
+        ``False`` (and nothing written) when the lease was no longer ours: another process
+        took it over, marked the turn and owns what happens to the session now.
+        """
+        with write_transaction(self._connection):
+            if token is not None and not leases.release_lease(self._connection, session_id, token):
+                return False
+            self.set_status(session_id, status)
+        return True
+
+    def acquire_lease(self, session_id: str, token: str, clock: leases.LeaseClock) -> None:
+        """Hold the session's lease (work other than a turn, e.g. compaction), or refuse."""
+        with write_transaction(self._connection):
+            messages.require_session(self._connection, session_id)
+            leases.take_lease(self._connection, session_id, token, clock)
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        """Drop a lease taken with :meth:`acquire_lease`."""
+        with write_transaction(self._connection):
+            return leases.release_lease(self._connection, session_id, token)
+
+    def renew_lease(self, session_id: str, token: str, now: float) -> bool | None:
+        """Heartbeat: ``None`` if the lease is lost, else whether an abort was requested."""
+        return leases.renew_lease(self._connection, session_id, token, now)
+
+    def read_lease(self, session_id: str) -> leases.Lease | None:
+        """The session's lease row, if a turn holds one."""
+        return leases.read_lease(self._connection, session_id)
+
+    def refuse_if_leased(self, session_id: str, clock: leases.LeaseClock, doing: str) -> None:
+        """Raise :class:`SessionRunningElsewhere` while another process runs a turn."""
+        lease = leases.read_lease(self._connection, session_id)
+        if lease is None or lease.owner_token in clock.own_tokens:
+            return
+        with write_transaction(self._connection):
+            leases.refuse_if_leased(self._connection, session_id, clock, doing)
+
+    def request_abort(self, session_id: str) -> leases.Lease | None:
+        """Ask the process holding the session's lease to abort its turn."""
+        return leases.request_abort(self._connection, session_id)
+
+    def recover_session(self, session_id: str, clock: leases.LeaseClock) -> leases.Lease | None:
+        """Settle a turn nobody runs any more; the live lease if another process runs one."""
+        return leases.recover_session(self._connection, session_id, clock)
+
+    def recover_abandoned(self, clock: leases.LeaseClock) -> list[str]:
+        """Settle every session whose turn's owner is gone; returns their ids."""
+        return leases.recover_abandoned(self._connection, clock)
 
     def _update_session(self, session_id: str, assignment: str, values: tuple[object, ...]) -> None:
         cursor = self._connection.execute(
@@ -220,6 +325,57 @@ class SessionStore:
         """A session's row and visible messages read in one consistent snapshot."""
         return transfer.export_snapshot(self._connection, session_id)
 
+    def restore_session(self, session_id: str) -> None:
+        """Undo a soft delete (the session is listed and usable again)."""
+        session_ops.restore_session(self._connection, session_id)
+
+    def purge_session(self, session_id: str) -> session_ops.PurgeReport:
+        """Erase a session and its delegated children for good (see ``store.session_ops``)."""
+        return session_ops.purge_session(self._connection, session_id)
+
+    def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """The session's stored full tool outputs, oldest first."""
+        return session_ops.list_artifacts(self._connection, session_id)
+
+    def record_handoff(
+        self,
+        session_id: str,
+        *,
+        child_session_id: str | None,
+        from_agent: str,
+        to_agent: str,
+        reason: str,
+        sequence_number: int,
+        call_id: str | None,
+    ) -> HandoffRecord:
+        """Store a handoff (delegation) the session made."""
+        return handoffs.record_handoff(
+            self._connection,
+            session_id=session_id,
+            child_session_id=child_session_id,
+            from_agent=from_agent,
+            to_agent=to_agent,
+            reason=reason,
+            sequence_number=sequence_number,
+            call_id=call_id,
+        )
+
+    def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The handoffs a session made, oldest first."""
+        return handoffs.list_handoffs(self._connection, session_id)
+
+    def descendants_cost(self, session_id: str) -> int:
+        """The spend of every session nested under this one (micro-cents)."""
+        return handoffs.descendants_cost(self._connection, session_id)
+
+    def delegation_depth(self, session_id: str) -> int:
+        """How many ancestors the session has."""
+        return handoffs.depth(self._connection, session_id)
+
+    def rolled_back_turns(self, session_id: str) -> list[RolledBackTurn]:
+        """The turns rolled out of the visible transcript (failed or aborted), oldest first."""
+        return rollbacks.rolled_back_turns(self._connection, session_id)
+
     # -- messages ---------------------------------------------------------------------------
 
     def append_message(
@@ -231,6 +387,10 @@ class SessionStore:
         model_id: str | None = None,
         compaction: CompactionMarker | None = None,
         interruption: InterruptionMarker | None = None,
+        token_usage: TokenUsage | None = None,
+        cost_microcents: int | None = None,
+        parent_message_id: str | None = None,
+        agent_slug: str | None = None,
     ) -> SessionMessage:
         """Append one durable message with the next sequence number (one transaction)."""
         return messages.append_message(
@@ -241,6 +401,10 @@ class SessionStore:
             model_id=model_id,
             compaction=compaction,
             interruption=interruption,
+            token_usage=token_usage,
+            cost_microcents=cost_microcents,
+            parent_message_id=parent_message_id,
+            agent_slug=agent_slug,
         )
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:
@@ -417,6 +581,56 @@ class SessionStore:
             (session_id,),
         ).fetchone()
         return int(row[0])
+
+    # -- watching other processes (docs/design.md §3.1) ------------------------------------
+
+    def change_marks(self) -> tuple[int, int]:
+        """``(data_version, newest session-change seq)``: cheap marks of what changed.
+
+        ``PRAGMA data_version`` moves when *another* connection commits; the change log's
+        newest sequence moves with every list-visible change, ours included.
+        """
+        version = self._connection.execute("PRAGMA data_version").fetchone()[0]
+        newest = self._connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()[0]
+        return int(version), int(newest)
+
+    def newest_event_sequences(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """The newest event sequence of each of these sessions (those with events)."""
+        newest: dict[str, int] = {}
+        for start in range(0, len(session_ids), 500):
+            chunk = list(session_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._connection.execute(
+                "SELECT session_id, MAX(sequence_number) FROM session_events"  # noqa: S608
+                f" WHERE session_id IN ({marks}) GROUP BY session_id",
+                chunk,
+            ).fetchall()
+            newest.update((str(row[0]), int(row[1])) for row in rows)
+        return newest
+
+    def session_changes_after(self, seq: int, limit: int = 1000) -> list[tuple[int, str, str]]:
+        """``(seq, session id, kind)`` of list-visible changes after ``seq``, oldest first."""
+        rows = self._connection.execute(
+            "SELECT seq, session_id, kind FROM session_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            (seq, max(1, limit)),
+        ).fetchall()
+        return [(int(row[0]), str(row[1]), str(row[2])) for row in rows]
+
+    def prune_session_changes(self, keep: int = 1000) -> None:
+        """Forget all but the newest ``keep`` changes (watchers only read the newest)."""
+        row = self._connection.execute(
+            "SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM session_changes"
+        ).fetchone()
+        if int(row[1]) - int(row[0]) < 2 * keep:
+            return  # the common case: no write lock
+        with write_transaction(self._connection):
+            self._connection.execute(
+                "DELETE FROM session_changes"
+                " WHERE seq <= (SELECT MAX(seq) FROM session_changes) - ?",
+                (keep,),
+            )
 
     # -- artifacts --------------------------------------------------------------------------
 

@@ -79,6 +79,32 @@ class ApprovalMemory:
         return frozenset(self._allowed)
 
 
+@dataclass(frozen=True)
+class DelegationRequest:
+    """What the ``delegate`` tool asks for: an agent of the workspace, a task, a reason."""
+
+    agent: str
+    task: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DelegationOutcome:
+    """How a delegation ended: the child's final answer (or why there is none)."""
+
+    text: str
+    failed: bool = False
+    child_session_id: str | None = None
+
+
+class Delegator(Protocol):
+    """Runs a child session for the calling session (the engine implements it, §2.5)."""
+
+    async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
+        """Start a child session with the named agent, run the task, return its answer."""
+        ...
+
+
 @dataclass
 class ToolCallContext:
     """Everything a tool call may use; built by the engine once per turn.
@@ -105,8 +131,12 @@ class ToolCallContext:
     protected_paths: tuple[Path, ...] = ()
     # Tools resolved for this turn beyond the built-ins (an MCP server's), by name.
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
+    # The call being run (set by the registry for each call): what live output is tagged with.
+    call_id: str = ""
     # The turn's file checkpoints; None keeps none (tests, replays).
     journal: ChangeJournal | None = None
+    # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
+    delegator: Delegator | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +176,32 @@ class ToolSource(Protocol):
         client's MCP servers).
         """
         ...
+
+
+class SessionResources(Protocol):
+    """What tools hold for a session beyond a call (background terminals): freed with it."""
+
+    async def release_session(self, session_id: str) -> None:
+        """The session ended: stop what it still runs."""
+        ...
+
+    async def close(self) -> None:
+        """The engine is shutting down: stop everything."""
+        ...
+
+
+async def release_session_tools(tools: object, session_id: str) -> None:
+    """Tell a dispatcher that holds session resources that the session ended (if it does)."""
+    release = getattr(tools, "release_session", None)
+    if release is not None:
+        await release(session_id)
+
+
+async def close_tools(tools: object) -> None:
+    """Stop whatever a dispatcher still runs (if it holds anything)."""
+    close = getattr(tools, "close_resources", None)
+    if close is not None:
+        await close()
 
 
 class ToolDispatcher(Protocol):

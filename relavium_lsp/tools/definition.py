@@ -52,11 +52,15 @@ class ToolLimits:
     list_max_entries: int = 2_000
     list_max_depth: int = 6
     search_max_matches: int = 500
-    search_max_files: int = 20_000
+    # Below the 50 KB the model sees whole (tools/bounding.py), so a search is never cut.
+    search_max_output_bytes: int = 48_000
+    find_max_results: int = 1_000
     search_max_file_bytes: int = 2 * 1024 * 1024
     search_timeout_s: float = 15.0
     command_timeout_s: float = 120.0
     command_max_output_bytes: int = 1024 * 1024
+    terminal_max_jobs: int = 4
+    terminal_max_lifetime_s: float = 3600.0
     git_timeout_s: float = 30.0
     http_timeout_s: float = 30.0
     http_max_response_bytes: int = 2 * 1024 * 1024
@@ -113,7 +117,8 @@ class ToolDefinition(Generic[ArgsT]):
     ``always_ask`` forces the approval prompt whatever the mode or remembered answers.
     ``bounded_by_artifact`` is off only for ``read_tool_output``, which pages by itself.
     ``input_schema`` is set for tools whose arguments are described by someone else's JSON
-    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it.
+    Schema (MCP tools): the model sees it as is, and ``args_model`` checks it. ``available``
+    hides a tool from turns whose context cannot run it (no client support).
     """
 
     name: str
@@ -127,6 +132,9 @@ class ToolDefinition(Generic[ArgsT]):
     always_ask: bool = False
     bounded_by_artifact: bool = True
     input_schema: dict[str, Any] | None = None
+    # When set, the tool exists for a turn only if this says so (editor tools need a client
+    # that answers them); otherwise the model never sees it.
+    available: Callable[[ToolCallContext], bool] | None = None
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""

@@ -148,11 +148,17 @@ def _line_range(text: str, args: ReadFileArgs, label: str) -> str:
     if args.start_line is None and args.end_line is None:
         return text
     lines = text.splitlines(keepends=True)
+    total = len(lines)
     start = (args.start_line or 1) - 1
-    end = args.end_line or len(lines)
-    if start >= len(lines):
-        raise ToolError(f"{label!r} has only {len(lines)} lines")
-    return "".join(lines[start:end])
+    end = min(args.end_line or total, total)
+    if start >= total:
+        raise ToolError(f"{label!r} has only {total} lines")
+    chunk = "".join(lines[start:end])
+    if not chunk.endswith("\n"):
+        chunk += "\n"
+    # The total with every range, so a large file is read in pieces without guessing.
+    tail = "; end of file" if end >= total else ""
+    return chunk + f"[lines {start + 1}-{end} of {total}{tail}]"
 
 
 def _walk(descriptor: int, prefix: str, depth: int, budget: list[int], out: list[str]) -> None:
@@ -287,7 +293,8 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             name="read_file",
             description=(
                 "Read a UTF-8 text file in scope (the editor's unsaved text when the file is "
-                "open). Optionally only lines startLine..endLine (1-based, inclusive)."
+                "open). Optionally only lines startLine..endLine (1-based, inclusive); a "
+                "ranged read ends with [lines A-B of TOTAL], so read large files in pieces."
             ),
             args_model=ReadFileArgs,
             side_effect="read",

@@ -23,6 +23,7 @@ Only ``asyncio.CancelledError`` escapes ``dispatch`` (after a ``cancelled`` tool
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -35,7 +36,13 @@ from relavium_lsp.contracts.events import AgentToolCall, AgentToolResult, ErrorC
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection, ToolSource
+from relavium_lsp.tools.base import (
+    SessionResources,
+    ToolAnswer,
+    ToolCallContext,
+    ToolSelection,
+    ToolSource,
+)
 from relavium_lsp.tools.bounding import (
     bound_output,
     sanitize_input,
@@ -43,13 +50,17 @@ from relavium_lsp.tools.bounding import (
     truncate_bytes,
 )
 from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
+from relavium_lsp.tools.delegate import delegate_tools
 from relavium_lsp.tools.edit_file import edit_tools
+from relavium_lsp.tools.editor_tools import editor_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
 from relavium_lsp.tools.netguard import EgressGuard
+from relavium_lsp.tools.plan import plan_tools
 from relavium_lsp.tools.process import process_tools
 from relavium_lsp.tools.search import search_tools
+from relavium_lsp.tools.terminals import TerminalJobs, terminal_tools
 from relavium_lsp.tools.tool_output import tool_output_tools
 
 logger = logging.getLogger(__name__)
@@ -73,6 +84,7 @@ class ToolRegistry:
         self._tools: dict[str, ToolDefinition[Any]] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._sources = tuple(sources)
+        self._resources: list[SessionResources] = []
         for definition in definitions:
             self.register(definition)
 
@@ -82,6 +94,20 @@ class ToolRegistry:
             raise ValueError(f"tool {definition.name!r} is already registered")
         self._tools[definition.name] = definition
         self._specs[definition.name] = _spec(definition)
+
+    def hold(self, resources: SessionResources) -> None:
+        """Free ``resources`` with each session and on :meth:`close_resources`."""
+        self._resources.append(resources)
+
+    async def release_session(self, session_id: str) -> None:
+        """A session ended: its background terminals stop."""
+        for resources in self._resources:
+            await resources.release_session(session_id)
+
+    async def close_resources(self) -> None:
+        """The engine shuts down: every background terminal stops."""
+        for resources in self._resources:
+            await resources.close()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -114,6 +140,7 @@ class ToolRegistry:
                 builtin.append(entry)
             else:
                 claimed.setdefault(owner, []).append(entry)
+        builtin = [name for name in builtin if self._available(name, ctx)]
         specs = self.specs(builtin)
         turn_tools: dict[str, ToolDefinition[Any]] = {}
         for index, source in enumerate(self._sources):
@@ -131,6 +158,10 @@ class ToolRegistry:
             turn_tools=turn_tools,
         )
 
+    def _available(self, name: str, ctx: ToolCallContext) -> bool:
+        definition = self._tools.get(name)
+        return definition is None or definition.available is None or definition.available(ctx)
+
     def _is_allowed(self, name: str, ctx: ToolCallContext) -> bool:
         return name in ctx.allowed_tools or name == READ_TOOL_OUTPUT
 
@@ -140,6 +171,7 @@ class ToolRegistry:
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Run one call under policy; never raises except for cancellation."""
         definition = self._lookup(call.name, ctx)
+        ctx = dataclasses.replace(ctx, call_id=call.id)
         ctx.emit(tool_call_event(call, definition, ctx.model))
         timer = _Timer()
         try:
@@ -308,16 +340,23 @@ def default_registry(
     """Every built-in tool, plus ``sources`` (``egress_guard`` is the test seam for HTTP)."""
     limits = limits or ToolLimits()
     guard = egress_guard or EgressGuard()
+    jobs = TerminalJobs(limits)
     definitions: list[ToolDefinition[Any]] = [
         *fs_tools(limits),
         *edit_tools(limits),
         *search_tools(limits),
         *process_tools(limits),
+        *terminal_tools(jobs),
         *git_tools(limits),
         *http_tools(guard, limits),
+        *plan_tools(),
+        *editor_tools(),
         *tool_output_tools(),
+        *delegate_tools(),
     ]
-    return ToolRegistry(definitions, sources)
+    registry = ToolRegistry(definitions, sources)
+    registry.hold(jobs)
+    return registry
 
 
 def tool_call_event(

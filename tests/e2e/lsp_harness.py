@@ -66,6 +66,8 @@ class EditorClient:
     # For each approval request: the event types the client had received when it arrived.
     events_before_approval: list[list[str]] = field(default_factory=list)
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
+    # relavium/sessionsChanged notifications, one list of changes each.
+    sessions_changed: list[list[dict[str, Any]]] = field(default_factory=list)
     decision: str = "approve"
     # Runs when an approval request arrives, before the decision goes back (the user acting
     # in the editor while the prompt is up).
@@ -89,6 +91,15 @@ class EditorClient:
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a custom request and return its (dict) result."""
         return await self.lsp.protocol.send_request_async(method, params)
+
+    def list_changes(self, session_id: str) -> list[str]:
+        """The kinds of every ``relavium/sessionsChanged`` entry about a session, in order."""
+        return [
+            change["kind"]
+            for batch in self.sessions_changed
+            for change in batch
+            if change["sessionId"] == session_id
+        ]
 
     def events_of(self, session_id: str, event_type: str | None = None) -> list[dict[str, Any]]:
         return [
@@ -240,6 +251,10 @@ async def editor(
     @lsp.feature(methods.SESSION_EVENT)
     def on_event(params: dict[str, Any]) -> None:
         client.record_event(params)
+
+    @lsp.feature(methods.SESSIONS_CHANGED)
+    def on_sessions_changed(params: dict[str, Any]) -> None:
+        client.sessions_changed.append(params["changes"])
 
     @lsp.feature(methods.REQUEST_APPROVAL)
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:

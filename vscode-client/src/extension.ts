@@ -23,6 +23,9 @@ export function activate(context: vscode.ExtensionContext): void {
     onSessionEvent: (event) => {
       chat.onSessionEvent(event);
     },
+    onSessionsChanged: (params) => {
+      chat.onSessionsChanged(params);
+    },
     requestApproval: (params, token): Promise<RequestApprovalResult> => approvals.request(params, token),
     openUntitled,
   });

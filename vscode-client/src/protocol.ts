@@ -31,17 +31,28 @@ export const Methods = {
   listCheckpoints: 'relavium/listCheckpoints',
   rewind: 'relavium/rewind',
   undoRewind: 'relavium/undoRewind',
+  updateSession: 'relavium/updateSession',
+  appendMessage: 'relavium/appendMessage',
+  restoreSession: 'relavium/restoreSession',
+  purgeSession: 'relavium/purgeSession',
+  listArtifacts: 'relavium/listArtifacts',
+  listHandoffs: 'relavium/listHandoffs',
+  sessionModels: 'relavium/sessionModels',
+  setModel: 'relavium/setModel',
+  applyCode: 'relavium/applyCode',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
+  sessionsChanged: 'relavium/sessionsChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
+  editorQuery: 'relavium/editorQuery',
 } as const;
 
 // ---- closed sets --------------------------------------------------------------------------------
 
 export type FsScopeTier = 'sandboxed' | 'project' | 'full';
 
-export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'ended';
+export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended';
 
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'error' | 'aborted';
 
@@ -59,7 +70,13 @@ export type ErrorCode =
   | 'cancelled'
   | 'internal';
 
+export type DescriptionSource = 'user' | 'agent' | 'introspection';
+
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export type PlanStatus = 'pending' | 'in_progress' | 'completed';
+
+export type PlanPriority = 'high' | 'medium' | 'low';
 
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
@@ -67,13 +84,20 @@ export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
+export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
+
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
+
+export type EditorFeature = 'diagnostics' | 'symbols' | 'references' | 'definition';
+
+export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
 export type DomainErrorCode = ErrorCode | SessionErrorCode;
 
-export type SessionErrorCode = 'session_not_found' | 'session_busy' | 'session_ended';
+export type SessionErrorCode =
+  'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -83,6 +107,8 @@ export interface StartSessionParams {
   context?: PartialSessionContext;
   title?: string;
   source?: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** Result of `relavium/startSession`. */
@@ -132,6 +158,7 @@ export interface ResumeSessionResult {
   session: AgentSessionRecord;
   messages: SessionMessage[];
   lastEventSequence: number;
+  plan?: PlanEntry[];
 }
 
 /** `relavium/listSessions`. */
@@ -141,6 +168,7 @@ export interface ListSessionsParams {
   status?: SessionStatus;
   limit?: number;
   cursor?: string;
+  deleted?: boolean;
 }
 
 /** Result of `relavium/listSessions`. */
@@ -281,10 +309,97 @@ export interface UndoRewindParams {
   rewindId: string;
 }
 
+/** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
+export interface UpdateSessionParams {
+  sessionId: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Result of `relavium/updateSession`: the row as it is now. */
+export interface UpdateSessionResult {
+  session: AgentSessionRecord;
+}
+
+/** `relavium/appendMessage`: add a note to the transcript without calling the model. */
+export interface AppendMessageParams {
+  sessionId: string;
+  role?: 'user' | 'system';
+  text: string;
+}
+
+/** Result of `relavium/appendMessage`: the stored message. */
+export interface AppendMessageResult {
+  message: SessionMessage;
+}
+
+/** Result of `relavium/purgeSession`: what was erased for good. */
+export interface PurgeSessionResult {
+  sessions: number;
+  messages: number;
+  mediaFiles: number;
+}
+
+/** `relavium/listArtifacts`. */
+export interface ListArtifactsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/listArtifacts`: oldest first. */
+export interface ListArtifactsResult {
+  artifacts: ArtifactInfo[];
+}
+
+/** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
+export interface ListHandoffsResult {
+  handoffs: HandoffRecord[];
+}
+
+/** `relavium/sessionModels`. */
+export interface SessionModelsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/sessionModels`: the current first model and the choices. */
+export interface SessionModelsResult {
+  current: ModelChoiceInfo;
+  choices: ModelChoiceInfo[];
+}
+
+/** `relavium/setModel`: ask `model` (a choice `id`) first from the next turn on. */
+export interface SetModelParams {
+  sessionId: string;
+  model: string;
+}
+
+/** Result of `relavium/setModel`. */
+export interface SetModelResult {
+  current: ModelChoiceInfo;
+}
+
+/** `relavium/applyCode`: write `content` to `path` (relative to the workspace). */
+export interface ApplyCodeParams {
+  sessionId: string;
+  path: string;
+  content: string;
+}
+
+/** Result of `relavium/applyCode`: whether the file was written, and the tool's answer. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  callId: string;
+  message: string;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
   selection?: LspRange;
+}
+
+/** `relavium/sessionsChanged` (server → client): the session list changed. */
+export interface SessionsChangedParams {
+  changes: SessionListChange[];
 }
 
 /** `relavium/requestApproval` (server → client); `diff` for a file change. */
@@ -312,6 +427,24 @@ export interface OpenUntitledParams {
 /** The client's answer to `relavium/openUntitled`. */
 export interface OpenUntitledResult {
   opened: boolean;
+}
+
+/** `relavium/editorQuery` (server → client request). */
+export interface EditorQueryParams {
+  sessionId: string;
+  kind: EditorFeature;
+  path?: string;
+  line?: number;
+  character?: number;
+  query?: string;
+  maxItems: number;
+}
+
+/** The client's answer to `relavium/editorQuery` (the list matching the kind). */
+export interface EditorQueryResult {
+  diagnostics?: EditorDiagnostic[];
+  symbols?: EditorSymbol[];
+  locations?: EditorLocation[];
 }
 
 /** Argument of the `relavium.codeAction.ask` / `.explain` commands (code actions). */
@@ -383,6 +516,15 @@ export interface AgentApprovalRequestedPayload {
   diffStat?: DiffStat;
 }
 
+/** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
+export interface AgentToolOutputPayload {
+  type: 'agent:tool_output';
+  toolId: string;
+  callId: string;
+  text: string;
+  truncated: boolean;
+}
+
 /** A tool finished. */
 export interface AgentToolResultPayload {
   type: 'agent:tool_result';
@@ -392,6 +534,13 @@ export interface AgentToolResultPayload {
   outputSummary: string;
   durationMs: number;
   errorCode?: ErrorCode;
+}
+
+/** The agent replaced its plan (`entries` is the whole list; empty clears it). */
+export interface AgentPlanUpdatedPayload {
+  type: 'agent:plan_updated';
+  entries: PlanEntry[];
+  explanation?: string;
 }
 
 /** Spend after one provider call. */
@@ -469,6 +618,24 @@ export interface SessionRewoundPayload {
   undone: boolean;
 }
 
+/** A note was added to the transcript without a turn (`relavium/appendMessage`). */
+export interface SessionMessageAppendedPayload {
+  type: 'session:message_appended';
+  messageSequence: number;
+  role: 'user' | 'system';
+}
+
+/** The agent handed a task to another agent's child session (`returned`: it is back). */
+export interface AgentHandoffPayload {
+  type: 'agent:handoff';
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  childSessionId: string;
+  returned: boolean;
+  stopReason?: StopReason;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -481,7 +648,9 @@ export type EventPayload =
   | AgentReasoningPayload
   | AgentToolCallPayload
   | AgentApprovalRequestedPayload
+  | AgentToolOutputPayload
   | AgentToolResultPayload
+  | AgentPlanUpdatedPayload
   | CostUpdatedPayload
   | TurnCompletedPayload
   | SessionCompactingPayload
@@ -490,6 +659,8 @@ export type EventPayload =
   | BudgetWarningPayload
   | SessionExportedPayload
   | SessionRewoundPayload
+  | SessionMessageAppendedPayload
+  | AgentHandoffPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -620,6 +791,11 @@ export interface AgentSessionRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
+  description?: string;
+  descriptionSource?: DescriptionSource;
+  metadata?: Record<string, unknown>;
+  forkedFrom?: ForkOrigin;
+  parentSessionId?: string;
 }
 
 /** Token and cost totals; `cost_microcents` always equals the sum of session_costs. */
@@ -627,6 +803,13 @@ export interface SessionTotals {
   inputTokens: number;
   outputTokens: number;
   costMicrocents: number;
+}
+
+/** Where a forked session came from: the source session and the last copied message. */
+export interface ForkOrigin {
+  sessionId: string;
+  messageId?: string;
+  sequenceNumber: number;
 }
 
 /** One durable message: append-only, never edited. */
@@ -640,6 +823,10 @@ export interface SessionMessage {
   compaction?: CompactionMarker;
   interruption?: InterruptionMarker;
   timestamp: string;
+  tokenUsage?: TokenUsage;
+  costMicrocents?: number;
+  parentMessageId?: string;
+  agentSlug?: string;
 }
 
 /** Reasoning as persisted: there is no place for a signature. */
@@ -669,6 +856,13 @@ export interface InterruptionMarker {
   reason: 'crash';
 }
 
+/** One step of the plan. */
+export interface PlanEntry {
+  content: string;
+  status: PlanStatus;
+  priority: PlanPriority;
+}
+
 /** One row of `listSessions`. */
 export interface SessionSummary {
   id: string;
@@ -679,6 +873,9 @@ export interface SessionSummary {
   messageCount: number;
   preview?: string;
   workingDir: string;
+  description?: string;
+  parentSessionId?: string;
+  deletedAt?: string;
 }
 
 /** What the user sees before approving: a path, a command line or a host — no contents. */
@@ -767,6 +964,36 @@ export interface FileProblem {
   reason: string;
 }
 
+/** One stored full tool output (`read_tool_output` pages through it by `id`). */
+export interface ArtifactInfo {
+  id: string;
+  callId: string;
+  toolName?: string;
+  createdAt: string;
+  chars: number;
+  lines: number;
+}
+
+/** Control passed from one agent to another: a delegation to a child session (§2.5). */
+export interface HandoffRecord {
+  id: string;
+  sessionId: string;
+  childSessionId?: string;
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  sequenceNumber: number;
+  callId?: string;
+  createdAt: string;
+}
+
+/** One model a session may ask first: `id` is `<provider>/<model>`. */
+export interface ModelChoiceInfo {
+  id: string;
+  provider: string;
+  model: string;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -777,6 +1004,12 @@ export interface LspRange {
 export interface LspPosition {
   line: number;
   character: number;
+}
+
+/** One change to the session list, made by this window or another one. */
+export interface SessionListChange {
+  sessionId: string;
+  kind: SessionChangeKind;
 }
 
 /** A proposed change to one file: unified diff text plus its structure. */
@@ -795,6 +1028,34 @@ export interface DiffHunk {
   oldLines: number;
   newStart: number;
   newLines: number;
+}
+
+/** One problem the editor knows about. */
+export interface EditorDiagnostic {
+  path: string;
+  line: number;
+  character?: number;
+  severity?: DiagnosticSeverity;
+  message: string;
+  source?: string;
+  code?: string;
+}
+
+/** One symbol (a document or workspace symbol). */
+export interface EditorSymbol {
+  name: string;
+  kind: string;
+  path: string;
+  line: number;
+  character?: number;
+  container?: string;
+}
+
+/** One place in a file (a reference or a definition). */
+export interface EditorLocation {
+  path: string;
+  line: number;
+  character?: number;
 }
 
 /** Result of `relavium/sendMessage` with `wait: false`: the turn runs on. */
@@ -818,6 +1079,7 @@ export interface RelaviumClientCapabilities {
   approvals?: boolean;
   openUntitled?: boolean;
   editorState?: boolean;
+  editorTools?: EditorFeature[];
 }
 
 /** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */

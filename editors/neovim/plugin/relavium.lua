@@ -12,7 +12,37 @@ local command = vim.api.nvim_create_user_command
 
 command('RelaviumChat', function(opts)
   relavium().chat(opts.args)
-end, { nargs = '?', desc = 'Relavium: open a chat with a new session [agent]' })
+end, {
+  nargs = '*',
+  complete = function()
+    return { 'agent=', 'model=' }
+  end,
+  desc = 'Relavium: open a chat with a new session [agent=…] [model=…]',
+})
+
+command('RelaviumModel', function(opts)
+  relavium().model(opts.args)
+end, { nargs = '?', desc = 'Relavium: switch the chat model from the next turn [model]' })
+
+command('RelaviumAgent', function(opts)
+  relavium().agent(opts.args)
+end, { nargs = '?', desc = 'Relavium: open a chat with an agent (picker without one)' })
+
+command('RelaviumRetry', function()
+  relavium().retry()
+end, { desc = 'Relavium: send the last message again, in a fork before it' })
+
+command('RelaviumEdit', function()
+  relavium().edit()
+end, { desc = 'Relavium: edit the last message, in a fork before it' })
+
+command('RelaviumCompose', function()
+  relavium().compose()
+end, { desc = 'Relavium: write a message (@file, #selection, /commands)' })
+
+command('RelaviumYank', function()
+  relavium().yank()
+end, { desc = 'Relavium: yank a code block of the chat' })
 
 command('RelaviumSend', function(opts)
   relavium().send(opts.args)
@@ -29,6 +59,10 @@ end, { desc = 'Relavium: abort the running turn' })
 command('RelaviumSessions', function()
   relavium().sessions()
 end, { desc = 'Relavium: search sessions and resume one' })
+
+command('RelaviumSessionList', function()
+  relavium().session_list()
+end, { desc = 'Relavium: a session list that updates by itself' })
 
 command('RelaviumResume', function(opts)
   relavium().resume(opts.args)

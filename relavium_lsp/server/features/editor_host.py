@@ -27,12 +27,14 @@ from pydantic import ValidationError
 from pygls.uris import from_fs_path
 
 from relavium_lsp.atomic_write import atomic_write_text
+from relavium_lsp.contracts.editor_tools import EditorQueryParams, EditorQueryResult
 from relavium_lsp.contracts.wire import (
     ApprovalDecision,
     RequestApprovalParams,
     RequestApprovalResult,
 )
-from relavium_lsp.server.methods import REQUEST_APPROVAL
+from relavium_lsp.errors import ToolError
+from relavium_lsp.server.methods import EDITOR_QUERY, REQUEST_APPROVAL
 from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
 from relavium_lsp.tools.text_edit import RangedEdit, diff_stat_text, minimal_edits
 
@@ -126,6 +128,21 @@ class LspEditorHost:
             return WriteOutcome(applied=True)
         reason = result.failure_reason if result is not None else None
         return WriteOutcome(applied=False, reason=reason or "the editor refused the edit")
+
+    def editor_features(self) -> frozenset[str]:
+        """The ``editor_*`` questions the client said it answers (``editorTools``)."""
+        return frozenset(self._server.state.client.editor_tools)
+
+    async def editor_query(self, params: EditorQueryParams) -> EditorQueryResult:
+        """Ask the client ``relavium/editorQuery``; an invalid answer is a tool error."""
+        raw: Any = await self._server.protocol.send_request_async(EDITOR_QUERY, params.to_wire())
+        try:
+            return EditorQueryResult.model_validate(_plain(raw))
+        except ValidationError as error:
+            _log.warning("client answered %s with an invalid result", EDITOR_QUERY)
+            raise ToolError(
+                f"the editor's answer was not understood ({error.error_count()} problems)"
+            ) from None
 
     async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
         """Delete through a ``DeleteFile`` workspace edit when the client declares it."""
@@ -292,3 +309,16 @@ def _full_range(text: str) -> types.Range:
         start=types.Position(line=0, character=0),
         end=types.Position(line=len(lines) - 1, character=width),
     )
+
+
+def _plain(value: Any) -> Any:
+    """A result as plain JSON data (in case the transport handed over attribute objects)."""
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    if hasattr(value, "__dict__") and not isinstance(value, str | int | float | bool):
+        return {key: _plain(item) for key, item in vars(value).items()}
+    return value

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from relavium_lsp.server.methods import SESSION_EVENT
+from relavium_lsp.server.methods import SESSION_EVENT, SESSIONS_CHANGED
 
 if TYPE_CHECKING:
     from relavium_lsp.contracts.events import StampedEvent
+    from relavium_lsp.contracts.wire import SessionListChange
     from relavium_lsp.engine.api import Engine
     from relavium_lsp.server.core import RelaviumServer
 
@@ -96,6 +97,8 @@ async def get_engine(ls: RelaviumServer) -> Engine:
                 approval_override=state.options.approval,
             )
             await opened.subscribe(lambda event: _forward(ls, event))
+            # Every window hears about list changes, whichever window made them (§3.1).
+            opened.watch_sessions(lambda changes: _announce_changes(ls, changes))
             state.engine = opened
             # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
             # schemas, the engine): freeze it out of the cyclic GC, whose full collections
@@ -109,6 +112,13 @@ def _forward(ls: RelaviumServer, event: StampedEvent) -> None:
     """Send an engine event to the client, then to the server's own taps on its session."""
     ls.protocol.notify(SESSION_EVENT, event.to_wire())
     ls.state.taps.deliver(event)
+
+
+def _announce_changes(ls: RelaviumServer, changes: list[SessionListChange]) -> None:
+    """Tell the client the session list changed (``relavium/sessionsChanged``)."""
+    from relavium_lsp.contracts.wire import SessionsChangedParams
+
+    ls.protocol.notify(SESSIONS_CHANGED, SessionsChangedParams(changes=changes).to_wire())
 
 
 def warn(ls: RelaviumServer, message: str) -> None:

@@ -87,6 +87,8 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
         source=params.source or client_source(ls),
+        description=params.description,
+        metadata=params.metadata,
     )
 
 
@@ -150,6 +152,7 @@ async def resume_session(ls: RelaviumServer, params: SessionRefParams) -> Result
         session=resumed.session,
         messages=resumed.messages,
         last_event_sequence=resumed.last_event_sequence,
+        plan=resumed.plan,
     )
 
 
@@ -161,6 +164,7 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
         query=params.query,
         limit=params.limit,
         cursor=params.cursor,
+        deleted=params.deleted,
     )
     return ListSessionsResult(sessions=page.sessions, next_cursor=page.next_cursor)
 

@@ -19,6 +19,7 @@ COMMANDS = [
     "RelaviumAsk",
     "RelaviumAbort",
     "RelaviumSessions",
+    "RelaviumSessionList",
     "RelaviumResume",
     "RelaviumExport",
 ]

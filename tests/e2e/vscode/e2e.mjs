@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
 import { CodeServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
+import { SecondWindow } from './secondWindow.mjs';
 import { Workbench } from './workbench.mjs';
 
 const { values: options } = parseArgs({
@@ -91,6 +92,11 @@ const demo = options.smoke ? undefined : loadDemo(path.join(path.dirname(serverC
 let codeServer;
 let browser;
 let workbench;
+// The server's environment: a second server process given the same one shares the history.
+const serverEnv = {
+  RELAVIUM_HOME: path.join(root, 'relavium-home'),
+  RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
+};
 
 before(async () => {
   mkdirSync(workspace, { recursive: true });
@@ -103,12 +109,7 @@ before(async () => {
   }
   codeServer = new CodeServer({ cache: options.cache, root, settings, machineSettings });
   codeServer.installExtension(path.resolve(options.vsix));
-  const env = options.smoke
-    ? { PATH: pathWithoutServer() }
-    : {
-        RELAVIUM_HOME: path.join(root, 'relavium-home'),
-        RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
-      };
+  const env = options.smoke ? { PATH: pathWithoutServer() } : serverEnv;
   const url = await codeServer.start(workspace, env);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -343,6 +344,31 @@ describe('VS Code: Relavium chat view', () => {
       await entry.locator('.session-open').click();
       await chat.locator('.sessions').waitFor({ state: 'hidden' });
       await chat.locator('.message.user', { hasText: demo.askForChange }).first().waitFor();
+    });
+
+    step('shows a session another window (a second server process) created, by itself', async () => {
+      const chat = workbench.chat();
+      await chat.locator('.header-buttons button:has-text("Sessions")').click();
+      await chat.locator('.session-entry', { hasText: demo.askAboutSelection }).waitFor({ timeout: 30_000 });
+      const other = new SecondWindow(serverCommand, workspace, serverEnv);
+      try {
+        await other.open();
+        const title = 'Started in another window';
+        const started = await other.request('relavium/startSession', { title, source: 'cli' });
+        // No click, no search: the panel re-lists on relavium/sessionsChanged.
+        const entry = chat.locator('.session-entry', { hasText: title });
+        await entry.waitFor({ timeout: 30_000 });
+        await other.request('relavium/renameSession', {
+          sessionId: started.sessionId,
+          title: 'Renamed in another window',
+        });
+        await chat
+          .locator('.session-entry', { hasText: 'Renamed in another window' })
+          .waitFor({ timeout: 30_000 });
+        await workbench.screenshot('12-session-from-another-window');
+      } finally {
+        await other.close();
+      }
     });
   }
 });

@@ -35,6 +35,14 @@ def test_file_tools_get_titles_kinds_and_resolved_locations(roots: ScopeRoots) -
     assert (listing.title, listing.kind) == ("List .", "read")
     search = describe_call("search_files", {"pattern": "needle", "path": "src"}, roots)
     assert (search.title, search.kind) == ("Search 'needle' in src", "search")
+    find = describe_call("find_files", {"pattern": "*.py"}, roots)
+    assert (find.title, find.kind) == ("Find '*.py' in .", "search")
+    job = describe_call("terminal_start", {"command": ["npm", "run", "dev"]}, roots)
+    assert (job.title, job.kind) == ("Start npm run dev (background)", "execute")
+    kill = describe_call("terminal_kill", {"jobId": "t1"}, roots)
+    assert (kill.title, kill.kind) == ("Stop terminal job t1", "execute")
+    plan = describe_call("update_plan", {"plan": []}, roots)
+    assert (plan.title, plan.kind) == ("Update the plan", "think")
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,12 @@ def test_long_lines_are_never_folded() -> None:
         ("Fix the login bug", "fix-the-login-bug"),
         ("  --Hello,   World!!  ", "hello-world"),
         ("Déjà vu: «Fix» the naïve parser — now!!", "deja-vu-fix-the-naive-parser-now"),
-        ("日本語のセッション", "exported-session"),
+        # Transliterated by a slug library, not stripped: no letters or whole titles lost.
+        ("Straße für Ärger", "strasse-fur-arger"),
+        ("Привет мир", "privet-mir"),
+        ("Æsir & Œuvre", "aesir-oeuvre"),
+        ("日本語", "ri-ben-yu"),
+        ("🙂 ✨", "exported-session"),
         ("", "exported-session"),
         (None, "exported-session"),
         ("a" * 80, "a" * 64),

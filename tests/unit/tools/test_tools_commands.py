@@ -113,7 +113,7 @@ async def test_environment_is_minimal_and_inherits_no_secrets(
     monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so")
     outcome = await harness.call("run_command", {"command": ["env"]}, command_ctx)
     assert not outcome.is_error
-    lines = set(outcome.result.split("--- stdout ---\n", 1)[1].splitlines())
+    lines = set(outcome.result.splitlines()[1:])
     assert f"PATH={SAFE_PATH}" in lines
     assert f"HOME={harness.temp_dir}" in lines
     assert "LANG=C.UTF-8" in lines
@@ -125,7 +125,7 @@ async def test_environment_is_minimal_and_inherits_no_secrets(
 async def test_cwd_is_jailed(harness, command_ctx) -> None:
     (harness.workspace / "sub").mkdir()
     inside = await harness.call("run_command", {"command": ["pwd"], "cwd": "sub"}, command_ctx)
-    assert inside.result.splitlines()[2] == str(harness.workspace / "sub")
+    assert inside.result.splitlines()[1] == str(harness.workspace / "sub")
     for cwd in ("../outside", "/", "/proc/self/cwd", "~"):
         outside = await harness.call("run_command", {"command": ["pwd"], "cwd": cwd}, command_ctx)
         assert outside.error_code == "tool_denied"
@@ -142,7 +142,7 @@ async def test_non_zero_exit_is_a_failed_result_with_output(harness) -> None:
     ctx = harness.context(allowed_commands=["ls no-such-file"], approval="never_ask")
     outcome = await harness.call("run_command", {"command": ["ls", "no-such-file"]}, ctx)
     assert outcome.error_code == "tool_failed"
-    assert "exit code 2" in outcome.result and "--- stderr ---" in outcome.result
+    assert "exit code 2" in outcome.result and "No such file" in outcome.result  # stderr too
 
 
 async def test_timeout_kills_the_whole_process_group(harness) -> None:
@@ -162,7 +162,7 @@ async def test_output_is_byte_bounded(harness) -> None:
     )
     ctx = harness.context(allowed_commands=["yes"], approval="never_ask")
     outcome = await harness.call("run_command", {"command": ["yes"]}, ctx)
-    assert "more bytes of stdout discarded" in outcome.result
+    assert "bytes of output omitted" in outcome.result
     assert outcome.result.count("y\n") <= 500
 
 
@@ -192,3 +192,84 @@ def _alive(pid: int) -> bool:
             return handle.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_commands_run_on_a_terminal_and_stream_their_output(harness) -> None:
+    script = "test -t 1 && echo on-a-tty; test -t 0 || echo stdin-not-a-tty; echo to-stderr >&2"
+    ctx = harness.context(allowed_commands=[f"sh -c '{script}'"], approval="never_ask")
+    outcome = await harness.call("run_command", {"command": ["sh", "-c", script]}, ctx)
+    assert not outcome.is_error, outcome.result
+    assert outcome.result.splitlines()[1:] == ["on-a-tty", "stdin-not-a-tty", "to-stderr"]
+    streamed = harness.events_of("agent:tool_output")
+    assert streamed and {event.tool_id for event in streamed} == {"run_command"}
+    [call] = harness.events_of("agent:tool_call")
+    assert {event.call_id for event in streamed} == {call.call_id}
+    assert "".join(event.text for event in streamed) == "on-a-tty\nstdin-not-a-tty\nto-stderr\n"
+    types = [event.type for event in harness.events]
+    assert types.index("agent:tool_output") < types.index("agent:tool_result")
+
+
+async def test_ten_megabytes_of_output_are_capped_streamed_within_bounds_and_kept(harness) -> None:
+    size = 10 * 1024 * 1024
+    script = f"yes 0123456789abcdef | head -c {size}; echo; echo THE-END"
+    ctx = harness.context(allowed_commands=[f"sh -c '{script}'"], approval="never_ask")
+    outcome = await harness.call("run_command", {"command": ["sh", "-c", script]}, ctx)
+    assert not outcome.is_error
+    # The model sees a bounded preview and where to read the rest.
+    assert len(outcome.result.encode()) < 60 * 1024
+    assert "read_tool_output" in outcome.result
+    [kept] = harness.artifacts.saved.values()
+    limit = ToolLimits().command_max_output_bytes
+    assert len(kept.encode()) < limit + 1024
+    assert "bytes of output omitted" in kept and kept.rstrip().endswith("THE-END")
+    streamed = harness.events_of("agent:tool_output")
+    assert sum(len(event.text.encode()) for event in streamed) < 300 * 1024
+    assert streamed[-1].truncated
+    assert len(streamed) < 200
+
+
+async def test_abort_kills_the_process_group_of_sleep_100_with_no_orphan(harness) -> None:
+    script = "sleep 100 & echo child $!; exec sleep 100"
+    ctx = harness.context(allowed_commands=[f"sh -c '{script}'"], approval="never_ask")
+    started = asyncio.Event()
+    emit = ctx.emit
+
+    def watch(event) -> None:
+        emit(event)
+        if event.type == "agent:tool_output" and "child" in event.text:
+            started.set()
+
+    ctx.emit = watch
+    task = asyncio.create_task(harness.call("run_command", {"command": ["sh", "-c", script]}, ctx))
+    await asyncio.wait_for(started.wait(), 60)
+    [text] = [e.text for e in harness.events_of("agent:tool_output") if "child" in e.text]
+    child = int(text.split()[1])
+    leader = _group_leader(child)
+    assert _alive(child) and _alive(leader)
+    child_exit = os.pidfd_open(child)  # readable once the process has exited
+    try:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not _alive(leader), "the sleep 100 the shell became is gone"
+        # SIGKILL went to the whole group; wait (boundedly) until the kernel finished it.
+        await asyncio.wait_for(_readable(child_exit), 30)
+        assert not _alive(child), "its background sleep 100 is gone too: no orphan"
+    finally:
+        os.close(child_exit)
+    assert harness.events_of("agent:tool_result")[-1].error_code == "cancelled"
+
+
+async def _readable(descriptor: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(descriptor, lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(descriptor)
+
+
+def _group_leader(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().split(") ", 1)[1].split()[2])

@@ -18,11 +18,21 @@ BUILT_INS = {
     "edit_file",
     "list_directory",
     "search_files",
+    "find_files",
     "run_command",
+    "terminal_start",
+    "terminal_output",
+    "terminal_kill",
     "git_status",
     "git_commit",
     "http_request",
+    "update_plan",
+    "editor_diagnostics",
+    "editor_symbols",
+    "editor_references",
+    "editor_definition",
     "read_tool_output",
+    "delegate",
 }
 
 
@@ -55,8 +65,9 @@ def test_default_registry_has_every_built_in_with_classes() -> None:
     classes = {name: registry.get(name).side_effect for name in registry.names}
     assert classes["write_file"] == classes["edit_file"] == "fs_write"
     assert classes["run_command"] == "process" and classes["git_commit"] == "process"
-    assert classes["http_request"] == "egress"
+    assert classes["http_request"] == classes["delegate"] == "egress"
     assert classes["read_file"] == classes["git_status"] == "read"
+    assert classes["search_files"] == classes["find_files"] == "read"
     assert registry.get("git_commit").always_ask
     assert {registry.get(n).replay for n in ("write_file", "run_command", "http_request")} == {
         "side-effecting"

@@ -2,7 +2,10 @@
 
 import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
+import { applyCodeBlock } from './applyCode';
+import { attachFile, editMessage, findFiles, retryTurn, submitComposer } from './composerCommands';
 import type { ApprovalBroker } from './approvals';
+import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
 import { deleteSession, exportCurrent, forkFromItem, renameSession, rewindToItem } from './sessionActions';
 
@@ -35,7 +38,19 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       controller.onViewReady();
       return;
     case 'send':
-      await controller.send(message.text);
+      await submitComposer(controller, deps.lastEditor(), message.text);
+      return;
+    case 'findFiles':
+      controller.post({ type: 'files', query: message.query, files: await findFiles(message.query) });
+      return;
+    case 'attachFile':
+      await attachFile(controller, message.path);
+      return;
+    case 'editMessage':
+      await editMessage(controller, message.itemId);
+      return;
+    case 'retryTurn':
+      await retryTurn(controller, message.itemId);
       return;
     case 'abort':
       await controller.abort();
@@ -66,6 +81,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     case 'insert':
       await insertAtCursor(deps.lastEditor(), message.text);
       return;
+    case 'apply':
+      await applyCodeBlock(controller, deps.lastEditor(), message.text);
+      return;
     case 'openLink':
       if (isSafeExternalLink(message.href)) {
         await vscode.env.openExternal(vscode.Uri.parse(message.href));
@@ -91,6 +109,15 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'loadEarlier':
       await controller.loadEarlier();
+      return;
+    case 'detach':
+      controller.detach(message.id);
+      return;
+    case 'pickAgent':
+      await pickAgent(controller);
+      return;
+    case 'pickModel':
+      await pickModel(controller);
       return;
     case 'restartServer':
       await controller.server.restart();

@@ -10,6 +10,7 @@ import type { SessionEvent, TurnCompletedPayload } from '../protocol';
 import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '../shared/viewState';
 import type { ModelEffect } from './chatModel';
 import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { showPlan } from './plan';
 import { toolItemId } from './transcript';
 
 /** The running turn: which items it produced and whose text it answers. */
@@ -60,6 +61,16 @@ function startTurn(ctx: TurnContext, userMessageSequence: number): void {
   }
   ctx.turn = turn;
   ctx.setStatus('streaming');
+}
+
+/** Calls the user started (a code block's Apply) run outside any turn. */
+export function isUserCall(callId: string): boolean {
+  return callId.startsWith('apply_');
+}
+
+/** The status once a call ends: a turn carries on streaming; a user call leaves it idle. */
+function statusAfterCall(ctx: TurnContext): HeaderView['status'] {
+  return ctx.turn === undefined ? 'idle' : 'streaming';
 }
 
 function ensureTurn(ctx: TurnContext): TurnState {
@@ -134,6 +145,13 @@ function compactionText(event: SessionEvent): string | undefined {
   return undefined;
 }
 
+/** How much of a running command's output a tool card shows (its last characters). */
+export const LIVE_OUTPUT_CHARS = 4000;
+
+function liveTail(text: string): string {
+  return text.length <= LIVE_OUTPUT_CHARS ? text : '…' + text.slice(text.length - LIVE_OUTPUT_CHARS);
+}
+
 /** Apply one in-order event; returns the effects the host must perform. */
 export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffect[] {
   switch (event.type) {
@@ -164,17 +182,21 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       return [];
     }
     case 'agent:tool_call': {
-      const turn = ensureTurn(ctx);
-      closeAssistantItems(ctx, turn);
+      const turn = isUserCall(event.callId) ? ctx.turn : ensureTurn(ctx);
+      if (turn !== undefined) {
+        closeAssistantItems(ctx, turn);
+      }
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       card.toolId = event.toolId;
       card.inputSummary = summarizeToolInput(event.toolInput);
       card.rev = ctx.nextRev();
-      turn.itemIds.add(card.id);
+      turn?.itemIds.add(card.id);
       return [];
     }
     case 'agent:approval_requested': {
-      ensureTurn(ctx);
+      if (!isUserCall(event.callId)) {
+        ensureTurn(ctx);
+      }
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       if (card.approval === undefined || card.approval.state === 'pending') {
         card.state = 'awaiting_approval';
@@ -191,8 +213,15 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       card.rev = ctx.nextRev();
       return [];
     }
+    case 'agent:tool_output': {
+      const card = ctx.ensureToolCard(event.callId, event.toolId);
+      card.liveOutput = liveTail((card.liveOutput ?? '') + event.text);
+      card.rev = ctx.nextRev();
+      return [];
+    }
     case 'agent:tool_result': {
       const card = ctx.ensureToolCard(event.callId, event.toolId);
+      delete card.liveOutput;
       card.state = event.success ? 'succeeded' : 'failed';
       card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
       card.durationMs = event.durationMs;
@@ -202,11 +231,14 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       }
       ctx.answerable.delete(event.callId);
       card.rev = ctx.nextRev();
-      if (ctx.header.status === 'awaiting_approval') {
-        ctx.setStatus('streaming');
+      if (ctx.header.status === 'awaiting_approval' || (isUserCall(event.callId) && ctx.turn === undefined)) {
+        ctx.setStatus(statusAfterCall(ctx));
       }
       return [];
     }
+    case 'agent:plan_updated':
+      showPlan(ctx, event.entries, event.explanation);
+      return [];
     case 'cost:updated': {
       const counts = ctx.countsTowardTotals(event);
       const cacheRead = (ctx.footer.cacheReadTokens ?? 0) + (counts ? event.cacheReadTokens : 0);
@@ -254,6 +286,17 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       );
       return [];
     }
+    case 'agent:handoff':
+      ctx.pushNotice(
+        event.returned
+          ? `${event.toAgent} finished the delegated task (${event.stopReason ?? 'ended'}).`
+          : `${event.fromAgent} handed a task to ${event.toAgent}.`,
+      );
+      return [];
+    case 'session:message_appended':
+      // A note added without a turn (relavium/appendMessage): it shows when the transcript
+      // is next loaded.
+      return [];
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);

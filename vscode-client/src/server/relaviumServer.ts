@@ -29,6 +29,7 @@ import {
   type RequestApprovalParams,
   type RequestApprovalResult,
   type SessionEvent,
+  type SessionsChangedParams,
 } from '../protocol';
 import type { ConnectionView } from '../shared/viewState';
 import { resolveServerCommand } from './serverCommand';
@@ -36,6 +37,8 @@ import { resolveServerCommand } from './serverCommand';
 /** What the rest of the extension does with the server's messages. */
 export interface ServerHandlers {
   onSessionEvent(event: SessionEvent): void;
+  /** `relavium/sessionsChanged`: some window created, renamed, deleted or ran a session. */
+  onSessionsChanged(params: SessionsChangedParams): void;
   requestApproval(params: RequestApprovalParams, token: CancellationToken): Promise<RequestApprovalResult>;
   openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult>;
 }
@@ -99,6 +102,23 @@ function isSessionEvent(value: unknown): value is SessionEvent {
     typeof event.sessionId === 'string' &&
     typeof event.sequenceNumber === 'number' &&
     Number.isInteger(event.sequenceNumber)
+  );
+}
+
+function isSessionsChanged(value: unknown): value is SessionsChangedParams {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const changes = (value as Record<string, unknown>).changes;
+  return (
+    Array.isArray(changes) &&
+    changes.every(
+      (change: unknown) =>
+        typeof change === 'object' &&
+        change !== null &&
+        typeof (change as Record<string, unknown>).sessionId === 'string' &&
+        typeof (change as Record<string, unknown>).kind === 'string',
+    )
   );
 }
 
@@ -252,6 +272,11 @@ export class RelaviumServer implements vscode.Disposable {
     client.onNotification(Methods.sessionEvent, (params: unknown) => {
       if (isSessionEvent(params)) {
         this.handlers.onSessionEvent(params);
+      }
+    });
+    client.onNotification(Methods.sessionsChanged, (params: unknown) => {
+      if (isSessionsChanged(params)) {
+        this.handlers.onSessionsChanged(params);
       }
     });
     client.onRequest(Methods.requestApproval, (params: RequestApprovalParams, token: CancellationToken) =>

@@ -5,7 +5,8 @@
  * only the items whose revision moved (see `model/viewSync.ts`).
  */
 
-import type { ApprovalAction, ApprovalPreview, SessionStatus } from '../protocol';
+import type { AttachmentChip } from '../model/contextParts';
+import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus } from '../protocol';
 
 export interface UserItem {
   kind: 'user';
@@ -14,6 +15,8 @@ export interface UserItem {
   text: string;
   /** The durable message sequence, once known: enables "fork from here". */
   sequence?: number;
+  /** Context sent with the message (selection, files), shown as chips. */
+  attachments?: AttachmentChip[];
 }
 
 export interface AssistantItem {
@@ -59,6 +62,8 @@ export interface ToolItem {
   outputSummary?: string;
   durationMs?: number;
   approval?: ApprovalView;
+  /** The tail of a running command's terminal output (`agent:tool_output`), until its result. */
+  liveOutput?: string;
 }
 
 export interface ErrorItem {
@@ -80,13 +85,26 @@ export interface NoticeItem {
   tone: 'info' | 'warning';
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem;
+/** The agent's plan (`update_plan`): at most one, kept below the latest activity. */
+export interface PlanItem {
+  kind: 'plan';
+  id: string;
+  rev: number;
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem | PlanItem;
 
 export interface HeaderView {
   sessionId?: string;
   title?: string;
   agentRef?: string;
   status: SessionStatus | 'none';
+  /** The agent the next new session starts with (picked before the first message). */
+  nextAgent?: string;
+  /** The model the next session asks first (picked before the first message). */
+  nextModel?: string;
   /** Older transcript pages exist on the server ("Load earlier messages"). */
   hasMoreHistory: boolean;
   loading: boolean;
@@ -114,6 +132,8 @@ export interface ChatViewState {
   header: HeaderView;
   footer: FooterView;
   connection: ConnectionView;
+  /** Context waiting in the composer for the next message. */
+  attachments: readonly AttachmentChip[];
   items: readonly ChatItem[];
 }
 
@@ -124,6 +144,7 @@ export interface ViewPatch {
   header: HeaderView;
   footer: FooterView;
   connection: ConnectionView;
+  attachments: AttachmentChip[];
   upserts: ChatItem[];
   /** Item ids in display order; absent when unchanged since the last patch. */
   order?: string[];

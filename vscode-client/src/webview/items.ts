@@ -11,13 +11,19 @@ import type {
   ToolState,
   UserItem,
 } from '../shared/viewState';
+import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
-import { renderBlocks } from './markdownDom';
+import { renderNodes } from './markdownDom';
+import { renderPlan } from './planView';
 
 /** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
 export interface ItemContext {
   canFork: boolean;
+  /** Whether code blocks offer "Apply" (a session exists to run the approval in). */
+  canApply: boolean;
+  /** The newest user message: "Retry" is offered on it and the answers after it. */
+  lastUserId?: string;
 }
 
 const TOOL_STATE_LABELS: Record<ToolState, string> = {
@@ -35,26 +41,42 @@ const APPROVAL_STATE_LABELS: Record<ApprovalView['state'], string> = {
   rejected: 'Rejected',
 };
 
-function forkAction(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
-  if (!context.canFork || item.sequence === undefined) {
-    return [];
-  }
+function messageActions(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
   const actions = element('div', 'message-actions');
-  const button = actionButton('Fork from here', 'fork', { itemId: item.id });
-  button.title = 'Start a new session with the conversation up to this message';
-  actions.append(button);
-  if (item.kind === 'user') {
-    const restore = actionButton('Restore to here', 'rewind', { itemId: item.id });
-    restore.title = 'Put back the files the agent changed since this message, and continue from before it';
-    actions.append(restore);
+  const copy = actionButton('Copy', 'copyMessage', { itemId: item.id });
+  copy.title = 'Copy this message';
+  actions.append(copy);
+  if (context.canFork && item.sequence !== undefined) {
+    if (item.kind === 'user') {
+      const edit = actionButton('Edit', 'editMessage', { itemId: item.id });
+      edit.title = 'Edit and resend in a fork (this version stays in the sessions list)';
+      actions.append(edit);
+    }
+    if (item.id === context.lastUserId) {
+      const retry = actionButton('Retry', 'retryTurn', { itemId: item.id });
+      retry.title = 'Send this message again in a fork before it (the first answer stays reachable)';
+      actions.append(retry);
+    }
+    const fork = actionButton('Fork', 'fork', { itemId: item.id });
+    fork.title = 'Start a new session with the conversation up to this message';
+    actions.append(fork);
+    if (item.kind === 'user') {
+      const restore = actionButton('Restore to here', 'rewind', { itemId: item.id });
+      restore.title = 'Put back the files the agent changed since this message, and continue from before it';
+      actions.append(restore);
+    }
   }
   return [actions];
 }
 
 function renderUser(item: UserItem, context: ItemContext): HTMLElement {
   const node = element('div', 'message user');
-  node.append(element('div', 'role', 'You'), element('div', 'user-text', item.text));
-  node.append(...forkAction(item, context));
+  node.append(element('div', 'role', 'You'));
+  if (item.attachments !== undefined && item.attachments.length > 0) {
+    node.append(renderChips(item.attachments, false));
+  }
+  node.append(element('div', 'user-text', item.text));
+  node.append(...messageActions(item, context));
   return node;
 }
 
@@ -75,13 +97,13 @@ function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement
     node.append(details);
   }
   const body = element('div', 'markdown');
-  renderBlocks(parseMarkdown(item.text), body);
+  renderNodes(parseMarkdown(item.text), body, { apply: context.canApply });
   if (item.streaming) {
     body.append(element('span', 'cursor', '▍'));
   }
   node.append(body);
   if (!item.streaming) {
-    node.append(...forkAction(item, context));
+    node.append(...messageActions(item, context));
   }
   return node;
 }
@@ -169,6 +191,9 @@ function renderTool(card: ToolItem): HTMLElement {
   if (card.approval !== undefined) {
     node.append(renderApproval(card, card.approval));
   }
+  if (card.liveOutput !== undefined && card.liveOutput !== '') {
+    node.append(element('pre', 'tool-live', card.liveOutput));
+  }
   if (card.outputSummary !== undefined && card.outputSummary !== '') {
     const details = element('details', 'tool-output');
     details.dataset.key = 'output';
@@ -209,6 +234,9 @@ export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
       break;
     case 'notice':
       node = element('div', `notice tone-${item.tone}`, item.text);
+      break;
+    case 'plan':
+      node = renderPlan(item);
       break;
   }
   node.dataset.itemId = item.id;

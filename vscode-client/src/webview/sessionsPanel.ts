@@ -63,6 +63,16 @@ export class SessionsPanel {
     }
   }
 
+  /** The list changed somewhere (any window): search again if the panel is open. */
+  refresh(): void {
+    if (this.open) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        this.query(false);
+      }, SEARCH_DEBOUNCE_MS);
+    }
+  }
+
   /** Show the host's answer to a search. */
   show(query: string, sessions: readonly SessionSummary[], error?: string): void {
     if (query !== this.search.value.trim()) {
@@ -72,8 +82,10 @@ export class SessionsPanel {
     this.list.replaceChildren(...sessions.map((session) => this.entry(session)));
   }
 
-  private query(): void {
-    this.status.textContent = 'Searching…';
+  private query(announce = true): void {
+    if (announce) {
+      this.status.textContent = 'Searching…';
+    }
     post({ type: 'listSessions', query: this.search.value.trim() });
   }
 

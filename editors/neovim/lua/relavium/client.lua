@@ -69,6 +69,9 @@ local function handlers()
     [protocol.SESSION_EVENT] = function(_, params)
       require('relavium.chat').on_session_event(params)
     end,
+    [protocol.SESSIONS_CHANGED] = function(_, params)
+      require('relavium.session_list').on_sessions_changed(params)
+    end,
     [protocol.REQUEST_APPROVAL] = function(_, params)
       return require('relavium.ui').request_approval(params)
     end,

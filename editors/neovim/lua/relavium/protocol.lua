@@ -35,10 +35,21 @@ M.LIST_MODELS = 'relavium/listModels'
 M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
 M.REWIND = 'relavium/rewind'
 M.UNDO_REWIND = 'relavium/undoRewind'
+M.UPDATE_SESSION = 'relavium/updateSession'
+M.APPEND_MESSAGE = 'relavium/appendMessage'
+M.RESTORE_SESSION = 'relavium/restoreSession'
+M.PURGE_SESSION = 'relavium/purgeSession'
+M.LIST_ARTIFACTS = 'relavium/listArtifacts'
+M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.SESSION_MODELS = 'relavium/sessionModels'
+M.SET_MODEL = 'relavium/setModel'
+M.APPLY_CODE = 'relavium/applyCode'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
+M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
+M.EDITOR_QUERY = 'relavium/editorQuery' -- server → client request
 
 --- `type` of a `relavium/sessionEvent`.
 M.EVENT_TYPE = closed('.EVENT_TYPE', {
@@ -48,7 +59,9 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   AGENT_REASONING = 'agent:reasoning',
   AGENT_TOOL_CALL = 'agent:tool_call',
   AGENT_APPROVAL_REQUESTED = 'agent:approval_requested',
+  AGENT_TOOL_OUTPUT = 'agent:tool_output',
   AGENT_TOOL_RESULT = 'agent:tool_result',
+  AGENT_PLAN_UPDATED = 'agent:plan_updated',
   COST_UPDATED = 'cost:updated',
   SESSION_TURN_COMPLETED = 'session:turn_completed',
   SESSION_COMPACTING = 'session:compacting',
@@ -57,6 +70,8 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
   SESSION_REWOUND = 'session:rewound',
+  SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
@@ -88,6 +103,8 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   IDLE = 'idle',
   STREAMING = 'streaming',
   AWAITING_APPROVAL = 'awaiting_approval',
+  AWAITING_PEER = 'awaiting_peer',
+  FAILED = 'failed',
   ENDED = 'ended',
 })
 
@@ -117,12 +134,33 @@ M.ERROR_CODE = closed('.ERROR_CODE', {
   INTERNAL = 'internal',
 })
 
+--- `DescriptionSource` values.
+M.DESCRIPTION_SOURCE = closed('.DESCRIPTION_SOURCE', {
+  USER = 'user',
+  AGENT = 'agent',
+  INTROSPECTION = 'introspection',
+})
+
 --- `MessageRole` values.
 M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   SYSTEM = 'system',
   USER = 'user',
   ASSISTANT = 'assistant',
   TOOL = 'tool',
+})
+
+--- `PlanStatus` values.
+M.PLAN_STATUS = closed('.PLAN_STATUS', {
+  PENDING = 'pending',
+  IN_PROGRESS = 'in_progress',
+  COMPLETED = 'completed',
+})
+
+--- `PlanPriority` values.
+M.PLAN_PRIORITY = closed('.PLAN_PRIORITY', {
+  HIGH = 'high',
+  MEDIUM = 'medium',
+  LOW = 'low',
 })
 
 --- `ApprovalAction` values.
@@ -149,11 +187,35 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `SessionChangeKind` values.
+M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
+  CREATED = 'created',
+  RENAMED = 'renamed',
+  DELETED = 'deleted',
+  STATUS = 'status',
+})
+
 --- `ApprovalDecision` values.
 M.APPROVAL_DECISION = closed('.APPROVAL_DECISION', {
   APPROVE = 'approve',
   REJECT = 'reject',
   APPROVE_ALWAYS = 'approve_always',
+})
+
+--- `EditorFeature` values.
+M.EDITOR_FEATURE = closed('.EDITOR_FEATURE', {
+  DIAGNOSTICS = 'diagnostics',
+  SYMBOLS = 'symbols',
+  REFERENCES = 'references',
+  DEFINITION = 'definition',
+})
+
+--- `DiagnosticSeverity` values.
+M.DIAGNOSTIC_SEVERITY = closed('.DIAGNOSTIC_SEVERITY', {
+  ERROR = 'error',
+  WARNING = 'warning',
+  INFORMATION = 'information',
+  HINT = 'hint',
 })
 
 --- `ApprovalMode` values.
@@ -168,6 +230,7 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_NOT_FOUND = 'session_not_found',
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
+  SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
 })
 
 return closed('', M)

@@ -3,6 +3,7 @@ local chat_module = require('relavium.chat')
 local client = require('relavium.client')
 local config = require('relavium.config')
 local format = require('relavium.format')
+local plan = require('relavium.plan')
 local protocol = require('relavium.protocol')
 local render = require('relavium.render')
 local ui = require('relavium.ui')
@@ -72,8 +73,13 @@ function M.resume(session_id)
         for _, message in ipairs(messages) do
           render.message(chat, message)
         end
+        plan.show(chat, resumed.plan)
         render.notice(chat, '')
         render.notice(chat, '── resumed ──')
+        if record.status == 'streaming' or record.status == 'awaiting_approval' then
+          -- Another window runs a turn: it streams in here; sending waits until it ends.
+          render.notice(chat, '── a turn is running in another window ──')
+        end
         render.reset_turn(chat)
         bind(record.agentSlug, resumed.lastEventSequence or 0)
       end)
@@ -81,7 +87,8 @@ function M.resume(session_id)
   end)
 end
 
-local function describe(session)
+--- One line describing a session (the picker's items and the session list's lines).
+function M.describe(session)
   local label = session.title or session.preview or '(untitled)'
   return string.format('%s · %s · %s · %d messages · %s', format.one_line(label, 60),
     format.one_line(session.agentRef, 40), format.one_line(session.status, 20),
@@ -112,7 +119,7 @@ function M.pick()
       vim.ui.select(sessions, {
         prompt = 'Resume a Relavium session',
         kind = 'relavium_session',
-        format_item = describe,
+        format_item = M.describe,
       }, function(choice)
         if choice then
           M.resume(choice.id)
