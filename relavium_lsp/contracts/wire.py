@@ -181,10 +181,15 @@ class GetTranscriptResult(WireModel):
 
 
 class SessionEventsParams(_SessionRef):
-    """``relavium/sessionEvents``."""
+    """``relavium/sessionEvents``.
+
+    ``types`` keeps only events of those types (``limit`` counts the kept ones), e.g. the tool
+    events a reloaded view needs from the whole log.
+    """
 
     after_sequence: int = Field(ge=0)
     limit: int = Field(default=1000, ge=1, le=10_000)
+    types: list[str] | None = Field(default=None, min_length=1, max_length=32)
 
 
 class SessionEventsResult(WireModel):

@@ -83,6 +83,10 @@ async def test_apply_code_writes_through_the_approval_as_an_undoable_edit(tmp_pa
             with pytest.raises(JsonRpcException) as malformed:
                 await client.request(methods.APPLY_CODE, {"sessionId": session, "path": ""})
             record = await client.request(methods.RESUME_SESSION, {"sessionId": session})
+            tool_events = await client.request(
+                methods.SESSION_EVENTS,
+                {"sessionId": session, "afterSequence": 0, "types": ["agent:tool_result"]},
+            )
             results = client.events_of(session, "agent:tool_result")
     assert applied["applied"] is True and applied["callId"].startswith("apply_")
     assert (workspace / "app.py").read_text() == "print('fixed')\n"
@@ -97,3 +101,5 @@ async def test_apply_code_writes_through_the_approval_as_an_undoable_edit(tmp_pa
     assert not (tmp_path / "outside.py").exists()
     assert malformed.value.code == -32602
     assert model.requests == []  # no model was asked
+    # The log filtered by type: exactly the three calls' results, nothing else.
+    assert [e["type"] for e in tool_events["events"]] == ["agent:tool_result"] * 3

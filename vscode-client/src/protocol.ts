@@ -199,6 +199,7 @@ export interface SessionEventsParams {
   sessionId: string;
   afterSequence: number;
   limit?: number;
+  types?: string[];
 }
 
 /** Result of `relavium/sessionEvents`: wire envelopes in sequence order. */

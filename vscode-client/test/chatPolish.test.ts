@@ -124,7 +124,9 @@ describe('tool cards after a reload', () => {
       ],
       hasMore: false,
       lastEventSequence: 7,
-      recentEvents: events,
+      // Only the whole log's tool events (the recent window may not reach back that far).
+      recentEvents: [],
+      toolEvents: events.filter((event) => event.type.startsWith('agent:')),
     });
     const cards = model.items.filter((item) => item.kind === 'tool');
     assert.deepEqual(
@@ -212,5 +214,58 @@ describe('agent and model picks', () => {
     assert.equal(model.footer.model, 'gpt-4.1');
     const notice = model.items.at(-1);
     assert.ok(notice?.kind === 'notice' && notice.text.includes('gpt-4.1'));
+  });
+});
+
+describe('call ids reused across turns (local models number calls per turn)', () => {
+  it('give each call its own card, before and after a reload, with its own approval', () => {
+    const call = { type: 'tool_call' as const, id: 'call_0', name: 'write_file', args: { path: 'a.py' } };
+    const approval = {
+      type: 'agent:approval_requested' as const,
+      toolId: 'write_file',
+      callId: 'call_0',
+      action: 'fs_write' as const,
+      preview: { path: 'a.py' },
+    };
+    const result = (denied: boolean) => ({
+      type: 'agent:tool_result' as const,
+      toolId: 'write_file',
+      callId: 'call_0',
+      success: !denied,
+      outputSummary: denied ? 'denied' : 'ok',
+      durationMs: denied ? 5 : 9,
+      ...(denied ? { errorCode: 'tool_denied' as const } : {}),
+    });
+    const model = new ChatModel();
+    model.loadSession({
+      record: record(),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'one' }]),
+        message(2, 'assistant', [call]),
+        message(3, 'tool', [{ type: 'tool_result', toolCallId: 'call_0', result: 'ok', isError: false }]),
+        message(4, 'user', [{ type: 'text', text: 'two' }]),
+        message(5, 'assistant', [call]),
+        message(6, 'tool', [{ type: 'tool_result', toolCallId: 'call_0', result: 'denied', isError: true }]),
+      ],
+      hasMore: false,
+      lastEventSequence: 4,
+      toolEvents: stampAll(1, [approval, result(false), approval, result(true)]),
+    });
+    const cards = model.items.filter((item) => item.kind === 'tool');
+    assert.deepEqual(
+      cards.map((card) => [card.id, card.approval?.state, card.durationMs]),
+      [
+        ['tool:call_0', 'approved', 9],
+        ['tool:call_0#1', 'rejected', 5],
+      ],
+    );
+    // A third turn reusing the id live gets a new card too.
+    for (const event of stampAll(5, [turnStarted(7), { ...approval }, result(false)])) {
+      model.applyEvent(event);
+    }
+    assert.deepEqual(
+      model.items.filter((item) => item.kind === 'tool').map((card) => card.id),
+      ['tool:call_0', 'tool:call_0#1', 'tool:call_0#2'],
+    );
   });
 });

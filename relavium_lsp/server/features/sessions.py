@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from relavium_lsp.engine.api import SessionSnapshot
     from relavium_lsp.server.core import RelaviumServer
 
+# A filtered read scans the log in pages; it stops after this many (a very long session's
+# oldest events are then left out rather than holding the server).
+_FILTER_PAGE = 1000
+_MAX_FILTERED_PAGES = 200
 _KNOWN_SOURCES = {"code": "vscode", "vscode": "vscode", "neovim": "neovim", "nvim": "neovim"}
 
 
@@ -178,11 +182,24 @@ async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Res
 
 
 async def session_events(ls: RelaviumServer, params: SessionEventsParams) -> Result:
-    """The durable event backlog after a sequence number."""
-    events = await (await get_engine(ls)).events_after(
-        params.session_id, params.after_sequence, params.limit
-    )
-    return SessionEventsResult(events=[event.to_wire() for event in events])
+    """The durable event backlog after a sequence number (of some types only, if asked)."""
+    engine = await get_engine(ls)
+    if params.types is None:
+        events = await engine.events_after(params.session_id, params.after_sequence, params.limit)
+        return SessionEventsResult(events=[event.to_wire() for event in events])
+    wanted = set(params.types)
+    kept: list[dict[str, Any]] = []
+    after = params.after_sequence
+    for _ in range(_MAX_FILTERED_PAGES):
+        page = await engine.events_after(params.session_id, after, _FILTER_PAGE)
+        for event in page:
+            wire = event.to_wire()
+            if wire.get("type") in wanted:
+                kept.append(wire)
+        if len(page) < _FILTER_PAGE or len(kept) >= params.limit:
+            break
+        after = page[-1].sequence_number
+    return SessionEventsResult(events=kept[: params.limit])
 
 
 async def rename_session(ls: RelaviumServer, params: RenameSessionParams) -> Result:

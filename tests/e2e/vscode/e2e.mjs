@@ -8,7 +8,17 @@
 // state. Without it the full scenario runs against the real `relavium-lsp serve`.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -27,6 +37,8 @@ const { values: options } = parseArgs({
     smoke: { type: 'boolean', default: false },
     'server-command': { type: 'string' },
     'keep-temp': { type: 'boolean', default: false },
+    // Where the light and dark screenshots of the chat go (the README links to them).
+    screenshots: { type: 'string' },
   },
 });
 for (const required of ['cache', 'vsix', 'artifacts']) {
@@ -100,7 +112,16 @@ const serverEnv = {
 
 before(async () => {
   mkdirSync(workspace, { recursive: true });
-  const files = demo?.files ?? { 'app.py': 'print("hello")\n' };
+  const files = { ...(demo?.files ?? { 'app.py': 'print("hello")\n' }) };
+  if (demo !== undefined) {
+    // Two workspace agents: the agent picker has choices, and the offline model gets a second
+    // name, so the model picker can switch and the answer shows which model replied.
+    const agent = (id, model, tools) =>
+      `id: ${id}\nname: ${id}\ndescription: ${id} agent\nmodel: ${model}\nprovider: offline\n` +
+      `system_prompt: "You help."\ntools: [${tools}]\n`;
+    files['.relavium/agents/reviewer.agent.yaml'] = agent('reviewer', 'relavium-offline-alt', '');
+    files['.relavium/agents/writer.agent.yaml'] = agent('writer', 'relavium-offline-demo', 'read_file, write_file');
+  }
   for (const [relative, content] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(workspace, relative)), {
       recursive: true,
@@ -192,18 +213,16 @@ describe('VS Code: Relavium chat view', () => {
   }
 
   if (!options.smoke) {
-    step('quotes the selection into the composer with Ask About Selection', async () => {
+    step('attaches the selection as a context chip with Ask About Selection', async () => {
       await workbench.openFile(demo.selection.path);
       await workbench.selectLines(demo.selection.startLine, demo.selection.endLine);
       const chat = workbench.chat();
       await chat.locator('.banner').waitFor({ state: 'hidden', timeout: 60_000 });
       await workbench.runCommand('Relavium: Ask About Selection');
-      const input = chat.locator('.composer-input');
-      const quoted = `About \`${demo.selection.path}\` lines ${demo.selection.startLine}–${demo.selection.endLine}:`;
-      await until(async () => (await input.inputValue()).startsWith(quoted), 'the quoted selection');
-      const draft = await input.inputValue();
-      assert.ok(draft.includes(demo.files[demo.selection.path].split('\n')[0]), draft);
-      await workbench.screenshot('03-ask-about-selection');
+      const label = `${demo.selection.path}:${demo.selection.startLine}-${demo.selection.endLine}`;
+      await chat.locator('.composer .chip', { hasText: label }).waitFor({ timeout: 30_000 });
+      assert.equal(await chat.locator('.composer-input').inputValue(), '', 'nothing is pasted');
+      await workbench.screenshot('03-selection-chip');
     });
 
     step('sends a question about a selection and streams the answer', async () => {
@@ -211,12 +230,16 @@ describe('VS Code: Relavium chat view', () => {
       const input = chat.locator('.composer-input');
       await input.fill(demo.askAboutSelection);
       await input.press('Enter');
-      await chat.locator('.message.user', { hasText: demo.askAboutSelection }).waitFor();
+      const sent = chat.locator('.message.user', { hasText: demo.askAboutSelection });
+      await sent.waitFor();
+      await sent.locator('.chip', { hasText: demo.selection.path }).waitFor();
+      assert.equal(await chat.locator('.composer .chip').count(), 0, 'the chip went with the message');
       const answer = chat.locator('.message.assistant .markdown', {
         hasText: 'builds a greeting',
       });
       await answer.waitFor({ timeout: 60_000 });
       await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
+      await chat.locator('.header .status', { hasText: 'ready' }).waitFor();
       await workbench.screenshot('04-streamed-answer');
       assert.match(await answer.innerText(), /greet/);
     });
@@ -281,17 +304,85 @@ describe('VS Code: Relavium chat view', () => {
       await workbench.saveActiveEditor();
     });
 
-    step('exports the chat to an untitled YAML workflow editor', async () => {
-      await workbench.runCommand('Relavium: Export Chat to Workflow');
-      await workbench.page
-        .locator('.tabs-container .tab[aria-label*="Untitled"]')
-        .first()
-        .waitFor({ timeout: 30_000 });
+    step('a slash command exports the chat into an editor named after the session', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill('');
+      await input.pressSequentially('/exp');
+      await chat.locator('.completions .completion', { hasText: '/export' }).waitFor();
+      await workbench.screenshot('08-slash-completion');
+      await input.press('Enter');
+      await until(async () => (await input.inputValue()) === '/export', 'the completed command');
+      await input.press('Enter');
+      const name = 'what-does-the-selected-function-do.relavium.yaml';
+      await workbench.page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor({ timeout: 30_000 });
       await workbench.waitForEditorText('relaviumExport');
-      await workbench.screenshot('08-exported-workflow');
+      await workbench.screenshot('09-exported-workflow');
       const yaml = await workbench.editorText();
       assert.match(yaml, /from: input\s+to: turn-1/);
       assert.match(yaml, /id: what-does-the-selected-function-do/);
+      assert.equal(await chat.locator('.message.user', { hasText: '/export' }).count(), 0, 'not sent as a message');
+    });
+
+    step('picks another model from the header; the next answer comes from it', async () => {
+      const chat = workbench.chat();
+      await chat.locator('.pickers button', { hasText: 'Model:' }).click();
+      const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+        hasText: 'relavium-offline-alt',
+      });
+      await row.first().waitFor({ timeout: 30_000 });
+      await workbench.screenshot('10-model-picker');
+      await row.first().click();
+      await chat.locator('.notice', { hasText: 'Model switched to relavium-offline-alt' }).waitFor({ timeout: 30_000 });
+      const input = chat.locator('.composer-input');
+      await input.fill('Which model is this?');
+      await input.press('Enter');
+      await chat
+        .locator('.message.assistant .model-tag', { hasText: 'relavium-offline-alt' })
+        .last()
+        .waitFor({ timeout: 60_000 });
+      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
+      await chat.locator('.meta', { hasText: 'model: relavium-offline-alt' }).waitFor();
+      await chat.locator('.pickers button', { hasText: 'Model: relavium-offline-alt' }).waitFor();
+    });
+
+    step('applies a highlighted code block through the approval, as an agent edit', async () => {
+      await workbench.openFile('README.md');
+      const chat = workbench.chat();
+      const block = chat.locator('.message.assistant').last().locator('.code-block');
+      await block.locator('.code-text span[class^="hljs-"]').first().waitFor({ timeout: 30_000 });
+      await block.locator('button:has-text("Apply")').click();
+      const newFile = workbench.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Write a new file' });
+      await newFile.first().waitFor({ timeout: 30_000 });
+      await newFile.first().click();
+      const pathInput = workbench.page.locator('.quick-input-widget input');
+      await pathInput.waitFor();
+      await pathInput.fill('relavium.toml');
+      await workbench.page.keyboard.press('Enter');
+      const approve = chat.locator('.approval-buttons button:has-text("Approve")');
+      await approve.waitFor({ timeout: 60_000 });
+      assert.match(await chat.locator('.approval-what').last().innerText(), /relavium\.toml/);
+      await workbench.screenshot('11-apply-approval');
+      await approve.click();
+      const written = path.join(workspace, 'relavium.toml');
+      await until(() => existsSync(written) && readFileSync(written, 'utf8').includes('default_model'), 'the applied file');
+      await chat.locator('.tool-card.state-succeeded', { hasText: 'write_file' }).last().waitFor({ timeout: 30_000 });
+      await chat.locator('.header .status', { hasText: 'ready' }).waitFor({ timeout: 30_000 });
+    });
+
+    step('@ attaches a workspace file as a chip', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill('');
+      await input.pressSequentially('Summarise @READ');
+      await chat.locator('.completions .completion', { hasText: 'README.md' }).first().waitFor({ timeout: 30_000 });
+      await input.press('Enter');
+      await chat.locator('.composer .chip', { hasText: 'README.md' }).waitFor();
+      assert.equal(await input.inputValue(), 'Summarise ');
+      await workbench.screenshot('12-file-chip');
+      await input.press('Enter');
+      await chat.locator('.message.user', { hasText: 'Summarise' }).last().locator('.chip', { hasText: 'README.md' }).waitFor();
+      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
     });
 
     step('rebuilds the transcript after a window reload', async () => {
@@ -305,8 +396,20 @@ describe('VS Code: Relavium chat view', () => {
           hasText: 'builds a greeting',
         })
         .waitFor();
-      await chat.locator('.tool-card', { hasText: 'edit_file' }).waitFor();
-      await workbench.screenshot('09-after-reload');
+      const card = chat.locator('.tool-card', { hasText: 'edit_file' }).first();
+      await card.waitFor();
+      // The approval decision and the duration come back from the event log.
+      try {
+        await card.locator('.approval-state', { hasText: 'Approved' }).waitFor({ timeout: 30_000 });
+      } catch (error) {
+        console.log('tool cards after the reload:', await chat.locator('.tool-card').allInnerTexts());
+        throw error;
+      }
+      await card.locator('.tool-duration').waitFor();
+      await chat.locator('.message.user .chip', { hasText: demo.selection.path }).first().waitFor();
+      // The model picked before the reload is still the one the next turn uses.
+      await chat.locator('.pickers button', { hasText: 'Model: relavium-offline-alt' }).waitFor({ timeout: 30_000 });
+      await workbench.screenshot('13-after-reload');
     });
 
     step('reconnects after two reloads in a row and answers again', async () => {
@@ -326,7 +429,23 @@ describe('VS Code: Relavium chat view', () => {
         .locator('.message.assistant .markdown', { hasText: 'offline demo model' })
         .last()
         .waitFor({ timeout: 60_000 });
-      await workbench.screenshot('10-after-two-reloads');
+      await workbench.screenshot('14-after-two-reloads');
+    });
+
+    step('edits a sent message: the chat forks before it, the old version stays listed', async () => {
+      const chat = workbench.chat();
+      const sent = chat.locator('.message.user', { hasText: 'Are you still there?' }).last();
+      await sent.hover();
+      await sent.locator('button:has-text("Edit")').click();
+      await chat.locator('.notice', { hasText: 'Forked before your message' }).waitFor({ timeout: 30_000 });
+      const input = chat.locator('.composer-input');
+      await until(async () => (await input.inputValue()) === 'Are you still there?', 'the message back in the composer');
+      await input.fill('Are you there now?');
+      await input.press('Enter');
+      await chat.locator('.message.user', { hasText: 'Are you there now?' }).waitFor();
+      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
+      assert.equal(await chat.locator('.message.user', { hasText: 'Are you still there?' }).count(), 0);
+      await workbench.screenshot('15-edited-in-fork');
     });
 
     step('finds the chat again through the Sessions panel search', async () => {
@@ -334,7 +453,7 @@ describe('VS Code: Relavium chat view', () => {
       await chat.locator('.header-buttons button:has-text("Sessions")').click();
       const search = chat.locator('.sessions-search');
       await search.fill('docstring');
-      const entry = chat.locator('.session-entry', { hasText: demo.askAboutSelection });
+      const entry = chat.locator('.session-entry', { hasText: demo.askAboutSelection }).first();
       await entry.waitFor({ timeout: 30_000 });
       await workbench.screenshot('11-session-search');
       await search.fill('zebra-unicorn-never-said');
@@ -368,6 +487,33 @@ describe('VS Code: Relavium chat view', () => {
         await workbench.screenshot('12-session-from-another-window');
       } finally {
         await other.close();
+      }
+    });
+
+    step('looks right in light and dark themes (screenshots for the README)', async () => {
+      const chat = workbench.chat();
+      for (const [theme, name] of [
+        ['Light Modern', 'vscode-chat-light'],
+        ['Dark Modern', 'vscode-chat-dark'],
+      ]) {
+        // Not runCommand: its fuzzy match may pick "Browse Color Themes in Marketplace".
+        await workbench.page.keyboard.press('F1');
+        const palette = workbench.page.locator('.quick-input-widget input');
+        await palette.waitFor();
+        await palette.fill('>Preferences: Color Theme');
+        await workbench.page
+          .locator('.quick-input-widget .monaco-list-row[aria-label^="Preferences: Color Theme"]')
+          .first()
+          .click();
+        const row = workbench.page.locator('.quick-input-widget .monaco-list-row', { hasText: theme });
+        await row.first().waitFor({ timeout: 30_000 });
+        await row.first().click();
+        await workbench.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+        const file = await workbench.screenshot(name);
+        if (options.screenshots !== undefined) {
+          mkdirSync(options.screenshots, { recursive: true });
+          copyFileSync(file, path.join(options.screenshots, `${name}.png`));
+        }
       }
     });
   }

@@ -29,4 +29,5 @@ exec "$NODE24" --test-reporter=spec "$REPO/tests/e2e/vscode/e2e.mjs" \
   --vsix "$REPO/vscode-client/relavium.vsix" \
   --artifacts "$ARTIFACTS" \
   --server-command "$SERVER" \
+  --screenshots "$REPO/docs/screenshots" \
   "$@"

@@ -37,6 +37,8 @@ export interface ChatView {
 }
 
 const CURRENT_SESSION_KEY = 'relavium.currentSessionId';
+const MODEL_CHOICE_KEY = 'relavium.modelChoice';
+const TOOL_EVENTS_LIMIT = 10_000;
 const FLUSH_DELAY_MS = 30;
 const TRANSCRIPT_PAGE = 100;
 /**
@@ -314,6 +316,11 @@ export class ChatController implements vscode.Disposable {
     return result.sessionId;
   }
 
+  /** Remember a session's model choice (re-applied when the session is opened again). */
+  async rememberModel(sessionId: string, choiceId: string): Promise<void> {
+    await this.workspaceState.update(`${MODEL_CHOICE_KEY}.${sessionId}`, choiceId);
+  }
+
   /** Switch the open session's model from the next turn on. */
   async switchModel(model: string): Promise<void> {
     const sessionId = this.model.sessionId;
@@ -361,6 +368,7 @@ export class ChatController implements vscode.Disposable {
         limit: RUNNING_TURN_LOOKBACK + 500,
       });
       const recentEvents: SessionEvent[] = backlog.events;
+      const toolEvents = await this.toolEvents(sessionId);
       if (token !== this.loadToken) {
         return;
       }
@@ -371,9 +379,20 @@ export class ChatController implements vscode.Disposable {
           hasMore: page.hasMore,
           lastEventSequence: resumed.lastEventSequence,
           recentEvents,
+          ...(toolEvents === undefined ? {} : { toolEvents }),
           ...(resumed.plan === undefined ? {} : { plan: resumed.plan }),
         }),
       );
+      const remembered = this.workspaceState.get<string>(`${MODEL_CHOICE_KEY}.${sessionId}`);
+      const served = resumed.session.modelId;
+      if (
+        remembered !== undefined &&
+        remembered.split('/').slice(1).join('/') !== served &&
+        !this.model.turnRunning
+      ) {
+        // The server forgot the pick with its restart: the next turn uses it again.
+        void switchModel(this, sessionId, remembered, true);
+      }
     } catch (error) {
       if (token !== this.loadToken) {
         return;
@@ -389,6 +408,21 @@ export class ChatController implements vscode.Disposable {
       }
     }
     this.changed();
+  }
+
+  /** The tool events of the whole log (undefined when the server cannot filter events). */
+  private async toolEvents(sessionId: string): Promise<SessionEvent[] | undefined> {
+    try {
+      const result = await this.server.request<SessionEventsResult>(Methods.sessionEvents, {
+        sessionId,
+        afterSequence: 0,
+        limit: TOOL_EVENTS_LIMIT,
+        types: ['agent:approval_requested', 'agent:tool_result'],
+      });
+      return result.events;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Load the transcript page before the oldest message shown. */

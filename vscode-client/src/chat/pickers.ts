@@ -104,21 +104,33 @@ export async function pickModel(controller: ChatController): Promise<void> {
   await controller.switchModel(choice.id);
 }
 
-/** Ask the server to switch the session's model; the view notes it in the transcript. */
+/**
+ * Ask the server to switch the session's model; the view notes it in the transcript. The
+ * server keeps the choice only while it serves the session, so it is remembered here and
+ * applied again (`quiet`: without a notice) when the session is opened after a restart.
+ */
 export async function switchModel(
   controller: ChatController,
   sessionId: string,
   model: string,
+  quiet = false,
 ): Promise<boolean> {
   try {
     const result = await controller.server.request<SetModelResult>(Methods.setModel, { sessionId, model });
+    await controller.rememberModel(sessionId, result.current.id);
     if (controller.model.sessionId === sessionId) {
-      controller.model.modelSwitched(result.current.model);
+      if (quiet) {
+        controller.model.footer = { ...controller.model.footer, model: result.current.model };
+      } else {
+        controller.model.modelSwitched(result.current.model);
+      }
       controller.changed();
     }
     return true;
   } catch (error) {
-    failed('switching the model', error);
+    if (!quiet) {
+      failed('switching the model', error);
+    }
     return false;
   }
 }

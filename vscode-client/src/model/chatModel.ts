@@ -49,6 +49,8 @@ export interface LoadedSession {
    * tool cards of settled turns get back their approval decision and duration.
    */
   recentEvents?: readonly SessionEvent[];
+  /** The whole log's tool events (`sessionEvents {types}`): approvals and durations of cards. */
+  toolEvents?: readonly SessionEvent[];
   /** The agent's current plan (`resumeSession`), shown below the transcript. */
   plan?: readonly PlanEntry[];
 }
@@ -159,7 +161,7 @@ export class ChatModel implements TurnContext {
     const cutoff = first?.type === 'session:turn_started' ? first.userMessageSequence : Infinity;
     const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
     this.items = itemsFromMessages(messages, () => this.nextRev());
-    enrichToolCards(this.items, recent, () => this.nextRev());
+    enrichToolCards(this.items, loaded.toolEvents ?? recent, () => this.nextRev());
     showPlan(this, loaded.plan ?? []);
     this.oldestSequence = messages[0]?.sequenceNumber;
     this.header = {
@@ -363,8 +365,8 @@ export class ChatModel implements TurnContext {
   /** The user decided (inline or in the modal fallback). */
   approvalDecided(callId: string, decision: ApprovalDecision): void {
     this.answerable.delete(callId);
-    const card = this.findItem(toolItemId(callId));
-    if (card?.kind !== 'tool' || card.approval === undefined) {
+    const card = this.toolCard(callId);
+    if (card?.approval === undefined) {
       return;
     }
     const states = { approve: 'approved', reject: 'rejected', approve_always: 'approved_always' } as const;
@@ -377,11 +379,22 @@ export class ChatModel implements TurnContext {
   /** The server withdrew its approval request (cancelled): the buttons go inert. */
   approvalWithdrawn(callId: string): void {
     this.answerable.delete(callId);
-    const card = this.findItem(toolItemId(callId));
-    if (card?.kind === 'tool' && card.approval !== undefined) {
+    const card = this.toolCard(callId);
+    if (card?.approval !== undefined) {
       card.approval = { ...card.approval, answerable: false };
       card.rev = this.nextRev();
     }
+  }
+
+  /** The newest card of `callId` (some providers reuse call ids from turn to turn). */
+  toolCard(callId: string): ToolItem | undefined {
+    for (let index = this.items.length - 1; index >= 0; index -= 1) {
+      const item = this.items[index];
+      if (item?.kind === 'tool' && item.callId === callId) {
+        return item;
+      }
+    }
+    return undefined;
   }
 
   /** Whether the tokens of `event` are new relative to the loaded totals. */
@@ -391,13 +404,16 @@ export class ChatModel implements TurnContext {
 
   /** The tool card for `callId`, created (empty) if the call has not been seen yet. */
   ensureToolCard(callId: string, toolId: string): ToolItem {
-    const existing = this.findItem(toolItemId(callId));
-    if (existing?.kind === 'tool') {
+    const existing = this.toolCard(callId);
+    const open = existing?.state === 'running' || existing?.state === 'awaiting_approval';
+    if (existing !== undefined && (open || this.turn?.itemIds.has(existing.id) === true)) {
       return existing;
     }
+    // A call id seen in an earlier turn (reused by the provider): a new card of its own.
+    const occurrence = this.items.filter((item) => item.kind === 'tool' && item.callId === callId).length;
     const card: ToolItem = {
       kind: 'tool',
-      id: toolItemId(callId),
+      id: toolItemId(callId, occurrence),
       rev: this.nextRev(),
       callId,
       toolId,

@@ -15,8 +15,9 @@ import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 export type RevisionSource = () => number;
 
 /** The stable item id of a tool call's card. */
-export function toolItemId(callId: string): string {
-  return `tool:${callId}`;
+export function toolItemId(callId: string, occurrence = 0): string {
+  // Later calls reusing an id (local models often number calls per turn) get their own card.
+  return occurrence === 0 ? `tool:${callId}` : `tool:${callId}#${occurrence}`;
 }
 
 function partText(part: DurableContentPart): string {
@@ -81,30 +82,52 @@ export function enrichToolCards(
   events: readonly SessionEvent[],
   rev: RevisionSource,
 ): void {
-  const cards = new Map<string, ToolItem>();
+  const cards = new Map<string, ToolItem[]>();
   for (const item of items) {
     if (item.kind === 'tool') {
-      cards.set(item.callId, item);
+      cards.set(item.callId, [...(cards.get(item.callId) ?? []), item]);
     }
   }
+  // Each call of an id: its events up to (and with) its result. A provider may reuse ids, so
+  // the cards of an id are matched to its last calls, in order (the page may start late).
+  type ToolEvent = Extract<SessionEvent, { type: 'agent:approval_requested' | 'agent:tool_result' }>;
+  const calls = new Map<string, ToolEvent[][]>();
   for (const event of events) {
     if (event.type !== 'agent:approval_requested' && event.type !== 'agent:tool_result') {
       continue;
     }
-    const card = cards.get(event.callId);
-    if (card === undefined) {
-      continue;
+    const list = calls.get(event.callId) ?? [[]];
+    calls.set(event.callId, list);
+    list.at(-1)?.push(event);
+    if (event.type === 'agent:tool_result') {
+      list.push([]);
     }
-    if (event.type === 'agent:approval_requested') {
-      card.approval = { action: event.action, preview: event.preview, state: 'pending', answerable: false };
-    } else {
-      card.durationMs = event.durationMs;
-      if (card.approval?.state === 'pending') {
-        const state = event.errorCode === 'tool_denied' ? 'rejected' : 'approved';
-        card.approval = { ...card.approval, state };
+  }
+  for (const [callId, list] of calls) {
+    const complete = list.filter((call) => call.length > 0);
+    const own = cards.get(callId) ?? [];
+    own.forEach((card, index) => {
+      const call = complete[complete.length - own.length + index];
+      for (const event of call ?? []) {
+        if (event.type === 'agent:approval_requested') {
+          card.approval = {
+            action: event.action,
+            preview: event.preview,
+            state: 'pending',
+            answerable: false,
+          };
+        } else {
+          card.durationMs = event.durationMs;
+          if (card.approval?.state === 'pending') {
+            card.approval = {
+              ...card.approval,
+              state: event.errorCode === 'tool_denied' ? 'rejected' : 'approved',
+            };
+          }
+        }
+        card.rev = rev();
       }
-    }
-    card.rev = rev();
+    });
   }
 }
 
@@ -112,6 +135,7 @@ export function enrichToolCards(
 export function itemsFromMessages(messages: readonly SessionMessage[], rev: RevisionSource): ChatItem[] {
   const items: ChatItem[] = [];
   const tools = new Map<string, ToolItem>();
+  const occurrences = new Map<string, number>();
   for (const message of messages) {
     const sequence = message.sequenceNumber;
     if (message.role === 'system') {
@@ -130,9 +154,11 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
     for (const content of message.content) {
       if (content.type === 'tool_call') {
         assistant = undefined;
+        const occurrence = occurrences.get(content.id) ?? 0;
+        occurrences.set(content.id, occurrence + 1);
         const card: ToolItem = {
           kind: 'tool',
-          id: toolItemId(content.id),
+          id: toolItemId(content.id, occurrence),
           rev: rev(),
           callId: content.id,
           toolId: content.name,

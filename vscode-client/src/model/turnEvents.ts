@@ -11,7 +11,6 @@ import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '
 import type { ModelEffect } from './chatModel';
 import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 import { showPlan } from './plan';
-import { toolItemId } from './transcript';
 
 /** The running turn: which items it produced and whose text it answers. */
 export interface TurnState {
@@ -37,6 +36,7 @@ export interface TurnContext {
   nextLiveId(prefix: string): string;
   findItem(id: string): ChatItem | undefined;
   ensureToolCard(callId: string, toolId: string): ToolItem;
+  toolCard(callId: string): ToolItem | undefined;
   currentAssistant(model: string): AssistantItem;
   setStatus(status: HeaderView['status']): void;
   removeItems(ids: ReadonlySet<string>): void;
@@ -119,8 +119,8 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
     }
   }
   for (const id of ctx.answerable) {
-    const card = ctx.findItem(toolItemId(id));
-    if (card?.kind === 'tool' && card.approval !== undefined) {
+    const card = ctx.toolCard(id);
+    if (card?.approval !== undefined) {
       card.approval = { ...card.approval, answerable: false };
       card.rev = ctx.nextRev();
     }
