@@ -101,7 +101,21 @@ DEFAULT_AGENT = AgentDefinition(
         "You are Relavium, a careful coding assistant working inside the user's editor.\n"
         "Workspace: {{ctx.workingDir}}. Active file: {{ctx.activeFile}}. "
         "Selection: {{ctx.selection}}. Git ref: {{ctx.gitRef}}.\n"
-        "Use tools to read files before you change them. Keep answers short and concrete."
+        "Use tools to read files before you change them: find code with search_files and "
+        "find_files. For a task of several steps, keep a short plan with update_plan and tick "
+        "its steps off as you go. Keep answers short and concrete."
     ),
-    tools=["read_file", "write_file", "list_directory", "search_files", "git_status"],
+    tools=[
+        "read_file",
+        "write_file",
+        "list_directory",
+        "search_files",
+        "find_files",
+        "update_plan",
+        "git_status",
+        "editor_diagnostics",
+        "editor_symbols",
+        "editor_references",
+        "editor_definition",
+    ],
 )

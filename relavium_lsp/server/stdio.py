@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -49,7 +50,11 @@ def start_framed_io(
     stop_event = threading.Event()
     server._stop_event = stop_event
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    reader = FrameReader(stdin or sys.stdin.buffer, max_message_bytes=max_message_bytes)
+    # A reader of its own on a duplicate of fd 0: the daemon thread may still be blocked in it
+    # when the interpreter finalizes, and finalizing sys.stdin while that thread holds its
+    # buffer lock aborts the process ("could not acquire lock ... at interpreter shutdown").
+    source = stdin or os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    reader = FrameReader(source, max_message_bytes=max_message_bytes)
     try:
         asyncio.run(serve_frames(stop_event, reader, server.protocol))
     except BrokenPipeError:

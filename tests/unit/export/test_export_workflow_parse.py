@@ -76,7 +76,7 @@ ERRORS = {
         export_workflow_yaml(*plain_turns()).replace(
             "createdAt: '2025-03-01T09:00:00.000Z'", "createdAt: 2025-03-01T09:00:00Z"
         ),
-        28,
+        34,
         "createdAt",
     ),
     "not a mapping": ("- a\n- b\n", 1, "mapping"),
