@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import editor_tools, events, wire
+from relavium_lsp.contracts import chat_ui, editor_tools, events, rewind, session_ops, wire
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -62,6 +62,29 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      wire.ListToolsResult),
     (methods.LIST_MODELS, "client → server", "request", wire.ListModelsParams,
      wire.ListModelsResult),
+    (methods.LIST_CHECKPOINTS, "client → server", "request", rewind.ListCheckpointsParams,
+     rewind.ListCheckpointsResult),
+    (methods.REWIND, "client → server", "request", rewind.RewindParams, rewind.RewindResult),
+    (methods.UNDO_REWIND, "client → server", "request", rewind.UndoRewindParams,
+     rewind.RewindResult),
+    (methods.UPDATE_SESSION, "client → server", "request", session_ops.UpdateSessionParams,
+     session_ops.UpdateSessionResult),
+    (methods.APPEND_MESSAGE, "client → server", "request", session_ops.AppendMessageParams,
+     session_ops.AppendMessageResult),
+    (methods.RESTORE_SESSION, "client → server", "request", wire.SessionRefParams,
+     session_ops.UpdateSessionResult),
+    (methods.PURGE_SESSION, "client → server", "request", wire.SessionRefParams,
+     session_ops.PurgeSessionResult),
+    (methods.LIST_ARTIFACTS, "client → server", "request", session_ops.ListArtifactsParams,
+     session_ops.ListArtifactsResult),
+    (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
+     session_ops.ListHandoffsResult),
+    (methods.SESSION_MODELS, "client → server", "request", chat_ui.SessionModelsParams,
+     chat_ui.SessionModelsResult),
+    (methods.SET_MODEL, "client → server", "request", chat_ui.SetModelParams,
+     chat_ui.SetModelResult),
+    (methods.APPLY_CODE, "client → server", "request", chat_ui.ApplyCodeParams,
+     chat_ui.ApplyCodeResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
      None),

@@ -11,7 +11,15 @@ from typing import cast
 from relavium_lsp import __version__
 
 # Subcommand modules under relavium_lsp.commands, in the order --help lists them.
-COMMAND_MODULES: tuple[str, ...] = ("serve", "acp", "keys", "sessions", "demo", "doctor")
+COMMAND_MODULES: tuple[str, ...] = (
+    "serve",
+    "acp",
+    "keys",
+    "sessions",
+    "demo",
+    "doctor",
+    "recover",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

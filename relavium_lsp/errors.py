@@ -5,7 +5,9 @@
     RelaviumError
     ├── ConfigError              a config or agent file is invalid (file, line, field)
     ├── StoreError               the history database cannot be used
-    │   └── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseKeyError     wrong or missing key; the file was not touched
+    │   ├── DatabaseCorrupted    the file is damaged (names it; doctor --check, recover)
+    │   └── DiskFull             no space left for the database (names it; nothing lost)
     ├── InvalidInput             a request's content is unusable (empty message, bad media)
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
@@ -71,6 +73,22 @@ class StoreError(RelaviumError):
 
 class DatabaseKeyError(StoreError):
     """The database could not be decrypted with the available key."""
+
+
+class DatabaseCorrupted(StoreError):
+    """The database file is damaged (not a wrong key); the message names the file."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DiskFull(StoreError):
+    """No space left on the disk holding the database; the write was rolled back."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class SessionError(RelaviumError):

@@ -15,6 +15,7 @@ import io
 import logging
 import logging.handlers
 import os
+import sys
 from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
@@ -50,6 +51,21 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+# pygls warnings that only say a client sent something odd (answered or ignored as the
+# protocol says): the client's problem, not the server's, so one INFO line in the file log
+# and nothing on stderr (issue 16: a burst of bad requests must not flood the editor's
+# output). Mapped to the line logged instead; ``None`` keeps pygls's own arguments.
+CLIENT_MISTAKES: dict[str, str | None] = {
+    "Failed to handle request %r, unknown method %r": None,
+    "Ignoring notification for unknown method %r": None,
+    'Cancel notification for unknown message id "%s"': None,
+    'Received response to unknown message id "%s"': None,
+    # pygls would log the whole message (conversation text): say less.
+    'Unknown message "%s"': "ignored a message that is not JSON-RPC 2.0",
+    "Server shutting down. No more requests!": None,
+}
+
+
 class AnsweredErrorFilter(logging.Filter):
     """Demotes pygls' traceback for an error that was answered to the client as intended.
 
@@ -57,6 +73,7 @@ class AnsweredErrorFilter(logging.Filter):
     logged with its traceback by the handler edge itself), yet pygls logs each of them as an
     ERROR with a traceback — on stderr, which editors show to users. Attached to pygls'
     JSON-RPC logger, this keeps one INFO line instead; a non-JSON-RPC exception is untouched.
+    The warnings in :data:`CLIENT_MISTAKES` become INFO lines too.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -67,11 +84,45 @@ class AnsweredErrorFilter(logging.Filter):
             record.msg = "answered a request with JSON-RPC error %s: %s"
             record.args = (error.code, error.message)
             record.exc_info, record.exc_text = None, None
+        elif isinstance(record.msg, str) and record.msg in CLIENT_MISTAKES:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            replacement = CLIENT_MISTAKES[record.msg]
+            if replacement is not None:
+                record.msg, record.args = replacement, None
         return True
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log whose files (the fresh one after each rollover too) are mode 0600."""
+    """A rotating log whose files (the fresh one after each rollover too) are mode 0600.
+
+    A log that cannot be written (the disk is full, issue 16) says so once on stderr, in one
+    line, and again when it works again — not Python's "--- Logging error ---" traceback for
+    every record, on the stderr the editor shows.
+    """
+
+    _failing = False
+    _failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record; notice when writing starts or stops failing."""
+        self._failed_now = False
+        super().emit(record)
+        if self._failing and not self._failed_now:
+            self._failing = False
+            sys.stderr.write(f"relavium-lsp: the log {self.baseFilename} is writable again\n")
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """One stderr line when the log stops being writable; silence after it."""
+        self._failed_now = True
+        if self._failing:
+            return
+        self._failing = True
+        error = sys.exc_info()[1]
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        sys.stderr.write(
+            f"relavium-lsp: cannot write the log {self.baseFilename} ({reason}); "
+            "log lines are dropped until it can\n"
+        )
 
     def _open(self) -> io.TextIOWrapper:
         descriptor = os.open(

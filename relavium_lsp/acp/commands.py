@@ -24,8 +24,10 @@ from acp.schema import (
 from relavium_lsp.acp.prompt_content import PromptBlock
 from relavium_lsp.acp.session_config import model_menu
 from relavium_lsp.contracts.events import SessionCompacted
+from relavium_lsp.contracts.rewind import RewindResult
 from relavium_lsp.engine.api import Engine, first_choice
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.tools.host import FilesystemHost
 
 MICROCENTS_PER_DOLLAR = 100_000_000
 MAX_TITLE_CHARS = 500
@@ -47,6 +49,11 @@ COMMANDS = (
     _command("title", "Rename this chat", "the new title"),
     _command("usage", "Tokens and cost of this chat so far"),
     _command("model", "List the models this chat can use, or switch to one", "provider/model"),
+    _command(
+        "rewind",
+        "List file checkpoints, or put the files the agent changed back to before a message",
+        "message number | undo <rewind id>",
+    ),
 )
 _NAMES = frozenset(command.name for command in COMMANDS)
 
@@ -100,6 +107,8 @@ async def run_command(
             return await _title(engine, session_id, command.argument, hooks)
         if command.name == "usage":
             return await _usage(engine, session_id)
+        if command.name == "rewind":
+            return await _rewind(engine, session_id, command.argument)
         return await _model(engine, session_id, command.argument, hooks)
     except RelaviumError as error:
         return f"/{command.name} failed: {error.message}"
@@ -135,6 +144,47 @@ async def _usage(engine: Engine, session_id: str) -> str:
         f"{record.turn_count} turn(s): {totals.input_tokens} input and "
         f"{totals.output_tokens} output tokens, ${dollars:.4f} on {record.model_id}."
     )
+
+
+async def _rewind(engine: Engine, session_id: str, argument: str) -> str:
+    # Files only, on disk: an ACP client knows one session id, so the conversation stays.
+    host = FilesystemHost()
+    words = argument.split()
+    if not words:
+        turns = await engine.list_checkpoints(session_id)
+        if not turns:
+            return "No turn of this chat changed files yet."
+        lines = [
+            f"  /rewind {turn.user_sequence} — "
+            + ", ".join(f"{f.path}{' (new)' if f.created else ''}" for f in turn.files)
+            for turn in reversed(turns)
+        ]
+        return "File checkpoints, newest first:\n" + "\n".join(lines)
+    if words[0] == "undo" and len(words) == 2:
+        return _rewind_summary(
+            "Undid the rewind", await engine.undo_rewind(session_id, words[1], host=host)
+        )
+    if len(words) != 1 or not words[0].isdigit():
+        return "Usage: /rewind, /rewind <message number>, or /rewind undo <rewind id>"
+    result = await engine.rewind(
+        session_id, int(words[0]), files=True, conversation=False, host=host
+    )
+    return _rewind_summary(f"Rewound the files to before message {words[0]}", result) + (
+        f"\nUndo with /rewind undo {result.rewind_id}"
+    )
+
+
+def _rewind_summary(headline: str, result: RewindResult) -> str:
+    lines = [headline + "."]
+    if result.restored:
+        lines.append("Restored: " + ", ".join(result.restored))
+    if result.deleted:
+        lines.append("Deleted: " + ", ".join(result.deleted))
+    lines.extend(f"Conflict: {c.path} {c.reason}" for c in result.conflicts)
+    lines.extend(f"Not restored: {f.path} ({f.reason})" for f in result.failed)
+    if len(lines) == 1:
+        lines.append("No file needed to change.")
+    return "\n".join(lines)
 
 
 async def _model(engine: Engine, session_id: str, argument: str, hooks: CommandHooks) -> str:

@@ -110,13 +110,12 @@ async def mark_started(link: ClientLink, record: CallRecord) -> None:
 async def _permission_content(
     link: ClientLink, request: ApprovalRequest, record: CallRecord | None
 ) -> list[ToolContent]:
-    if record is not None and record.tool == "write_file":
-        target = record.description.target
-        new_text = record.args.get("content")
-        if target is not None and isinstance(new_text, str):
-            diff = diff_content(target, await current_text(link, record, target), new_text)
-            if diff is not None:
-                return [diff]
+    change = request.change
+    if change is not None:
+        # The texts the tool computed its change on: the client's buffer, else the disk.
+        diff = diff_content(change.path, change.old_text, change.new_text)
+        if diff is not None:
+            return [diff]
     preview = request.preview
     shown = preview.command or preview.path or preview.host or request.tool_id
     return [text_content(f"{request.action}: {shown}")]
@@ -212,6 +211,10 @@ class AcpEditorHost:
         """Refused: every write must come from a jail-checked tool call."""
         return WriteOutcome(applied=False, reason="writes only happen inside a tool call")
 
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Refused, like :meth:`write_file`."""
+        return WriteOutcome(applied=False, reason="deletes only happen inside a tool call")
+
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user through the client."""
         return await ask_permission(self._link, request)
@@ -267,6 +270,10 @@ class CallScopedHost:
                 return outcome
         record.diff = diff_content(path, old_text, text)
         return WriteOutcome(applied=True)
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """ACP has no ``fs/`` delete: the disk's."""
+        return await FilesystemHost().delete_file(path, label=label)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """The process-wide host's (the engine asks through its session scope, not here)."""

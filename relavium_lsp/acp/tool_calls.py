@@ -32,6 +32,7 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "search_files": "search",
     "find_files": "search",
     "write_file": "edit",
+    "edit_file": "edit",
     "run_command": "execute",
     "terminal_start": "execute",
     "terminal_output": "read",
@@ -40,7 +41,10 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "git_commit": "execute",
     "http_request": "fetch",
 }
-PATH_TOOLS = frozenset({"read_file", "write_file", "list_directory", "search_files", "find_files"})
+PATH_TOOLS = frozenset(
+    {"read_file", "write_file", "edit_file", "list_directory", "search_files", "find_files"}
+)
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ def resolve_target(tool: str, raw: str, roots: ScopeRoots | None) -> Path | None
     if roots is None:
         return None
     try:
-        return resolve_in_scope(raw, roots, must_exist=False, for_write=tool == "write_file")
+        return resolve_in_scope(raw, roots, must_exist=False, for_write=tool in WRITE_TOOLS)
     except (RelaviumError, OSError, ValueError):
         return None
 
@@ -168,6 +172,8 @@ def describe_call(tool: str, args: dict[str, Any], roots: ScopeRoots | None) -> 
                 title += f" (lines {line or 1}-{end or 'end'})"
         elif tool == "write_file":
             title = f"Write {shown}"
+        elif tool == "edit_file":
+            title = f"Edit {shown}"
         elif tool == "list_directory":
             title = f"List {shown}"
         else:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+import sqlcipher3
 
 from relavium_lsp import __version__
 from relavium_lsp.commands.doctor_mcp import mcp_checks
@@ -78,6 +79,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not contact providers (skip asking each one for its models)",
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the history database in depth: read every session, list damage",
+    )
+    parser.add_argument("--history", metavar="PATH", help="history database for --check")
     parser.set_defaults(handler=run)
 
 
@@ -89,6 +96,10 @@ def run(arguments: argparse.Namespace) -> int:
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.NullHandler())
+    if arguments.check:
+        from relavium_lsp.commands.recover import run_check
+
+        return run_check(arguments.history, as_json=arguments.json)
     checks = collect_checks(workspace, probe=not arguments.offline)
     problems = [check for check in checks if check.status == "problem"]
     if arguments.json:
@@ -259,13 +270,19 @@ def _database(home: Path) -> Check:
             store.close()
     except RelaviumError as error:
         return Check(name, "problem", error.message)
+    except sqlcipher3.DatabaseError as error:  # damage met while checking
+        return Check(
+            name, "problem", f"{path} is damaged: {error}",
+            "`relavium-lsp doctor --check` lists the sessions affected; "
+            "`relavium-lsp recover` copies every readable one into a fresh database",
+        )  # fmt: skip
     except OSError as error:
         return Check(name, "problem", f"{path}: {error.strerror}")
     if problems != ["ok"]:
         return Check(
             name, "problem", f"{path} fails its integrity check: {'; '.join(problems[:3])}",
-            "restore a backup of history.db, or export what still reads with "
-            "`relavium-lsp sessions export`",
+            "`relavium-lsp doctor --check` lists the sessions affected; "
+            "`relavium-lsp recover` copies every readable one into a fresh database",
         )  # fmt: skip
     count = f"{len(page.sessions)}{'+' if page.next_cursor else ''}"
     return Check(

@@ -42,6 +42,7 @@ BUILTIN_TOOL_NAMES = frozenset(
     {
         "read_file",
         "write_file",
+        "edit_file",
         "list_directory",
         "search_files",
         "find_files",
@@ -58,6 +59,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "editor_references",
         "editor_definition",
         "read_tool_output",
+        "delegate",
     }
 )
 
@@ -102,11 +104,14 @@ DEFAULT_AGENT = AgentDefinition(
         "Workspace: {{ctx.workingDir}}. Active file: {{ctx.activeFile}}. "
         "Selection: {{ctx.selection}}. Git ref: {{ctx.gitRef}}.\n"
         "Use tools to read files before you change them: find code with search_files and "
-        "find_files. For a task of several steps, keep a short plan with update_plan and tick "
-        "its steps off as you go. Keep answers short and concrete."
+        "find_files. Change existing files with edit_file (exact text copied from the file → "
+        "its replacement); use write_file only to create a file. For a task of several steps, "
+        "keep a short plan with update_plan and tick its steps off as you go. Keep answers "
+        "short and concrete."
     ),
     tools=[
         "read_file",
+        "edit_file",
         "write_file",
         "list_directory",
         "search_files",

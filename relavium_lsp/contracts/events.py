@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.diff import DiffStat
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.terminal import AgentToolOutput
+from relavium_lsp.contracts.usage import TokenUsage as TokenUsage  # re-exported: its old home
 
 ErrorCode = Literal[
     "provider_rate_limit",
@@ -49,38 +51,6 @@ class TurnError(WireModel):
     code: ErrorCode
     message: str
     retryable: bool = False
-
-
-class TokenUsage(WireModel):
-    """Tokens spent by a turn (all provider calls, fallbacks and compaction included).
-
-    The one usage type: the same model counts one provider call on the LLM seam
-    (``StopChunk.usage``), a turn in ``session:turn_completed`` and in the
-    ``relavium/sendMessage`` result. ``input_tokens`` counts every prompt token (what the
-    context window holds); ``cache_read_tokens`` / ``cache_write_tokens`` are the parts of
-    them read from or written to the provider's prompt cache, billed at their own rates.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    @property
-    def uncached_input_tokens(self) -> int:
-        """Prompt tokens billed at the ordinary input rate."""
-        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
-
-    def plus(self, other: TokenUsage) -> TokenUsage:
-        """Return the sum of two usages."""
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-        )
 
 
 class ApprovalPreview(WireModel):
@@ -135,13 +105,17 @@ class AgentToolCall(WireModel):
 
 
 class AgentApprovalRequested(WireModel):
-    """A side-effecting action waits for the user."""
+    """A side-effecting action waits for the user (``diffStat``: lines a file change adds/removes).
+
+    The durable event keeps no contents; the diff itself goes only to the client that asks.
+    """
 
     type: Literal["agent:approval_requested"] = "agent:approval_requested"
     tool_id: str
     call_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    diff_stat: DiffStat | None = None
 
 
 class AgentToolResult(WireModel):
@@ -244,6 +218,46 @@ class SessionExported(WireModel):
     format: Literal["workflow", "jsonl"] = "workflow"
 
 
+class SessionRewound(WireModel):
+    """Files (and maybe the conversation) went back to before user message ``toSequence``.
+
+    Recorded in the rewound session; ``undone`` when a rewind was undone. Counts only: the
+    files are in the ``relavium/rewind`` answer.
+    """
+
+    type: Literal["session:rewound"] = "session:rewound"
+    rewind_id: str
+    to_sequence: int
+    forked_session_id: str | None = None
+    restored: int
+    conflicts: int
+    undone: bool = False
+
+
+class AgentHandoff(WireModel):
+    """The agent handed a task to another agent's child session (``returned``: it is back).
+
+    Emitted on the parent twice per delegation: when the child starts (``returned`` false)
+    and when its answer came back or it ended otherwise (``returned`` true, with how).
+    """
+
+    type: Literal["agent:handoff"] = "agent:handoff"
+    from_agent: str
+    to_agent: str
+    reason: str
+    child_session_id: str
+    returned: bool = False
+    stop_reason: StopReason | None = None
+
+
+class SessionMessageAppended(WireModel):
+    """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
+
+    type: Literal["session:message_appended"] = "session:message_appended"
+    message_sequence: int
+    role: Literal["user", "system"]
+
+
 class SessionCancelled(WireModel):
     """The session ended (the only terminal event)."""
 
@@ -267,6 +281,9 @@ EventPayload = Annotated[
     | SessionTrimmed
     | BudgetWarning
     | SessionExported
+    | SessionRewound
+    | SessionMessageAppended
+    | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),
 ]

@@ -2,18 +2,47 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.usage import TokenUsage
 
 FsScopeTier = Literal["sandboxed", "project", "full"]
-SessionStatus = Literal["idle", "streaming", "awaiting_approval", "ended"]
+# failed: the last turn ended on a provider or tool failure (not an abort, not a crash);
+# awaiting_peer: the session waits for a child session it delegated to (§2.5).
+SessionStatus = Literal[
+    "idle", "streaming", "awaiting_approval", "awaiting_peer", "failed", "ended"
+]
 MessageRole = Literal["system", "user", "assistant", "tool"]
+DescriptionSource = Literal["user", "agent", "introspection"]
 
-SESSION_STATUSES: tuple[SessionStatus, ...] = ("idle", "streaming", "awaiting_approval", "ended")
+SESSION_STATUSES: tuple[SessionStatus, ...] = (
+    "idle",
+    "streaming",
+    "awaiting_approval",
+    "awaiting_peer",
+    "failed",
+    "ended",
+)
+# Session metadata is for runtime hints and UI state, not storage: its JSON stays small.
+METADATA_MAX_BYTES = 16 * 1024
+DESCRIPTION_MAX_CHARS = 2000
+
+
+def check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Refuse session metadata whose compact JSON is larger than :data:`METADATA_MAX_BYTES`."""
+    if value is None:
+        return None
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > METADATA_MAX_BYTES:
+        raise ValueError(
+            f"metadata is {size} bytes of JSON; at most {METADATA_MAX_BYTES} are allowed"
+        )
+    return value
 
 
 class Selection(WireModel):
@@ -100,6 +129,54 @@ class SessionMessage(WireModel):
     compaction: CompactionMarker | None = None
     interruption: InterruptionMarker | None = None
     timestamp: str
+    # What the provider calls behind an assistant message used and cost (fallback attempts
+    # included); absent on other roles and on rows written before schema version 5.
+    token_usage: TokenUsage | None = None
+    cost_microcents: int | None = None
+    # The message this one answers: a user message follows the previous visible message, an
+    # assistant message answers the turn's user message (or the tool round before it), a
+    # tool result answers the assistant message that asked for it.
+    parent_message_id: str | None = None
+    # The agent that wrote it: every assistant message, and a delegated task (the delegator).
+    agent_slug: str | None = None
+
+
+class RolledBackTurn(WireModel):
+    """A turn that failed or was aborted: out of the visible transcript, its rows kept.
+
+    Exports carry these beside the visible messages so history reads as what happened;
+    ``stop_reason`` / ``error_code`` come from the turn's ``session:turn_completed`` event.
+    """
+
+    user_message_sequence: int = Field(ge=1)
+    stop_reason: Literal["aborted", "error"] | None = None
+    error_code: str | None = None
+    messages: list[SessionMessage]
+
+
+class HandoffRecord(WireModel):
+    """Control passed from one agent to another: a delegation to a child session (§2.5).
+
+    ``sequence_number`` is the parent's assistant message that asked for it.
+    """
+
+    id: str
+    session_id: str
+    child_session_id: str | None = None
+    from_agent: str
+    to_agent: str
+    reason: str
+    sequence_number: int = Field(ge=0)
+    call_id: str | None = None
+    created_at: str
+
+
+class ForkOrigin(WireModel):
+    """Where a forked session came from: the source session and the last copied message."""
+
+    session_id: str
+    message_id: str | None = None
+    sequence_number: int = Field(ge=0)
 
 
 class SessionTotals(WireModel):
@@ -129,6 +206,13 @@ class AgentSessionRecord(WireModel):
     created_at: str
     updated_at: str
     deleted_at: str | None = None
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
+    description_source: DescriptionSource | None = None
+    metadata: dict[str, Any] | None = None
+    forked_from: ForkOrigin | None = None
+    parent_session_id: str | None = None
+
+    _metadata_size = field_validator("metadata")(check_metadata)
 
 
 class SessionSummary(WireModel):
@@ -142,3 +226,6 @@ class SessionSummary(WireModel):
     message_count: int
     preview: str | None = None
     working_dir: str
+    description: str | None = None
+    parent_session_id: str | None = None
+    deleted_at: str | None = None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
@@ -20,12 +21,14 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
+    DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
     PartialSessionContext,
     SessionContext,
     SessionMessage,
     SessionStatus,
     SessionSummary,
+    check_metadata,
 )
 
 SessionId = str
@@ -48,6 +51,11 @@ class StartSessionParams(WireModel):
     context: PartialSessionContext | None = None
     title: str | None = Field(default=None, max_length=500)
     source: str | None = Field(default=None, min_length=1, max_length=64)
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
+    # Runtime hints and UI state (at most 16 KiB of JSON; stored and exported, never secrets).
+    metadata: dict[str, Any] | None = None
+
+    _metadata_size = field_validator("metadata")(check_metadata)
 
 
 class StartSessionResult(WireModel):
@@ -147,6 +155,8 @@ class ListSessionsParams(WireModel):
     status: SessionStatus | None = None
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
     cursor: str | None = Field(default=None, max_length=200)
+    # true: the deleted sessions instead (newest deletion first), which restoreSession brings back.
+    deleted: bool = False
 
 
 class ListSessionsResult(WireModel):
@@ -405,13 +415,14 @@ class ConfigurationSettings(WireModel):
 
 
 class RequestApprovalParams(WireModel):
-    """``relavium/requestApproval`` (server → client)."""
+    """``relavium/requestApproval`` (server → client); ``diff`` for a file change."""
 
     session_id: SessionId
     call_id: str
     tool_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    diff: FileDiff | None = None
 
 
 ApprovalDecision = Literal["approve", "reject", "approve_always"]

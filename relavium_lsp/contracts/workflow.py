@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN, AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.contracts.session import RolledBackTurn, SessionMessage
 
 WORKFLOW_VERSION: Final = 1
 RELAVIUM_EXPORT_KEY = "relaviumExport"
@@ -85,6 +85,19 @@ class WorkflowEdge(WorkflowModel):
     to: NodeId
 
 
+class ChildSessionExport(WireModel):
+    """A session this one delegated to (§2.5): the handoff and the child's visible messages."""
+
+    session_id: str
+    agent_slug: str
+    from_agent: str
+    reason: str
+    # The parent's assistant message that asked for it.
+    sequence_number: int
+    call_id: str | None = None
+    messages: list[SessionMessage]
+
+
 class RelaviumExport(WireModel):
     """``metadata.relaviumExport``: where the scaffold came from, with the full transcript."""
 
@@ -97,6 +110,11 @@ class RelaviumExport(WireModel):
     created_at: str
     updated_at: str
     messages: list[SessionMessage]
+    # Turns that failed or were aborted (rolled out of the transcript, rows kept); absent
+    # when there were none, so an export without them is unchanged.
+    rolled_back_turns: list[RolledBackTurn] | None = None
+    # Delegated child sessions, in handoff order; absent when there were none.
+    children: list[ChildSessionExport] | None = None
     # The agent's plan when the session was exported (absent when it never made one).
     plan: list[PlanEntry] | None = None
 

@@ -255,6 +255,9 @@ class DemoEditor:
             f"{methods.REQUEST_APPROVAL}: {params.get('toolId')} ({params.get('action')}) "
             f"on {target} → the demo answers {self.decision!r}"
         )
+        diff = params.get("diff")
+        if isinstance(diff, dict) and isinstance(diff.get("unified"), str):
+            self.console.block(diff["unified"])  # what the user reviews before approving
         return {"decision": self.decision}
 
     def _on_open_untitled(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -74,7 +74,7 @@ class DemoRun:
             (f"{methods.START_SESSION}: context detected by the server", self._start_session),
             ("Ask about the selection", self._ask_about_selection),
             (
-                "Ask for a change: plan, search, read, write, approval, edit",
+                "Ask for a change: plan, search, read_file, edit_file, diff, approval",
                 self._ask_for_change,
             ),
             ("The change on disk: git diff", self._show_diff),

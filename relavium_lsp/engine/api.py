@@ -14,19 +14,21 @@ objects. Events reach the outside through :meth:`Engine.subscribe`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.content import ContentPart, ToolResultPart
 from relavium_lsp.contracts.events import (
     CompactionReason,
     SessionCompacted,
@@ -36,24 +38,43 @@ from relavium_lsp.contracts.events import (
     TurnResult,
 )
 from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
+    HandoffRecord,
     SessionContext,
     SessionMessage,
     SessionStatus,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
-from relavium_lsp.engine import exports
+from relavium_lsp.engine import exports, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
+from relavium_lsp.engine.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_effective_model,
+    with_first_model,
+)
 from relavium_lsp.engine.replay import replay_session
+from relavium_lsp.engine.rewind import list_turn_checkpoints
+from relavium_lsp.engine.rewind import rewind as rewind_session
+from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionRunningElsewhere
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -64,8 +85,10 @@ from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
@@ -73,11 +96,13 @@ from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
+    "KEEP",
     "UNTITLED",
     "CompactionMode",
     "Engine",
     "ExportFormat",
     "ExportOutcome",
+    "Keep",
     "LeaseSettings",
     "ListListener",
     "Listener",
@@ -93,6 +118,7 @@ __all__ = [
     "open_engine",
 ]
 
+logger = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
@@ -134,10 +160,17 @@ class Engine:
         agent_ref: str | None = None,
         title: str | None = None,
         source: str = "cli",
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> SessionSnapshot:
         """Open a new session for an agent (``session:started``)."""
         session = await self._live.create(
-            context=context, agent_ref=agent_ref, title=title, source=source
+            context=context,
+            agent_ref=agent_ref,
+            title=title,
+            source=source,
+            description=description,
+            metadata=metadata,
         )
         return session.snapshot()
 
@@ -173,7 +206,13 @@ class Engine:
                     resumed=True,
                 )
             )
-        last_event = await self._services.bus.last_sequence(session_id)
+        try:
+            last_event = await self._services.bus.last_sequence(session_id)
+        except DatabaseCorrupted as error:
+            # The messages are the transcript; a damaged event log must not lock a session
+            # out (issue 16). Replays start from nothing; the log line names the file.
+            logger.warning("resuming %s without its event log: %s", session_id, error.message)
+            last_event = 0
         return ResumeResult(
             session=session.record,
             messages=messages,
@@ -269,6 +308,21 @@ class Engine:
         )
         return session.snapshot()
 
+    async def current_model(self, session_id: str) -> ModelChoice:
+        """The model the session asks first now (after any :meth:`set_model`)."""
+        return first_choice((await self._live.get(session_id)).chain)
+
+    async def apply_code(self, session_id: str, path: str, content: str) -> ToolResultPart:
+        """Write a code block the user applies, as the agent's ``write_file`` would.
+
+        Same jail, approval and undoable editor edit as a turn's write (see
+        :mod:`relavium_lsp.engine.user_edit`); the answer is the tool's result.
+        """
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "apply code to")
+        return await apply_user_edit(session, path, content, new_call_id())
+
     def set_approval_override(self, mode: ApprovalMode | None) -> None:
         """The editor's own approval setting changed (``None``: the configuration's rules).
 
@@ -286,6 +340,41 @@ class Engine:
         if served is not None:
             served.record = served.record.model_copy(update={"title": title})
 
+    async def update_details(
+        self,
+        session_id: str,
+        *,
+        description: str | Keep | None = KEEP,
+        metadata: dict[str, Any] | Keep | None = KEEP,
+    ) -> AgentSessionRecord:
+        """Set a session's description (written by the user) and/or metadata."""
+        return await session_admin.update_details(
+            self._services, self._live, session_id, description=description, metadata=metadata
+        )
+
+    async def append_note(
+        self, session_id: str, role: Literal["user", "system"], text: str
+    ) -> SessionMessage:
+        """Add a user or system note to the transcript without calling the model."""
+        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+
+    async def restore(self, session_id: str) -> AgentSessionRecord:
+        """Undo a soft delete."""
+        return await session_admin.restore(self._services, session_id)
+
+    async def purge(self, session_id: str) -> PurgeReport:
+        """Erase a session and its delegated children for good (rows, index, media)."""
+        return await session_admin.purge(self._services, self._live, session_id)
+
+    async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """A session's stored full tool outputs, oldest first."""
+        return await session_admin.list_artifacts(self._services, self._live, session_id)
+
+    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""
         served = self._live.served(session_id)
@@ -294,11 +383,61 @@ class Engine:
         await self._live.require_record(session_id)
         clock = self._live.clock()
         await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
+        # A deleted session's file checkpoints go with it (their blobs unless shared).
+        await self._services.store.run(
+            lambda s: delete_session_checkpoints(s.connection, session_id)
+        )
         self._live.forget(session_id)
 
     async def fork(self, session_id: str, at_sequence: int) -> str:
         """Branch a session at one of its messages; returns the new session's id."""
         return await exports.fork(self._services, await self.record(session_id), at_sequence)
+
+    # -- checkpoints and rewind (docs/design.md §6.3) ---------------------------------------
+
+    async def list_checkpoints(self, session_id: str) -> list[TurnCheckpoint]:
+        """The file checkpoints of a session's turns, oldest first."""
+        return await list_turn_checkpoints(self._services.store, await self.record(session_id))
+
+    async def rewind(
+        self,
+        session_id: str,
+        to_sequence: int,
+        *,
+        files: bool = True,
+        conversation: bool = True,
+        host: EditorHost | None = None,
+    ) -> RewindResult:
+        """Rewind files and/or the conversation to before a turn (§6.3).
+
+        ``to_sequence`` is the turn's user message; refused while a turn runs; ``host``
+        overrides the engine's editor host (ACP restores on disk).
+        """
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await rewind_session(
+            self._services,
+            record,
+            to_sequence,
+            files=files,
+            conversation=conversation,
+            host=host or self._services.host,
+        )
+
+    async def undo_rewind(
+        self, session_id: str, rewind_id: str, *, host: EditorHost | None = None
+    ) -> RewindResult:
+        """Put back what a rewind of this session (or of the session it forked) replaced."""
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await undo_session_rewind(
+            self._services, record, rewind_id, host=host or self._services.host
+        )
+
+    def _refuse_busy(self, session_id: str) -> None:
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
 
     async def import_jsonl(self, text: str) -> str:
         """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""
@@ -328,9 +467,11 @@ class Engine:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
         """Sessions newest first, filtered (``query`` is full-text) and paged.
 
+        ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
         Turns whose process is gone are settled first, so they list as idle (docs/design.md
         §7.1) without anyone resuming them.
         """
@@ -338,7 +479,12 @@ class Engine:
         await self._services.store.run(lambda s: s.recover_abandoned(clock))
         return await self._services.store.run(
             lambda s: s.list_sessions(
-                workspace=workspace, status=status, query=query, limit=limit, cursor=cursor
+                workspace=workspace,
+                status=status,
+                query=query,
+                limit=limit,
+                cursor=cursor,
+                deleted=deleted,
             )
         )
 
@@ -363,8 +509,13 @@ class Engine:
         return await exports.current_plan(self._services, session_id)
 
     async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
-        """The agents of a workspace (always including the default agent)."""
-        return list((await self._live.workspace_config(working_dir)).agents.values())
+        """The agents of a workspace (always including the default agent).
+
+        Each names the model and provider it would ask first, also when that comes from the
+        workspace's default model rather than the agent's own file.
+        """
+        config = await self._live.workspace_config(working_dir)
+        return [with_effective_model(agent, config) for agent in config.agents.values()]
 
     async def list_tools(
         self, *, session_id: str | None, working_dir: str | None, start: bool

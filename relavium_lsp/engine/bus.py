@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -226,6 +227,9 @@ class EventBus:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:
             raise
+        except StoreError as error:  # a damaged file, a full disk: explained, no traceback
+            _log.warning("could not persist %d event(s): %s", len(batch), error.message)
+            return []
         except Exception:
             # Losing a batch is better than wedging every later event behind it; the message
             # transcript (written separately) stays the source of truth.

@@ -133,6 +133,17 @@ class Compactor:
         while first_kept > 0 and body[first_kept].role == "tool":
             first_kept -= 1
         dropped, kept = body[:first_kept], body[first_kept:]
+        if not dropped:
+            # History this short has nothing to trim: a marker would only add a message (and
+            # grow the counts a trim exists to shrink), so the view is left as it is.
+            return SessionTrimmed(
+                reason=reason,
+                messages_before=len(visible),
+                messages_after=len(visible),
+                tokens_before=tokens_before,
+                tokens_after=tokens_before,
+                boundary_sequence=previous.sequence_number if previous is not None else 0,
+            )
         if dropped:
             dropped_through = dropped[-1].sequence_number
         elif previous is not None and previous.compaction is not None:

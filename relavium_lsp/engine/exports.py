@@ -10,10 +10,16 @@ text off the event loop; :func:`announce` then records where the export went
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 
+from pydantic import ValidationError
+
+from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.events import SessionExported
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.workflow import ChildSessionExport
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.errors import SessionNotFound
@@ -27,7 +33,10 @@ from relavium_lsp.export.documents import (
     render_export,
 )
 from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.export.turns import message_text
+from relavium_lsp.export.workflow_yaml import ChildExport
 from relavium_lsp.store.plans import latest_plan
+from relavium_lsp.store.sessions import SessionStore
 
 
 async def full_transcript(
@@ -44,7 +53,53 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     """Build an export without recording anything (the YAML/JSON work runs in a thread)."""
     record, messages = await full_transcript(services, session_id)
     plan = await current_plan(services, session_id)
-    return await asyncio.to_thread(render_export, record, messages, fmt, plan)
+    rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
+    children = await _children(services, session_id)
+    return await asyncio.to_thread(
+        functools.partial(
+            render_export, record, messages, fmt, plan, rolled_back=rolled_back, children=children
+        )
+    )
+
+
+def _snapshot_of(
+    session_id: str,
+) -> Callable[[SessionStore], tuple[AgentSessionRecord, list[SessionMessage]] | None]:
+    return lambda store: store.export_snapshot(session_id)
+
+
+async def _children(services: EngineServices, session_id: str) -> list[ChildExport]:
+    """The session's delegated children that still exist, in handoff order."""
+    found: list[ChildExport] = []
+    for handoff in await services.store.run(lambda s: s.list_handoffs(session_id)):
+        child_id = handoff.child_session_id
+        if child_id is None:
+            continue
+        snapshot = await services.store.run(_snapshot_of(child_id))
+        if snapshot is None:
+            continue  # deleted or purged since
+        child, messages = snapshot
+        task = next((m for m in messages if m.role == "user"), None)
+        try:
+            agent = AgentDefinition.model_validate(child.agent_snapshot)
+        except ValidationError:
+            agent = None
+        found.append(
+            ChildExport(
+                export=ChildSessionExport(
+                    session_id=child.id,
+                    agent_slug=child.agent_slug,
+                    from_agent=handoff.from_agent,
+                    reason=handoff.reason,
+                    sequence_number=handoff.sequence_number,
+                    call_id=handoff.call_id,
+                    messages=messages,
+                ),
+                task=message_text(task) if task is not None else "",
+                agent=agent,
+            )
+        )
+    return found
 
 
 async def current_plan(services: EngineServices, session_id: str) -> list[PlanEntry] | None:

@@ -40,10 +40,12 @@ class CostGovernor:
         self._scope = scope
         self._policy = policy
         self.totals = totals
+        # What the sessions this one delegated to spent: it counts toward this cap (§2.5).
+        self.children_microcents = 0
         self._warned = False
 
-    async def record(self, model: str, usage: TokenUsage) -> None:
-        """Price and persist one provider call, then emit ``cost:updated``."""
+    async def record(self, model: str, usage: TokenUsage) -> int:
+        """Price and persist one provider call, emit ``cost:updated``; returns its cost."""
         priced = price_call(model, usage)
         session_id = self._scope.session_id
         self.totals = await self._scope.store.run(
@@ -70,6 +72,14 @@ class CostGovernor:
                 cache_write_tokens=usage.cache_write_tokens,
             ),
         )
+        return priced.cost_microcents
+
+    def remaining_microcents(self) -> int | None:
+        """What is left under the cap (``None``: no cap); a child session gets no more."""
+        cap = self._policy.max_cost_microcents
+        if cap is None:
+            return None
+        return max(0, cap - self.totals.cost_microcents - self.children_microcents)
 
     async def check_before_call(
         self, *, model: str, provider_id: str, estimated_input_tokens: int
@@ -81,7 +91,7 @@ class CostGovernor:
         estimate = price_call(
             model, TokenUsage(input_tokens=estimated_input_tokens)
         ).cost_microcents
-        spent = self.totals.cost_microcents
+        spent = self.totals.cost_microcents + self.children_microcents
         if spent + estimate <= cap:
             return None
         exceeded = TurnError(

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.config.merge import SCOPE_ORDER
@@ -25,6 +26,7 @@ from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
+from relavium_lsp.engine.delegation import ChildSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -101,14 +103,27 @@ class LiveSessions:
         agent_ref: str | None,
         title: str | None,
         source: str,
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        parent_session_id: str | None = None,
+        cost_cap: int | None = None,
     ) -> AgentSession:
-        """Open a new session for an agent, persist its row and announce it."""
+        """Open a new session for an agent, persist its row and announce it.
+
+        A delegated child names its ``parent_session_id`` and may spend at most ``cost_cap``
+        (what is left under its parent's cap) before its turn fails.
+        """
         for name, value in (context.variables or {}).items():
             # Every front end (the LSP answers InvalidParams before it gets here).
             reason = secret_reason(value)
             if reason is not None:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
+        if cost_cap is not None:
+            capped = config.policy.model_copy(
+                update={"max_cost_microcents": cost_cap, "on_exceed": "fail"}
+            )
+            config = dataclasses.replace(config, policy=capped)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
@@ -125,6 +140,10 @@ class LiveSessions:
             source=source,
             created_at=now,
             updated_at=now,
+            description=description,
+            description_source=None if description is None else "user",
+            metadata=metadata,
+            parent_session_id=parent_session_id,
         )
         await self._services.store.run(lambda s: s.create_session(record))
         await self._services.bus.watch(record.id)
@@ -154,7 +173,12 @@ class LiveSessions:
                 chain = await self.chain_for(agent, config)
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)
-                return self._make_live(record, agent, config, chain)
+                session = self._make_live(record, agent, config, chain)
+                # What its delegated children spent counts toward its cap (§2.5).
+                session.governor.children_microcents = await self._services.store.run(
+                    lambda s: s.descendants_cost(session_id)
+                )
+                return session
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown
             # ids (a client bug or a flood) leave nothing behind.
@@ -185,6 +209,7 @@ class LiveSessions:
         session = AgentSession(
             record, agent=agent, policy=config.policy, chain=chain, services=self._services
         )
+        session.scope.delegator = ChildSessions(session, self)
         self._live[record.id] = session
         return session
 

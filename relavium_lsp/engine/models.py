@@ -51,6 +51,23 @@ def model_choices(agent: AgentDefinition, config: WorkspaceConfig) -> list[Model
     return choices
 
 
+def with_effective_model(agent: AgentDefinition, config: WorkspaceConfig) -> AgentDefinition:
+    """The agent naming the model and provider it would really ask first.
+
+    An agent without its own model (the built-in default agent, usually) asks the
+    workspace's ``default_model``, else the offline model; lists show that, not a blank.
+    """
+    if agent.model and agent.provider:
+        return agent
+    try:
+        provider, model = locate_model(
+            *primary_reference(agent, config.default_model), config.providers
+        )
+    except ProviderSetupError:
+        return agent  # the session would fail to start too; show what is configured
+    return agent.model_copy(update={"model": model, "provider": provider})
+
+
 def with_first_model(agent: AgentDefinition, choice: ModelChoice) -> AgentDefinition:
     """The agent asking ``choice`` first, its fallback chain unchanged."""
     return agent.model_copy(update={"model": choice.model, "provider": choice.provider})

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from relavium_lsp.engine.prompt import render_prompt, selection_excerpt
+from relavium_lsp.engine.rewind import TurnJournal
 from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnPlan
@@ -23,8 +24,13 @@ DEFAULT_OUTPUT_RESERVE = 4_096
 MAX_SELECTION_BYTES = 512 * 1024
 
 
-async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
-    """Build the plan for a turn whose user message is already persisted."""
+async def plan_turn(
+    scope: SessionScope, session: SessionSnapshot, *, user_sequence: int | None = None
+) -> TurnPlan:
+    """Build the plan for a turn whose user message (``user_sequence``) is persisted.
+
+    With ``user_sequence`` the tools keep file checkpoints against that message (§6.3).
+    """
     agent = session.agent
     tool_context = ToolCallContext(
         session_id=session.id,
@@ -40,6 +46,10 @@ async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
         approvals=scope.approvals,
         session_title=session.record.title,
         protected_paths=scope.protected_paths,
+        journal=None
+        if user_sequence is None
+        else TurnJournal(scope.store, session.id, user_sequence),
+        delegator=scope.delegator,
     )
     # Resolving may start MCP servers (or ask to trust a project's): it is the turn's work.
     selection = await scope.tools.select(agent.tools, tool_context)
@@ -60,6 +70,7 @@ async def plan_turn(scope: SessionScope, session: SessionSnapshot) -> TurnPlan:
         max_tokens=agent.max_tokens,
         max_tool_turns=session.policy.max_tool_turns,
         tool_context=tool_context,
+        agent_slug=agent.id,
     )
 
 

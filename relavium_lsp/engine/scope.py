@@ -22,14 +22,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from relavium_lsp.contracts.events import AgentApprovalRequested, EventPayload
+from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.leases import LeaseKeeper
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
-from relavium_lsp.tools.base import ApprovalMemory, ToolDispatcher
+from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
 
 StatusSetter = Callable[[SessionStatus], Awaitable[None]]
@@ -75,6 +75,8 @@ class SessionScope:
         self._bus = services.bus
         self._approval_timeout_s = approval_timeout_s
         self._set_status = set_status
+        # Runs the ``delegate`` tool's child sessions (set by the engine, §2.5).
+        self.delegator: Delegator | None = None
 
     def emit(self, payload: EventPayload) -> None:
         """Emit an event of this session (never blocks; the bus stamps and persists it)."""
@@ -98,14 +100,7 @@ class SessionScope:
         caller decides what that means — the tool gate refuses the call); cancellation (an
         aborted turn) propagates too.
         """
-        self.emit(
-            AgentApprovalRequested(
-                tool_id=request.tool_id,
-                call_id=request.call_id,
-                action=request.action,
-                preview=request.preview,
-            )
-        )
+        self.emit(request.event())
         await self.flush_events()
         await self.set_status("awaiting_approval")
         try:

@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
@@ -46,11 +46,13 @@ from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
 from relavium_lsp.errors import (
+    DiskFull,
     InvalidInput,
     SessionBusy,
     SessionEnded,
     SessionNotFound,
     SessionRunningElsewhere,
+    StoreError,
 )
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.leases import LeaseClock
@@ -102,6 +104,8 @@ class AgentSession:
         self.policy = policy
         self.chain = tuple(chain)
         self._turn: asyncio.Task[TurnResult] | None = None
+        # A code block the user applies (``engine/user_edit.py``) keeps turns out meanwhile.
+        self.user_edit: asyncio.Future[Any] | None = None
         # Held only so the background checkpoint task is not garbage-collected mid-flight.
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
@@ -128,7 +132,9 @@ class AgentSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a turn is running."""
+        """Whether a turn (or a user's code-block edit) is running."""
+        if self.user_edit is not None and not self.user_edit.done():
+            return True
         return self._turn is not None and not self._turn.done()
 
     def snapshot(self) -> SessionSnapshot:
@@ -162,10 +168,19 @@ class AgentSession:
             return  # another process took the turn over and settled the session
         if self.record.status != status:
             self.record = self.record.model_copy(update={"status": status})
-            await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            try:
+                await self.scope.store.run(lambda s: s.set_status(self.id, status))
+            except DiskFull as error:  # the live status is right; the row catches up later
+                _log.warning("could not save status %s: %s", status, error.message)
 
-    async def send_message(self, text: str, attachments: Sequence[ContentPart] = ()) -> TurnResult:
-        """Append the user's message and run one turn; returns when the turn settles."""
+    async def send_message(
+        self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        ``author`` names the agent that wrote the message when it is not the user (a
+        delegated task carries the delegating agent, §2.5).
+        """
         if self.record.status == "ended":
             raise SessionEnded(f"session {self.id} was cancelled; resume it to continue")
         if self.busy:
@@ -179,7 +194,7 @@ class AgentSession:
             raise InvalidInput(str(exc)) from exc
         await self._refuse_if_running_elsewhere("send to")
         self._cancel_pending_checkpoint()
-        task = asyncio.create_task(self._run_turn(durable))
+        task = asyncio.create_task(self._run_turn(durable, author))
         self._turn = task
         try:
             return await asyncio.shield(task)
@@ -270,15 +285,15 @@ class AgentSession:
         if self._in_turn_body and self._turn is not None and not self._turn.done():
             self._turn.cancel()
 
-    async def _end_lease(self) -> bool:
-        """Stop the heartbeat; release the lease and make the session idle (one commit)."""
+    async def _end_lease(self, status: SessionStatus = "idle") -> bool:
+        """Stop the heartbeat; release the lease and set the settled status (one commit)."""
         heartbeat, self._heartbeat = self._heartbeat, None
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.wait({heartbeat})
         token, self._lease_token = self._lease_token, None
         if token is None:
-            await self.set_status("idle")
+            await self.set_status(status)
             return True
         leases = self.scope.leases
         if leases is not None:
@@ -286,25 +301,30 @@ class AgentSession:
         if self._lease_lost:
             return False
         kept = await _finish_before_cancelling(
-            self.scope.store.run(lambda s: s.end_turn(self.id, token))
+            self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
         )
         if kept:
-            self.record = self.record.model_copy(update={"status": "idle"})
+            self.record = self.record.model_copy(update={"status": status})
         else:
             self._lease_lost = True
         return kept
 
-    async def _run_turn(self, user_parts: list[DurableContentPart]) -> TurnResult:
+    async def _run_turn(
+        self, user_parts: list[DurableContentPart], author: str | None = None
+    ) -> TurnResult:
         self._lease_lost = False
         fresh = await self.scope.store.run(lambda s: s.get_session(self.id))
         if fresh is None:
             raise SessionNotFound(f"no session with id {self.id!r}")
         self.record = fresh.model_copy(update={"model_id": self.record.model_id})
         if self.record.turn_count >= self.policy.max_turns:
+            # Nothing was appended: the transcript still ends where it ended.
+            newest = await self.scope.store.run(lambda s: s.last_message(self.id))
             return await self._settle(
                 TurnResult(
                     stop_reason="error",
                     tokens_used=TokenUsage(),
+                    last_sequence=newest.sequence_number if newest else 0,
                     error=TurnError(
                         code="turn_limit",
                         message=(
@@ -330,7 +350,9 @@ class AgentSession:
                 # few milliseconds could lose it — the message in flight, never an earlier one.
                 # The turn's lease is taken in the same commit (docs/design.md §7.1).
                 store.run(
-                    lambda s: s.begin_turn(self.id, user_parts, wait_for_disk=False, lease=lease)
+                    lambda s: s.begin_turn(
+                        self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+                    )
                 )
             )
             self._start_heartbeat()
@@ -340,7 +362,9 @@ class AgentSession:
                 update={"turn_count": turn_count, "status": "streaming"}
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
-            plan = await plan_turn(self.scope, self.snapshot())
+            plan = await plan_turn(
+                self.scope, self.snapshot(), user_sequence=started.sequence_number
+            )
             runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()
         except asyncio.CancelledError:
@@ -354,6 +378,13 @@ class AgentSession:
             self._in_turn_body = False
             await self._end_lease()
             raise
+        except StoreError as error:  # a full disk, a damaged file: the message says which
+            _log.warning("turn failed in session %s: %s", self.id, error.message)
+            result = TurnResult(
+                stop_reason="error",
+                tokens_used=_spent(runner),
+                error=TurnError(code="internal", message=error.message),
+            )
         except Exception:
             _log.exception("turn failed in session %s", self.id)
             result = TurnResult(
@@ -366,7 +397,10 @@ class AgentSession:
         self._in_turn_body = False
         if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
             rolled_back_from = user.sequence_number
-            await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            try:
+                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
+            except StoreError as error:  # the disk may still be full: the user message stays
+                _log.warning("could not roll back the failed turn: %s", error.message)
             last = await store.run(lambda s: s.last_message(self.id))
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
@@ -377,7 +411,7 @@ class AgentSession:
 
     async def _settle(self, result: TurnResult) -> TurnResult:
         self.record = self.record.model_copy(update={"totals": self.governor.totals})
-        await self._end_lease()
+        await self._end_lease(status_after(result))
         self.scope.emit(
             TurnCompleted(
                 stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
@@ -449,6 +483,24 @@ class AgentSession:
             token, clock = lease
             await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
             self._start_heartbeat()
+
+
+# Errors that are a policy saying no before anything ran, not a failure of the work.
+_REFUSALS = frozenset({"turn_limit", "budget_exceeded"})
+
+
+def status_after(result: TurnResult) -> SessionStatus:
+    """The status a settled turn leaves: ``failed`` after a provider or tool failure.
+
+    An abort, a refusal (turn or cost limit) and a completed turn leave the session ``idle``;
+    a crash is recovered to ``idle`` with an interruption marker when the session is loaded.
+    ``failed`` is not terminal: the next message runs a turn as usual.
+    """
+    if result.stop_reason == "error" and (
+        result.error is None or result.error.code not in _REFUSALS
+    ):
+        return "failed"
+    return "idle"
 
 
 async def _wait_for_disk(synced: asyncio.Future[None]) -> None:

@@ -86,6 +86,8 @@ class TurnPlan:
     max_tokens: int | None
     max_tool_turns: int
     tool_context: ToolCallContext
+    # The agent answering: every assistant message names it (attribution, §2.5).
+    agent_slug: str | None = None
 
 
 @dataclass
@@ -97,6 +99,9 @@ class _ModelReply:
     tool_calls: list[ToolCallEnd] = field(default_factory=list)
     stop_reason: LlmStopReason | None = None
     error: LlmError | None = None
+    # What this one model call cost, fallback attempts included (stored on its message).
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_microcents: int = 0
 
     def add_reasoning(self, delta: ReasoningDelta) -> None:
         self.open_reasoning.append(delta.text)
@@ -169,7 +174,13 @@ class TurnRunner:
                     )
                 )
             parts = reply.parts()
-            await self._persist("assistant", parts, model_id=reply.model)
+            asked = await self._persist(
+                "assistant",
+                parts,
+                model_id=reply.model,
+                usage=reply.usage,
+                cost_microcents=reply.cost_microcents,
+            )
             messages.append(LlmMessage(role="assistant", content=tuple(parts)))
             if not reply.tool_calls:
                 return self._completed(reply)
@@ -179,7 +190,7 @@ class TurnRunner:
             answered: list[ContentPart] = []
             for call in reply.tool_calls:
                 parts = await self._run_tool(call)
-                await self._persist("tool", parts)
+                await self._persist("tool", parts, parent_message_id=asked)
                 answered.extend(parts)
             answered.sort(key=lambda part: not isinstance(part, ToolResultPart))
             messages.append(LlmMessage(role="tool", content=tuple(answered)))
@@ -204,19 +215,20 @@ class TurnRunner:
             elif isinstance(item, StopChunk):
                 reply.stop_reason = item.stop_reason
                 self.last_input_tokens = item.usage.input_tokens
-                await self._spend(reply.model, item.usage)
+                await self._spend(reply, reply.model, item.usage)
             elif isinstance(item, ErrorChunk):
                 reply.error = item.error
-                await self._spend(reply.model, item.usage)
+                await self._spend(reply, reply.model, item.usage)
             elif isinstance(item, AttemptStarted):
                 reply.model = item.model
             elif isinstance(item, AttemptFailed):
-                await self._spend(item.model, item.usage)
+                await self._spend(reply, item.model, item.usage)
         return reply
 
-    async def _spend(self, model: str, usage: TokenUsage) -> None:
+    async def _spend(self, reply: _ModelReply, model: str, usage: TokenUsage) -> None:
         self.usage = self.usage.plus(usage)
-        await self._governor.record(model, usage)
+        reply.usage = reply.usage.plus(usage)
+        reply.cost_microcents += await self._governor.record(model, usage)
 
     async def _run_tool(self, call: ToolCallEnd) -> list[ContentPart]:
         """The tool message's parts: the result, then any media the tool returned."""
@@ -239,13 +251,27 @@ class TurnRunner:
         parts: Sequence[ContentPart],
         *,
         model_id: str | None = None,
-    ) -> None:
+        usage: TokenUsage | None = None,
+        cost_microcents: int | None = None,
+        parent_message_id: str | None = None,
+    ) -> str:
+        """Commit one message; returns its id."""
         session_id = self._scope.session_id
         durable = de_inline(parts, self._scope.media)
         message = await self._scope.store.run(
-            lambda s: s.append_message(session_id, role, durable, model_id=model_id)
+            lambda s: s.append_message(
+                session_id,
+                role,
+                durable,
+                model_id=model_id,
+                token_usage=usage,
+                cost_microcents=cost_microcents,
+                parent_message_id=parent_message_id,
+                agent_slug=self._plan.agent_slug if role == "assistant" else None,
+            )
         )
         self.last_sequence = message.sequence_number
+        return message.id
 
     def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
         plan = self._plan

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
 from relavium_lsp.export.jsonl import export_jsonl
-from relavium_lsp.export.workflow_yaml import build_workflow, serialize_workflow
+from relavium_lsp.export.workflow_yaml import ChildExport, build_workflow, serialize_workflow
 from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import load_yaml
 from relavium_lsp.store.models import utc_timestamp
@@ -60,13 +60,18 @@ def render_export(
     messages: list[SessionMessage],
     fmt: ExportFormat,
     plan: Sequence[PlanEntry] | None = None,
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    children: Sequence[ChildExport] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
-        content = export_jsonl(record, messages, plan)
+        content = export_jsonl(record, messages, plan, rolled_back=rolled_back)
         stem, suffix = record.id, JSONL_SUFFIX
     else:
-        document = build_workflow(record, messages, plan)
+        document = build_workflow(
+            record, messages, plan, rolled_back=rolled_back, children=children
+        )
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX
     return ExportOutcome(
@@ -120,4 +125,7 @@ def fork_record(source: AgentSessionRecord) -> AgentSessionRecord:
         source=source.source,
         created_at=now,
         updated_at=now,
+        description=source.description,
+        description_source=source.description_source,
+        metadata=source.metadata,
     )

@@ -22,13 +22,15 @@ from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl_records import (
     JSONL_RECORD_ADAPTER,
     CompactionRecord,
     MessageLikeRecord,
     MessageRecord,
+    RolledBackMessage,
+    RolledBackTurnRecord,
     SessionCloseRecord,
     SessionHeader,
     SessionOpenRecord,
@@ -56,6 +58,7 @@ def _records(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     plan: Sequence[PlanEntry] | None = None,
+    rolled_back: Sequence[RolledBackTurn] = (),
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
@@ -96,6 +99,22 @@ def _records(
                     name=call.name,
                     args=call.args,
                 )
+    for turn in rolled_back:
+        yield RolledBackTurnRecord(
+            user_message_sequence=turn.user_message_sequence,
+            stop_reason=turn.stop_reason,
+            error_code=turn.error_code,
+            messages=[
+                RolledBackMessage(
+                    sequence_number=message.sequence_number,
+                    role=message.role,
+                    content=message.content,
+                    model_id=message.model_id,
+                    timestamp=message.timestamp,
+                )
+                for message in turn.messages
+            ],
+        )
     yield SessionCloseRecord(
         message_count=len(messages),
         turn_count=record.turn_count,
@@ -107,12 +126,15 @@ def export_jsonl(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     plan: Sequence[PlanEntry] | None = None,
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
 ) -> str:
-    """The transcript of a session and its visible messages (in sequence order).
+    """A session's transcript: visible messages in sequence order, then rolled-back turns.
 
     ``plan`` (the agent's current plan) rides in the closing record when there is one.
     """
-    return "".join(_line(item) + "\n" for item in _records(record, messages, plan))
+    records = _records(record, messages, plan, rolled_back)
+    return "".join(_line(item) + "\n" for item in records)
 
 
 def _reject_constant(name: str) -> Any:
@@ -212,6 +234,8 @@ def import_jsonl(text: str) -> tuple[AgentSessionRecord, list[SessionMessage]]:
                 )
         elif isinstance(item, ToolCallRecord):
             reader.add_tool_call(number, item)
+        elif isinstance(item, RolledBackTurnRecord):
+            continue  # kept for the record; the new session holds the visible history
         else:
             reader.add_message(number, item)
     if close is None:

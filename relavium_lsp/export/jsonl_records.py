@@ -12,6 +12,8 @@ Every line is one JSON object whose ``record`` field names its kind:
   puts them back exactly;
 - ``tool-result``: a ``tool`` message (its ``tool_result`` parts in ``content``);
 - ``compaction``: a message carrying a compaction boundary (``compaction`` set);
+- ``rolled-back-turn``: a turn that failed or was aborted, with its messages (after the
+  visible messages; not restored by an import);
 - ``session-close`` (last line): ``messageCount`` and ``turnCount``; a file without it is
   truncated and is refused.
 
@@ -117,6 +119,24 @@ class ToolCallRecord(_Record):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class RolledBackMessage(_MessageFields):
+    """One message of a rolled-back turn (ids are not written, as for every message)."""
+
+
+class RolledBackTurnRecord(_Record):
+    """A turn that failed or was aborted: out of the transcript, kept for the record.
+
+    Written after the visible messages, before ``session-close``; an import does not restore
+    it (the new session holds the visible history) and ``messageCount`` does not count it.
+    """
+
+    record: Literal["rolled-back-turn"] = "rolled-back-turn"
+    user_message_sequence: int = Field(ge=1)
+    stop_reason: Literal["aborted", "error"] | None = None
+    error_code: str | None = None
+    messages: list[RolledBackMessage]
+
+
 class SessionCloseRecord(_Record):
     """Last line."""
 
@@ -134,6 +154,7 @@ JsonlRecord = Annotated[
     | ToolCallRecord
     | ToolResultRecord
     | CompactionRecord
+    | RolledBackTurnRecord
     | SessionCloseRecord,
     Field(discriminator="record"),
 ]

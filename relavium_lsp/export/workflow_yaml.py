@@ -30,18 +30,20 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import ValidationError
+from slugify import slugify as _slugify
 
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
 from relavium_lsp.contracts.mcp import split_exposed_name
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import (
     WORKFLOW_VERSION,
     AgentNode,
+    ChildSessionExport,
     InputNode,
     OutputNode,
     RelaviumExport,
@@ -63,13 +65,16 @@ _OPENER = re.compile(r"\{(?=[{ ])")
 
 
 def slugify(title: str | None) -> str:
-    """An ASCII kebab-case id for ``title``: accents dropped, other non-ASCII stripped."""
+    """An ASCII kebab-case id for ``title``, transliterated by a real slug library.
+
+    ``python-slugify`` transliterates whole scripts (``Straße`` → ``strasse``, ``Привет`` →
+    ``privet``, ``Æsir`` → ``aesir``) where stripping combining marks alone lost letters or
+    whole titles; the id must stay ASCII (the workflow schema's kebab id).
+    """
     if not title:
         return FALLBACK_WORKFLOW_ID
-    decomposed = unicodedata.normalize("NFKD", title)
-    ascii_only = decomposed.encode("ascii", "ignore").decode("ascii").lower()
-    slug = _NOT_ALPHANUMERIC.sub("-", ascii_only).strip("-")
-    slug = slug[:MAX_SLUG_LENGTH].rstrip("-")
+    slug = _slugify(title, max_length=MAX_SLUG_LENGTH, word_boundary=False)
+    slug = _NOT_ALPHANUMERIC.sub("-", slug).strip("-")  # what the kebab id allows, exactly
     return slug or FALLBACK_WORKFLOW_ID
 
 
@@ -87,12 +92,19 @@ def build_workflow(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
     plan: Sequence[PlanEntry] | None = None,
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    children: Sequence[ChildExport] = (),
 ) -> WorkflowDocument:
     """The workflow scaffold for a session and its visible messages (in sequence order).
 
     ``plan`` (the agent's current plan) goes into ``metadata.relaviumExport.plan``.
+    ``rolled_back`` turns (failed or aborted) get no node; they are kept in the metadata.
+    Each delegated child of a completed turn is a step right after that turn's node
+    (``turn-N-delegate-K``: the child's agent with the task as its prompt).
     """
     nodes: list[WorkflowNode] = [InputNode(id="input", type="input")]
+    child_agents: dict[str, AgentDefinition] = {}
     for number, turn in enumerate(completed_turns(messages), start=1):
         prompt = neutralise_template(turn.prompt_text())
         tools = list(dict.fromkeys(workflow_tool(name) for name in turn.tool_names()))
@@ -105,6 +117,20 @@ def build_workflow(
                 tools=tools or None,
             )
         )
+        asked = {message.sequence_number for message in turn.answers}
+        steps = [child for child in children if child.export.sequence_number in asked]
+        for index, child in enumerate(steps, start=1):
+            task = neutralise_template(child.task)
+            nodes.append(
+                AgentNode(
+                    id=f"turn-{number}-delegate-{index}",
+                    type="agent",
+                    agent_ref=child.export.agent_slug,
+                    prompt_template=task or None,
+                )
+            )
+            if child.agent is not None:
+                child_agents.setdefault(child.agent.id, child.agent)
     nodes.append(OutputNode(id="output", type="output"))
     edges = [
         WorkflowEdge(from_=before.id, to=after.id) for before, after in itertools.pairwise(nodes)
@@ -122,7 +148,7 @@ def build_workflow(
         ),
         nodes=nodes,
         edges=edges,
-        agents=_agents(record),
+        agents=_with_children(_agents(record), child_agents),
         metadata=WorkflowMetadata(
             relavium_export=RelaviumExport(
                 source="session",
@@ -133,9 +159,30 @@ def build_workflow(
                 updated_at=messages[-1].timestamp if messages else record.created_at,
                 messages=list(messages),
                 plan=list(plan) if plan else None,
+                rolled_back_turns=list(rolled_back) or None,
+                children=[child.export for child in children] or None,
             )
         ),
     )
+
+
+@dataclass(frozen=True)
+class ChildExport:
+    """A delegated child as the exporter needs it: its export entry, task and agent."""
+
+    export: ChildSessionExport
+    task: str
+    agent: AgentDefinition | None
+
+
+def _with_children(
+    agents: list[AgentDefinition] | None, children: dict[str, AgentDefinition]
+) -> list[AgentDefinition] | None:
+    known = {agent.id for agent in agents or []}
+    extra = [agent for agent_id, agent in children.items() if agent_id not in known]
+    if not extra:
+        return agents
+    return [*(agents or []), *extra]
 
 
 def _agents(record: AgentSessionRecord) -> list[AgentDefinition] | None:

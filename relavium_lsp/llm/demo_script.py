@@ -3,9 +3,9 @@
 The demo (``make demo``) builds its sample workspace from :data:`DEMO_FILES`, selects
 :data:`DEMO_SELECTION` and sends :data:`DEMO_PROMPTS` in order; the offline model then
 replays the recorded answers: an explanation of the selection, then for the change a plan
-(``update_plan``) and a code search (``search_files``), ``read_file`` → ``write_file``, the plan
-ticked off, and a closing summary. Anything else gets the offline model's explanation of how
-to configure a real provider.
+(``update_plan``) and a code search (``search_files``), ``read_file`` → ``edit_file`` (one
+exact-text replacement, :data:`DEMO_EDIT`), the plan ticked off, and a closing summary. Anything
+else gets the offline model's explanation of how to configure a real provider.
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ DEMO_SOURCE_AFTER = '''def greet(name: str) -> str:
 if __name__ == "__main__":
     print(greet("world"))
 '''
+
+# The one replacement the recorded ``edit_file`` call makes: DEMO_SOURCE -> DEMO_SOURCE_AFTER.
+DEMO_EDIT_OLD = "def greet(name):\n"
+DEMO_EDIT_NEW = 'def greet(name: str) -> str:\n    """Return a friendly greeting for ``name``."""\n'
+DEMO_EDIT: dict[str, str] = {"old": DEMO_EDIT_OLD, "new": DEMO_EDIT_NEW}
 
 DEMO_FILES: dict[str, str] = {
     DEMO_SOURCE_PATH: DEMO_SOURCE,
@@ -73,7 +78,7 @@ PLAN_CALL_ID = "call_demo_plan"
 SEARCH_CALL_ID = "call_demo_search_files"
 PLAN_DONE_CALL_ID = "call_demo_plan_done"
 READ_CALL_ID = "call_demo_read_file"
-WRITE_CALL_ID = "call_demo_write_file"
+EDIT_CALL_ID = "call_demo_edit_file"
 
 
 def plan_entries(done: int) -> list[dict[str, str]]:

@@ -32,7 +32,12 @@ OFFLINE_EXPLANATION = (
     '`default_model = "openai/gpt-4o-mini"`.\n'
     "- A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio): add "
     '`[providers.local]` with `kind = "openai"`, `base_url = "http://127.0.0.1:11434/v1"` '
-    'and `allow_local_endpoint = true`, then `default_model = "local/<model name>"`.'
+    'and `allow_local_endpoint = true`, then `default_model = "local/<model name>"`.\n\n'
+    "For example, `~/.relavium/config.toml` for Anthropic:\n\n"
+    "```toml\n"
+    "[preferences]\n"
+    'default_model = "anthropic/claude-sonnet-4-5"\n'
+    "```"
 )
 
 

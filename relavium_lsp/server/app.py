@@ -31,16 +31,29 @@ def load_deferred_features(server: RelaviumServer) -> None:
     """Validate the stored initialization options, then register the session features."""
     # The heavy imports (see the module doc).
     from relavium_lsp.server.features import (
+        chat_ui,
         configuration,
         export,
         models,
+        rewind,
         selection_chat,
+        session_model,
         sessions,
         tools,
     )
 
     lifecycle.settle_initialization(server)
-    for feature in (configuration, sessions, tools, export, models, selection_chat):
+    for feature in (
+        configuration,
+        sessions,
+        tools,
+        export,
+        models,
+        selection_chat,
+        rewind,
+        session_model,
+        chat_ui,
+    ):
         feature.setup(server)
     context.setup_editor_state(server)
 

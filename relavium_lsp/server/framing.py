@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import BinaryIO
+from typing import Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +33,21 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINE_BYTES = 8 * 1024
 MAX_HEADER_LINES = 16
 READ_CHUNK_BYTES = 64 * 1024
+# Framing errors reported as warnings (stderr, the editor's output) before INFO takes over.
+MAX_FRAMING_WARNINGS = 20
 
 CONTENT_LENGTH_MARKER = b"content-length:"
 # Field name, colon, value; both printable ASCII (RFC 7230 token-ish, kept permissive).
 _HEADER_LINE = re.compile(rb"^([!-9;-~]+):[ \t]*([ -~]*?)[ \t]*$")
 _DIGITS = re.compile(rb"^[0-9]{1,20}$")
+
+
+class ByteSource(Protocol):
+    """What the reader reads from: a binary stream (``read1`` is used when it has one)."""
+
+    def read(self, size: int, /) -> bytes:
+        """Up to ``size`` bytes; empty at end of input."""
+        ...
 
 
 class FramingError(Exception):
@@ -47,12 +57,13 @@ class FramingError(Exception):
 class FrameReader:
     """Reads one LSP message body at a time from a byte stream, never trusting the peer."""
 
-    def __init__(self, stream: BinaryIO, *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, stream: ByteSource, *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._stream = stream
         self._max_message_bytes = max_message_bytes
         self._buffer = bytearray()
         self._eof = False
         self._resync_first = False
+        self.framing_errors = 0
         self.skipped_bytes = 0  # total input discarded while resynchronising (for tests/logs)
 
     def next_body(self) -> bytes | None:
@@ -65,9 +76,7 @@ class FrameReader:
             try:
                 return self._next_framed_body()
             except FramingError as error:
-                logger.warning(
-                    "bad LSP framing from the client: %s; skipping to the next header", error
-                )
+                self._report(f"bad LSP framing from the client: {error}")
                 self._resync_first = True
 
     def reject(self, body: bytes) -> None:
@@ -76,13 +85,25 @@ class FrameReader:
         A Content-Length that was too long swallowed the start of the next message, so the
         body is searched too (from its second byte, so its own header is not found again).
         """
-        logger.warning(
-            "bad LSP message from the client: a %d-byte body is not JSON (wrong "
-            "Content-Length?); skipping to the next header",
-            len(body),
+        self._report(
+            f"bad LSP message from the client: a {len(body)}-byte body is not JSON (wrong "
+            "Content-Length?)"
         )
         self._buffer[:0] = body[1:]
         self._resync_first = True
+
+    def _report(self, problem: str) -> None:
+        """One line per bad stretch: a warning (stderr too) for the first few, then INFO."""
+        self.framing_errors += 1
+        if self.framing_errors < MAX_FRAMING_WARNINGS:
+            logger.warning("%s; skipping to the next header", problem)
+        elif self.framing_errors == MAX_FRAMING_WARNINGS:
+            logger.warning(
+                "%s; skipping to the next header (further framing errors are logged at INFO)",
+                problem,
+            )
+        else:
+            logger.info("%s; skipping to the next header", problem)
 
     # -- framing -------------------------------------------------------------------------
 

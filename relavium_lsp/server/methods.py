@@ -18,6 +18,18 @@ FORK_SESSION = "relavium/forkSession"
 LIST_AGENTS = "relavium/listAgents"
 LIST_TOOLS = "relavium/listTools"
 LIST_MODELS = "relavium/listModels"
+LIST_CHECKPOINTS = "relavium/listCheckpoints"
+REWIND = "relavium/rewind"
+UNDO_REWIND = "relavium/undoRewind"
+UPDATE_SESSION = "relavium/updateSession"
+APPEND_MESSAGE = "relavium/appendMessage"
+RESTORE_SESSION = "relavium/restoreSession"
+PURGE_SESSION = "relavium/purgeSession"
+LIST_ARTIFACTS = "relavium/listArtifacts"
+LIST_HANDOFFS = "relavium/listHandoffs"
+SESSION_MODELS = "relavium/sessionModels"
+SET_MODEL = "relavium/setModel"
+APPLY_CODE = "relavium/applyCode"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -39,6 +51,18 @@ REQUESTS = (
     LIST_AGENTS,
     LIST_MODELS,
     LIST_TOOLS,
+    LIST_CHECKPOINTS,
+    REWIND,
+    UNDO_REWIND,
+    UPDATE_SESSION,
+    APPEND_MESSAGE,
+    RESTORE_SESSION,
+    PURGE_SESSION,
+    LIST_ARTIFACTS,
+    LIST_HANDOFFS,
+    SESSION_MODELS,
+    SET_MODEL,
+    APPLY_CODE,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

@@ -50,10 +50,7 @@ def start_framed_io(
     stop_event = threading.Event()
     server._stop_event = stop_event
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    # A reader of its own on a duplicate of fd 0: the daemon thread may still be blocked in it
-    # when the interpreter finalizes, and finalizing sys.stdin while that thread holds its
-    # buffer lock aborts the process ("could not acquire lock ... at interpreter shutdown").
-    source = stdin or os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    source = stdin if stdin is not None else DescriptorStream(sys.stdin.buffer.fileno())
     reader = FrameReader(source, max_message_bytes=max_message_bytes)
     try:
         asyncio.run(serve_frames(stop_event, reader, server.protocol))
@@ -63,6 +60,26 @@ def start_framed_io(
         pass
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
+
+
+class DescriptorStream:
+    """Reads a file descriptor with ``os.read``: no buffered-reader lock to hold.
+
+    The reader thread is a daemon blocked in a read when the server exits; blocked inside
+    ``sys.stdin.buffer`` it would hold that object's lock, and interpreter shutdown aborts
+    with "could not acquire lock for <stdin>" (SIGABRT, a fatal error on stderr).
+    """
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor = descriptor
+
+    def read1(self, size: int) -> bytes:
+        """Up to ``size`` bytes, blocking until at least one (empty at end of input)."""
+        return os.read(self._descriptor, size)
+
+    def read(self, size: int) -> bytes:
+        """Same as :meth:`read1` (the reader only asks for what is available)."""
+        return os.read(self._descriptor, size)
 
 
 class _DeserialisationNoiseFilter(logging.Filter):
@@ -144,7 +161,8 @@ def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: Any
     method = raw.get("method") if isinstance(raw, dict) else None
     if not isinstance(request_id, int | str):
         request_id = None
-    logger.warning(
+    # INFO: the client's mistake, answered; stderr (the editor's output) stays quiet.
+    logger.info(
         "a %s from the client could not be read as %r (JSON-RPC %s: %s)",
         "request" if request_id is not None else "message",
         method,
@@ -157,7 +175,7 @@ def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: Any
 
 def _answer_not_jsonrpc(message: Any, protocol: Any) -> None:
     kind = type(message).__name__
-    logger.warning("the client sent JSON that is not a JSON-RPC message (a %s)", kind)
+    logger.info("the client sent JSON that is not a JSON-RPC message (a %s)", kind)
     if isinstance(message, dict) and isinstance(message.get("id"), int | str):
         error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
         protocol._send_response(message["id"], error=error.to_response_error())

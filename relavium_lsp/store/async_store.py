@@ -20,9 +20,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+import sqlcipher3
+
 from relavium_lsp.errors import StoreError
+from relavium_lsp.store.damage import corrupted, is_corruption
+from relavium_lsp.store.disk_full import disk_full, is_disk_full
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.wal_guard import LogGuard
+
+# How often an idle server looks at its write-ahead log (a stat of one file).
+WAL_WATCH_INTERVAL_S = 1.0
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +41,21 @@ class AsyncSessionStore:
     """An async facade over one :class:`SessionStore`; also the tools' ``ArtifactStore``."""
 
     def __init__(
-        self, executor: concurrent.futures.ThreadPoolExecutor, store: SessionStore, path: Path
+        self,
+        executor: concurrent.futures.ThreadPoolExecutor,
+        store: SessionStore,
+        path: Path,
+        key: DbKey | None = None,
     ) -> None:
         """Wrap a store already opened on ``executor``'s only thread (use :meth:`open`)."""
         self._executor = executor
         self._store = store
+        self._path = path
+        self._key = key
         self._closed = False
         self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
+        self._log_guard = LogGuard(self._log_path)
+        self._watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
@@ -52,7 +68,20 @@ class AsyncSessionStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(executor, store, path)
+        opened = cls(executor, store, path, key)
+        opened._watch = asyncio.get_running_loop().create_task(opened._watch_log())
+        return opened
+
+    async def _watch_log(self) -> None:
+        """Look at the write-ahead log now and then, not only when a request comes."""
+        while not self._closed:
+            await asyncio.sleep(WAL_WATCH_INTERVAL_S)  # a polling period, not a sync point
+            if self._closed:
+                return
+            try:
+                await self.run(lambda _store: None)  # every call checks the log afterwards
+            except Exception as error:  # the watch must never take the server down
+                logger.debug("write-ahead log watch failed: %s", type(error).__name__)
 
     @property
     def closed(self) -> bool:
@@ -63,14 +92,66 @@ class AsyncSessionStore:
         """Run ``fn(store)`` on the worker thread and return its result."""
         if self._closed:
             raise StoreError("the session store is closed")
-        store = self._store
-        return await _await_on(self._executor, lambda: fn(store))
+        return await _await_on(self._executor, lambda: self._call(fn))
+
+    def _call(self, fn: Callable[[SessionStore], T]) -> T:
+        """Run ``fn`` on the worker thread; damage becomes :class:`DatabaseCorrupted`.
+
+        SQLCipher leaves a connection that met a damaged page failing every later statement,
+        even those that never touch that page, so the connection is reopened: sessions in
+        undamaged parts of the file keep working (issue 16).
+        """
+        try:
+            return fn(self._store)
+        except (sqlcipher3.DatabaseError, OSError) as error:
+            if is_disk_full(error):
+                logger.warning("no space left for the history database %s", self._path)
+                raise disk_full(self._path) from None
+            if isinstance(error, OSError) or not is_corruption(error):
+                raise
+            logger.warning("the history database %s is damaged: %s", self._path, error)
+            self._reopen()
+            raise corrupted(self._path, str(error)) from None
+        finally:
+            self._check_log()
+
+    def _check_log(self) -> None:
+        """Checkpoint and reopen when the write-ahead log went away (see ``wal_guard``)."""
+        what = self._log_guard.change()
+        if what is None:
+            return
+        logger.warning(
+            "the history database's write-ahead log %s was %s while the server was running; "
+            "checkpointing now so that no saved message depends on it",
+            self._log_path,
+            what,
+        )
+        try:
+            self._store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except Exception as error:
+            logger.warning("the checkpoint after the log went away failed: %s", error)
+        self._reopen()
+        self._log_guard.rearm()
+
+    def _reopen(self) -> None:
+        if self._key is None:
+            return
+        try:
+            self._store.close()
+        except Exception as error:  # closing a damaged connection may fail too; reopen anyway
+            logger.debug("closing the damaged connection failed: %s", type(error).__name__)
+        try:
+            self._store = SessionStore.open(self._path, self._key)
+        except Exception as error:  # the caller still learns about the damage itself
+            logger.warning("reopening the damaged history database failed: %s", error)
 
     async def close(self) -> None:
         """Finish queued calls, close the connection and stop the thread (idempotent)."""
         if self._closed:
             return
         self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
         try:
             await _await_on(self._executor, self._store.close)
         finally:

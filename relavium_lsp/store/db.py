@@ -33,6 +33,7 @@ import sqlcipher3
 
 from relavium_lsp.errors import DatabaseKeyError, StoreError
 from relavium_lsp.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, relavium_home, tighten_mode
+from relavium_lsp.store.damage import corrupted, damage_of_unreadable_file
 from relavium_lsp.store.keys import DbKey
 
 BUSY_TIMEOUT_MS = 10_000
@@ -180,15 +181,20 @@ def _verify_key(connection: Connection, path: Path, key: DbKey) -> None:
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlcipher3.OperationalError as error:
         raise StoreError(f"cannot read the history database {path}: {error}") from None
-    except sqlcipher3.DatabaseError:
+    except sqlcipher3.DatabaseError as error:
         if read_header(path) == PLAINTEXT_SQLITE_HEADER:
             raise DatabaseKeyError(
                 f"{path} is an unencrypted SQLite file, not a relavium history database; "
                 "it was left untouched"
             ) from None
+        # Damage and a wrong key look alike to SQLCipher; tell them apart (issue 16).
+        damage = damage_of_unreadable_file(path, key.raw, error)
+        if damage is not None:
+            raise corrupted(path, damage) from None
         raise DatabaseKeyError(
             f"cannot decrypt the history database {path} with the key from {key.describe()} "
-            "(wrong key, or not a relavium history database); the file was left untouched"
+            "(wrong key, or not a relavium history database, or its first page is damaged — "
+            "`relavium-lsp doctor --check` tells); the file was left untouched"
         ) from None
 
 

@@ -27,15 +27,17 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.session import InterruptionMarker, SessionMessage
 from relavium_lsp.errors import SessionNotFound, SessionRunningElsewhere
 from relavium_lsp.store import messages
-from relavium_lsp.store.db import Connection, write_transaction
+from relavium_lsp.store.db import Connection, relaxed_durability, write_transaction
 
 INTERRUPTED_NOTE = "[The previous turn was interrupted before it finished (the server stopped).]"
-ACTIVE_STATUSES = ("streaming", "awaiting_approval")
+# A turn runs (awaiting_peer: it waits for a delegated child, docs/design.md §2.5).
+ACTIVE_STATUSES = ("streaming", "awaiting_approval", "awaiting_peer")
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,16 @@ def process_alive(pid: int) -> bool:
         return True  # it exists; it belongs to someone else
     except OSError:
         return False
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped yet still answers ``kill(pid, 0)``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False  # no /proc (macOS): trust kill(); the heartbeat timeout still applies
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def read_lease(connection: Connection, session_id: str) -> Lease | None:
@@ -160,8 +171,12 @@ def take_lease(connection: Connection, session_id: str, token: str, clock: Lease
 
 
 def renew_lease(connection: Connection, session_id: str, token: str, now: float) -> bool | None:
-    """The owner's heartbeat: ``None`` if the lease was lost, else whether an abort was asked."""
-    with write_transaction(connection):
+    """The owner's heartbeat: ``None`` if the lease was lost, else whether an abort was asked.
+
+    Without an fsync (like the event log): a heartbeat an OS crash loses only makes the lease
+    look older, and a token stream must not queue behind a disk flush once a second.
+    """
+    with relaxed_durability(connection), write_transaction(connection):
         row = connection.execute(
             "UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND owner_token = ?"
             " RETURNING abort_requested",
@@ -219,7 +234,8 @@ def recover_abandoned(connection: Connection, clock: LeaseClock) -> list[str]:
     """
     candidates = {lease.session_id for lease in all_leases(connection) if clock.is_stale(lease)}
     rows = connection.execute(
-        "SELECT id FROM agent_sessions WHERE status IN ('streaming', 'awaiting_approval')"
+        "SELECT id FROM agent_sessions"
+        " WHERE status IN ('streaming', 'awaiting_approval', 'awaiting_peer')"
         " AND deleted_at IS NULL AND id NOT IN (SELECT session_id FROM session_leases)"
     ).fetchall()
     candidates.update(str(row[0]) for row in rows)
@@ -263,7 +279,7 @@ def _mark_interrupted(connection: Connection, session_id: str) -> None:
         )
     connection.execute(
         "UPDATE agent_sessions SET status = 'idle'"
-        " WHERE id = ? AND status IN ('streaming', 'awaiting_approval')",
+        " WHERE id = ? AND status IN ('streaming', 'awaiting_approval', 'awaiting_peer')",
         (session_id,),
     )
 

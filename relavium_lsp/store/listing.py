@@ -50,10 +50,15 @@ def list_sessions(
     query: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    deleted: bool = False,
 ) -> SessionPage:
-    """One page of undeleted sessions, ``updated_at`` descending (ties by id descending)."""
+    """One page of undeleted sessions, ``updated_at`` descending (ties by id descending).
+
+    ``deleted``: the soft-deleted sessions instead (a delete stamps ``updated_at``, so the
+    newest deletion comes first).
+    """
     page_size = min(max(1, limit), MAX_PAGE)
-    clauses = ["deleted_at IS NULL"]
+    clauses = ["deleted_at IS NOT NULL" if deleted else "deleted_at IS NULL"]
     parameters: list[Any] = []
     if workspace is not None:
         clauses.append("working_dir = ?")

@@ -52,5 +52,16 @@ class MediaStore:
             raise KeyError(f"media {handle} does not match its content hash")
         return data
 
+    def delete(self, handle: str) -> bool:
+        """Remove the bytes behind ``handle`` (a purge); ``False`` if there were none."""
+        match = _HANDLE.match(handle)
+        if match is None:
+            return False
+        try:
+            self._path(match.group(1)).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest

@@ -25,12 +25,14 @@ from relavium_lsp.contracts.session import (
     MessageRole,
     SessionMessage,
 )
+from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound
 from relavium_lsp.store.db import Connection, read_snapshot, write_transaction
 from relavium_lsp.store.models import (
     MESSAGE_COLUMNS,
     dump_json,
     durable_content,
+    json_column,
     message_from_row,
     preview_of,
     utc_timestamp,
@@ -67,8 +69,16 @@ def append_message(
     model_id: str | None = None,
     compaction: CompactionMarker | None = None,
     interruption: InterruptionMarker | None = None,
+    token_usage: TokenUsage | None = None,
+    cost_microcents: int | None = None,
+    parent_message_id: str | None = None,
+    agent_slug: str | None = None,
 ) -> SessionMessage:
-    """Append one message, taking the next sequence number inside ``BEGIN IMMEDIATE``."""
+    """Append one message, taking the next sequence number inside ``BEGIN IMMEDIATE``.
+
+    Without ``parent_message_id`` the message threads onto the newest visible message (what
+    it follows in the conversation); the turn names the parent of a tool result explicitly.
+    """
     parts, content_json = durable_content(content)
     text = plain_text(parts)
     tokens = estimate_tokens(parts)
@@ -84,11 +94,13 @@ def append_message(
             " WHERE session_id = ?",
             (session_id,),
         ).fetchone()[0]
-        ordinal, cumulative = _newest_visible_totals(connection, session_id)
+        ordinal, cumulative, newest_id = _newest_visible_totals(connection, session_id)
+        parent = parent_message_id if parent_message_id is not None else newest_id
         rowid = connection.execute(
             "INSERT INTO session_messages (id, session_id, sequence_number, role, content,"
             " model_id, compaction, interruption, plain_text, token_estimate, visible_ordinal,"
-            " cumulative_tokens, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " cumulative_tokens, timestamp, token_usage, cost_microcents, parent_message_id,"
+            " agent_slug) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " RETURNING message_rowid",
             (
                 message_id,
@@ -104,6 +116,10 @@ def append_message(
                 ordinal + 1,
                 cumulative + tokens,
                 now,
+                json_column(token_usage),
+                cost_microcents,
+                parent,
+                agent_slug,
             ),
         ).fetchone()[0]
         connection.execute(
@@ -125,6 +141,10 @@ def append_message(
         compaction=compaction,
         interruption=interruption,
         timestamp=now,
+        token_usage=token_usage,
+        cost_microcents=cost_microcents,
+        parent_message_id=parent,
+        agent_slug=agent_slug,
     )
 
 
@@ -144,7 +164,7 @@ def roll_back_from(connection: Connection, session_id: str, from_sequence: int) 
             " session_id) VALUES ('delete', ?, ?, ?)",
             [(rowid, text, session_id) for rowid, text in hidden],
         )
-        ordinal, _ = _newest_visible_totals(connection, session_id)
+        ordinal, _, _ = _newest_visible_totals(connection, session_id)
         connection.execute(
             "UPDATE agent_sessions SET message_count = ?, last_message_preview = ?,"
             " updated_at = ? WHERE id = ?",
@@ -240,7 +260,7 @@ def count_tokens_since_boundary(connection: Connection, session_id: str) -> tupl
             (session_id,),
         ).fetchone()
     if marker is None:
-        return newest
+        return newest[0], newest[1]
     return newest[0] - marker[0], newest[1] - marker[1]
 
 
@@ -263,13 +283,13 @@ def _marker_json(marker: CompactionMarker | InterruptionMarker) -> str:
     return dump_json(marker.model_dump(mode="json", by_alias=True))
 
 
-def _newest_visible_totals(connection: Connection, session_id: str) -> tuple[int, int]:
+def _newest_visible_totals(connection: Connection, session_id: str) -> tuple[int, int, str | None]:
     row = connection.execute(
-        "SELECT visible_ordinal, cumulative_tokens FROM session_messages WHERE session_id = ?"
-        " AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT 1",
+        "SELECT visible_ordinal, cumulative_tokens, id FROM session_messages"
+        " WHERE session_id = ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT 1",
         (session_id,),
     ).fetchone()
-    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+    return (0, 0, None) if row is None else (int(row[0]), int(row[1]), str(row[2]))
 
 
 def _newest_preview(connection: Connection, session_id: str) -> str | None:

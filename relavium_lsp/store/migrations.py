@@ -158,6 +158,108 @@ def _cache_token_columns(connection: Connection) -> None:
         )
 
 
+def _session_model(connection: Connection) -> None:
+    # New statuses need a new CHECK, and SQLite changes a CHECK only by rebuilding the table
+    # (its documented procedure: create, copy, drop, rename; foreign keys are off while
+    # migrating and checked before the commit, see migrate()).
+    connection.execute(
+        """
+        CREATE TABLE agent_sessions_v5 (
+            id TEXT PRIMARY KEY,
+            agent_slug TEXT NOT NULL,
+            agent_snapshot TEXT NOT NULL,
+            title TEXT,
+            model_id TEXT,
+            context TEXT NOT NULL,
+            working_dir TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('idle', 'streaming', 'awaiting_approval',
+                'awaiting_peer', 'failed', 'ended')),
+            source TEXT NOT NULL,
+            total_input_tokens INTEGER NOT NULL DEFAULT 0,
+            total_output_tokens INTEGER NOT NULL DEFAULT 0,
+            total_cost_microcents INTEGER NOT NULL DEFAULT 0,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            last_message_preview TEXT,
+            exported_workflow_path TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT,
+            description TEXT,
+            description_source TEXT,
+            metadata TEXT,
+            forked_from TEXT,
+            parent_session_id TEXT
+        )
+        """
+    )
+    old_columns = (
+        "id, agent_slug, agent_snapshot, title, model_id, context, working_dir, status, source,"
+        " total_input_tokens, total_output_tokens, total_cost_microcents, message_count,"
+        " turn_count, last_message_preview, exported_workflow_path, created_at, updated_at,"
+        " deleted_at"
+    )
+    connection.execute(
+        f"INSERT INTO agent_sessions_v5 ({old_columns})"  # noqa: S608 - constant column names
+        f" SELECT {old_columns} FROM agent_sessions"
+    )
+    # Dropping the table drops its triggers (the change log's, migration 3) and indexes:
+    # keep their SQL and create them again on the new table, whatever earlier steps made.
+    kept = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'agent_sessions'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        )
+    ]
+    connection.execute("DROP TABLE agent_sessions")
+    connection.execute("ALTER TABLE agent_sessions_v5 RENAME TO agent_sessions")
+    for statement in kept:
+        connection.execute(statement)
+    for statement in _SESSION_INDEXES:
+        connection.execute(statement)
+    for column in (
+        "token_usage TEXT",
+        "cost_microcents INTEGER",
+        "parent_message_id TEXT",
+        "agent_slug TEXT",
+    ):
+        connection.execute(f"ALTER TABLE session_messages ADD COLUMN {column}")
+    for statement in _HANDOFF_STATEMENTS:
+        connection.execute(statement)
+
+
+# The indexes migration 5 adds (the older ones are carried over with the table).
+_SESSION_INDEXES = (
+    """
+    CREATE INDEX agent_sessions_deleted_recent
+        ON agent_sessions (deleted_at DESC, id DESC) WHERE deleted_at IS NOT NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_children
+        ON agent_sessions (parent_session_id) WHERE parent_session_id IS NOT NULL
+    """,
+)
+# A handoff: control passed from one agent to another (a delegation to a child session).
+# sequence_number is the parent's message that asked for it (the delegate tool call).
+_HANDOFF_STATEMENTS = (
+    """
+    CREATE TABLE session_handoffs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        child_session_id TEXT,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        sequence_number INTEGER NOT NULL,
+        call_id TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_handoffs_session ON session_handoffs (session_id, sequence_number)",
+)
+
+
 def _leases_and_changes(connection: Connection) -> None:
     for statement in _LEASE_STATEMENTS:
         connection.execute(statement)
@@ -215,10 +317,65 @@ _LEASE_STATEMENTS = (
 )
 
 
+def _file_checkpoints(connection: Connection) -> None:
+    for statement in _CHECKPOINT_STATEMENTS:
+        connection.execute(statement)
+
+
+# File checkpoints (docs/design.md §6.3). checkpoint_blobs holds file contents once per
+# content hash, shared by every checkpoint and session that saw the same bytes; a row of
+# session_checkpoints says what a file held before the turn started by the user message
+# user_sequence first changed it (before_digest NULL: it did not exist) and the digest of
+# what the agent left there (after_digest; a digest only, no blob). session_rewinds and
+# session_rewind_files record each rewind the same way, so that a rewind can be undone.
+_CHECKPOINT_STATEMENTS = (
+    """
+    CREATE TABLE checkpoint_blobs (
+        digest TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        content BLOB NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE session_checkpoints (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        user_sequence INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, user_sequence, path)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_rewinds (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        to_sequence INTEGER NOT NULL,
+        forked_session_id TEXT,
+        created_at TEXT NOT NULL,
+        undone_at TEXT
+    )
+    """,
+    "CREATE INDEX session_rewinds_session ON session_rewinds (session_id)",
+    """
+    CREATE TABLE session_rewind_files (
+        rewind_id TEXT NOT NULL REFERENCES session_rewinds (id),
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        PRIMARY KEY (rewind_id, path)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
     Migration(3, "turn leases and the session change log", _leases_and_changes),
+    Migration(4, "file checkpoints and rewinds", _file_checkpoints),
+    Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
 )
 
 
@@ -245,6 +402,10 @@ def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIO
     if current_version(connection) == known:
         # The common case: nothing to do, so do not take the write lock.
         return known
+    # A migration may rebuild a table that others reference (SQLite's way to change a
+    # constraint); foreign keys cannot be switched inside a transaction, so they are off for
+    # the whole migration and checked with foreign_key_check before the commit instead.
+    connection.execute("PRAGMA foreign_keys=OFF")
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute(
@@ -265,14 +426,21 @@ def migrate(connection: Connection, migrations: tuple[Migration, ...] = MIGRATIO
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, datetime.now(UTC).isoformat()),
             )
+        broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise StoreError(f"the schema migration left {len(broken)} dangling references")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+    finally:
+        connection.execute("PRAGMA foreign_keys=ON")
     return max(version, known)
 
 
 def _check_ordered(migrations: tuple[Migration, ...]) -> None:
+    # Increasing, not necessarily contiguous: parallel branches each own a version number
+    # (docs/design.md §7) and are renumbered when they land.
     versions = [migration.version for migration in migrations]
-    if versions != list(range(1, len(versions) + 1)):
-        raise StoreError("migrations must be numbered 1, 2, 3, … without gaps")
+    if versions != sorted(set(versions)) or not versions or versions[0] != 1:
+        raise StoreError("migrations must be numbered 1, 2, 3, … in increasing order")

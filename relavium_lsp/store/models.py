@@ -118,14 +118,18 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
 SESSION_COLUMNS = (
     "id, agent_slug, agent_snapshot, title, model_id, context, status, source, "
     "total_input_tokens, total_output_tokens, total_cost_microcents, message_count, "
-    "turn_count, last_message_preview, exported_workflow_path, created_at, updated_at, deleted_at"
+    "turn_count, last_message_preview, exported_workflow_path, created_at, updated_at, deleted_at, "
+    "description, description_source, metadata, forked_from, parent_session_id"
 )
+# An INSERT of SESSION_COLUMNS plus working_dir (see session_to_row).
+SESSION_PLACEHOLDERS = ", ".join("?" * 24)
 SUMMARY_COLUMNS = (
-    "id, title, agent_slug, status, updated_at, message_count, last_message_preview, working_dir"
+    "id, title, agent_slug, status, updated_at, message_count, last_message_preview, working_dir, "
+    "description, parent_session_id, deleted_at"
 )
 MESSAGE_COLUMNS = (
     "id, session_id, sequence_number, role, content, model_id, compaction, interruption, "
-    "timestamp, token_estimate"
+    "timestamp, token_estimate, token_usage, cost_microcents, parent_message_id, agent_slug"
 )
 
 
@@ -151,8 +155,22 @@ def session_from_row(row: Sequence[Any]) -> AgentSessionRecord:
             "createdAt": row[15],
             "updatedAt": row[16],
             "deletedAt": row[17],
+            "description": row[18],
+            "descriptionSource": row[19],
+            "metadata": _json_or_none(row[20]),
+            "forkedFrom": _json_or_none(row[21]),
+            "parentSessionId": row[22],
         }
     )
+
+
+def _json_or_none(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def json_column(model: WireModel | None) -> str | None:
+    """A wire model as the text of a JSON column (``None`` stays NULL)."""
+    return None if model is None else dump_json(model.model_dump(mode="json", by_alias=True))
 
 
 def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
@@ -176,6 +194,11 @@ def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
         record.created_at,
         record.updated_at,
         record.deleted_at,
+        record.description,
+        record.description_source,
+        None if record.metadata is None else dump_json(record.metadata),
+        json_column(record.forked_from),
+        record.parent_session_id,
         record.context.working_dir,
     )
 
@@ -191,6 +214,9 @@ def summary_from_row(row: Sequence[Any]) -> SessionSummary:
         message_count=row[5],
         preview=row[6],
         working_dir=row[7],
+        description=row[8],
+        parent_session_id=row[9],
+        deleted_at=row[10],
     )
 
 
@@ -208,6 +234,10 @@ def message_from_row(row: Sequence[Any]) -> SessionMessage:
                 "compaction": None if row[6] is None else json.loads(row[6]),
                 "interruption": None if row[7] is None else json.loads(row[7]),
                 "timestamp": row[8],
+                "tokenUsage": _json_or_none(row[10]),
+                "costMicrocents": row[11],
+                "parentMessageId": row[12],
+                "agentSlug": row[13],
             }
         )
     except (ValidationError, ValueError) as error:

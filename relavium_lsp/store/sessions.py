@@ -16,20 +16,35 @@ import json
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from relavium_lsp.contracts.content import DurableContentPart
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
+    DescriptionSource,
+    HandoffRecord,
     InterruptionMarker,
     MessageRole,
+    RolledBackTurn,
     SessionMessage,
     SessionStatus,
     SessionTotals,
+    check_metadata,
 )
+from relavium_lsp.contracts.session_ops import ArtifactInfo
+from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import leases, listing, messages, transfer
+from relavium_lsp.store import (
+    handoffs,
+    leases,
+    listing,
+    messages,
+    rollbacks,
+    session_ops,
+    transfer,
+)
 from relavium_lsp.store.db import (
     Connection,
     Synchronous,
@@ -41,6 +56,7 @@ from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
+    SESSION_PLACEHOLDERS,
     SessionCost,
     SessionPage,
     dump_json,
@@ -106,7 +122,6 @@ class SessionStore:
 
     def create_session(self, record: AgentSessionRecord) -> None:
         """Persist a new session row; an existing id is a :class:`StoreError`."""
-        placeholders = ", ".join("?" * 19)
         with write_transaction(self._connection):
             exists = self._connection.execute(
                 "SELECT 1 FROM agent_sessions WHERE id = ?", (record.id,)
@@ -115,7 +130,7 @@ class SessionStore:
                 raise StoreError(f"a session with id {record.id!r} already exists")
             self._connection.execute(
                 f"INSERT INTO agent_sessions ({SESSION_COLUMNS}, working_dir)"  # noqa: S608
-                f" VALUES ({placeholders})",
+                f" VALUES ({SESSION_PLACEHOLDERS})",
                 session_to_row(record),
             )
 
@@ -139,8 +154,9 @@ class SessionStore:
         query: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        deleted: bool = False,
     ) -> SessionPage:
-        """Undeleted sessions, newest ``updated_at`` first, filters combined, keyset-paged."""
+        """Undeleted (or only deleted) sessions, newest first, filters combined, keyset-paged."""
         return listing.list_sessions(
             self._connection,
             workspace=workspace,
@@ -148,6 +164,7 @@ class SessionStore:
             query=query,
             limit=limit,
             cursor=cursor,
+            deleted=deleted,
         )
 
     def set_status(self, session_id: str, status: SessionStatus) -> None:
@@ -171,6 +188,23 @@ class SessionStore:
                 leases.refuse_if_leased(self._connection, session_id, clock, "delete")
             self._update_session(session_id, "deleted_at = ?", (utc_timestamp(),))
 
+    def set_description(
+        self, session_id: str, description: str | None, source: DescriptionSource | None
+    ) -> None:
+        """Set (or clear) the session's description and who wrote it."""
+        self._update_session(
+            session_id,
+            "description = ?, description_source = ?",
+            (description, None if description is None else source),
+        )
+
+    def set_metadata(self, session_id: str, metadata: dict[str, Any] | None) -> None:
+        """Replace the session's metadata object (size-checked by the contract)."""
+        check_metadata(metadata)
+        self._update_session(
+            session_id, "metadata = ?", (None if metadata is None else dump_json(metadata),)
+        )
+
     def set_exported_path(self, session_id: str, path: str) -> None:
         """Record where the session was last exported (it stays resumable)."""
         self._update_session(session_id, "exported_workflow_path = ?", (path,))
@@ -193,6 +227,7 @@ class SessionStore:
         *,
         wait_for_disk: bool = True,
         lease: tuple[str, leases.LeaseClock] | None = None,
+        author: str | None = None,
     ) -> tuple[SessionMessage, int]:
         """Mark the session streaming, count the turn and append its user message — one commit.
 
@@ -211,11 +246,11 @@ class SessionStore:
                 leases.take_lease(connection, session_id, lease[0], lease[1])
             self.set_status(session_id, "streaming")
             turn_count = self.increment_turn_count(session_id)
-            message = self.append_message(session_id, "user", content)
+            message = self.append_message(session_id, "user", content, agent_slug=author)
         return message, turn_count
 
-    def end_turn(self, session_id: str, token: str | None) -> bool:
-        """Release the turn's lease and make the session idle — one commit.
+    def end_turn(self, session_id: str, token: str | None, status: SessionStatus = "idle") -> bool:
+        """Release the turn's lease and set the settled status (``idle``/``failed``) — one commit.
 
         ``False`` (and nothing written) when the lease was no longer ours: another process
         took it over, marked the turn and owns what happens to the session now.
@@ -223,7 +258,7 @@ class SessionStore:
         with write_transaction(self._connection):
             if token is not None and not leases.release_lease(self._connection, session_id, token):
                 return False
-            self.set_status(session_id, "idle")
+            self.set_status(session_id, status)
         return True
 
     def acquire_lease(self, session_id: str, token: str, clock: leases.LeaseClock) -> None:
@@ -290,6 +325,57 @@ class SessionStore:
         """A session's row and visible messages read in one consistent snapshot."""
         return transfer.export_snapshot(self._connection, session_id)
 
+    def restore_session(self, session_id: str) -> None:
+        """Undo a soft delete (the session is listed and usable again)."""
+        session_ops.restore_session(self._connection, session_id)
+
+    def purge_session(self, session_id: str) -> session_ops.PurgeReport:
+        """Erase a session and its delegated children for good (see ``store.session_ops``)."""
+        return session_ops.purge_session(self._connection, session_id)
+
+    def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """The session's stored full tool outputs, oldest first."""
+        return session_ops.list_artifacts(self._connection, session_id)
+
+    def record_handoff(
+        self,
+        session_id: str,
+        *,
+        child_session_id: str | None,
+        from_agent: str,
+        to_agent: str,
+        reason: str,
+        sequence_number: int,
+        call_id: str | None,
+    ) -> HandoffRecord:
+        """Store a handoff (delegation) the session made."""
+        return handoffs.record_handoff(
+            self._connection,
+            session_id=session_id,
+            child_session_id=child_session_id,
+            from_agent=from_agent,
+            to_agent=to_agent,
+            reason=reason,
+            sequence_number=sequence_number,
+            call_id=call_id,
+        )
+
+    def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The handoffs a session made, oldest first."""
+        return handoffs.list_handoffs(self._connection, session_id)
+
+    def descendants_cost(self, session_id: str) -> int:
+        """The spend of every session nested under this one (micro-cents)."""
+        return handoffs.descendants_cost(self._connection, session_id)
+
+    def delegation_depth(self, session_id: str) -> int:
+        """How many ancestors the session has."""
+        return handoffs.depth(self._connection, session_id)
+
+    def rolled_back_turns(self, session_id: str) -> list[RolledBackTurn]:
+        """The turns rolled out of the visible transcript (failed or aborted), oldest first."""
+        return rollbacks.rolled_back_turns(self._connection, session_id)
+
     # -- messages ---------------------------------------------------------------------------
 
     def append_message(
@@ -301,6 +387,10 @@ class SessionStore:
         model_id: str | None = None,
         compaction: CompactionMarker | None = None,
         interruption: InterruptionMarker | None = None,
+        token_usage: TokenUsage | None = None,
+        cost_microcents: int | None = None,
+        parent_message_id: str | None = None,
+        agent_slug: str | None = None,
     ) -> SessionMessage:
         """Append one durable message with the next sequence number (one transaction)."""
         return messages.append_message(
@@ -311,6 +401,10 @@ class SessionStore:
             model_id=model_id,
             compaction=compaction,
             interruption=interruption,
+            token_usage=token_usage,
+            cost_microcents=cost_microcents,
+            parent_message_id=parent_message_id,
+            agent_slug=agent_slug,
         )
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:

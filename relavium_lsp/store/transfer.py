@@ -18,6 +18,7 @@ from relavium_lsp.contracts.content import estimate_tokens, plain_text
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
+    ForkOrigin,
     InterruptionMarker,
     SessionMessage,
 )
@@ -26,8 +27,10 @@ from relavium_lsp.store.db import Connection, read_snapshot, write_transaction
 from relavium_lsp.store.messages import iter_messages, require_session
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
+    SESSION_PLACEHOLDERS,
     dump_json,
     durable_content,
+    json_column,
     preview_of,
     session_from_row,
     session_to_row,
@@ -36,7 +39,8 @@ from relavium_lsp.store.models import (
 _INSERT_MESSAGE = (
     "INSERT INTO session_messages (id, session_id, sequence_number, role, content, model_id,"
     " compaction, interruption, plain_text, token_estimate, visible_ordinal,"
-    " cumulative_tokens, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " cumulative_tokens, timestamp, token_usage, cost_microcents, parent_message_id,"
+    " agent_slug) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _BATCH = 512
 
@@ -76,11 +80,30 @@ def fork_session(
                 f"message {at_sequence} is not a visible message of session {source_id}; "
                 "fork at the sequence number of a message in its transcript"
             )
-        copies = [
-            message.model_copy(update={"id": str(uuid.uuid4()), "session_id": new_record.id})
+        originals = [
+            message
             for message in iter_messages(connection, source_id)
             if message.sequence_number <= at_sequence
         ]
+        # Copies get new ids; their threading follows them (a parent outside the copy is
+        # dropped rather than pointing into another session).
+        new_ids = {message.id: str(uuid.uuid4()) for message in originals}
+        copies = [
+            message.model_copy(
+                update={
+                    "id": new_ids[message.id],
+                    "session_id": new_record.id,
+                    "parent_message_id": new_ids.get(message.parent_message_id or ""),
+                }
+            )
+            for message in originals
+        ]
+        origin = ForkOrigin(
+            session_id=source_id,
+            message_id=originals[-1].id if originals else None,
+            sequence_number=at_sequence,
+        )
+        new_record = new_record.model_copy(update={"forked_from": origin})
         turns = sum(1 for message in copies if message.role == "user")
         _insert_session(connection, new_record.model_copy(update={"turn_count": turns}), copies)
         _insert_messages(connection, copies)
@@ -132,10 +155,9 @@ def _insert_session(
             "last_message_preview": _newest_preview(messages),
         }
     )
-    placeholders = ", ".join("?" * 19)
     connection.execute(
         f"INSERT INTO agent_sessions ({SESSION_COLUMNS}, working_dir)"  # noqa: S608
-        f" VALUES ({placeholders})",
+        f" VALUES ({SESSION_PLACEHOLDERS})",
         session_to_row(row),
     )
 
@@ -171,6 +193,10 @@ def _insert_messages(connection: Connection, messages: Sequence[SessionMessage])
                 ordinal,
                 cumulative,
                 message.timestamp,
+                json_column(message.token_usage),
+                message.cost_microcents,
+                message.parent_message_id,
+                message.agent_slug,
             )
         )
         if len(rows) >= _BATCH:

@@ -40,12 +40,22 @@ _TOOLS = (
         },
     ),
     ToolSpec(
-        name="write_file",
-        description="Create or replace a text file of the workspace.",
+        name="edit_file",
+        description="Replace exact text in a file of the workspace.",
         parameters={
             "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"],
+            "properties": {
+                "path": {"type": "string"},
+                "edits": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                        "required": ["old", "new"],
+                    },
+                },
+            },
+            "required": ["path", "edits"],
         },
     ),
 )
@@ -60,7 +70,7 @@ def _words(text: str, per_piece: int = 4) -> list[str]:
 
 def _scripted_responses() -> list[ScriptedResponse]:
     read_args = json.dumps({"path": demo.DEMO_SOURCE_PATH})
-    write_args = json.dumps({"path": demo.DEMO_SOURCE_PATH, "content": demo.DEMO_SOURCE_AFTER})
+    edit_args = json.dumps({"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]})
     plan_args = json.dumps({"plan": demo.plan_entries(0)})
     search_args = json.dumps({"pattern": demo.SEARCH_PATTERN, "glob": "*.py"})
     done_args = json.dumps({"plan": demo.plan_entries(len(demo.PLAN_STEPS))})
@@ -82,7 +92,7 @@ def _scripted_responses() -> list[ScriptedResponse]:
         ),
         openai_stream(
             text=_words(demo.CHANGE_PREAMBLE),
-            tool_calls=[ScriptedToolCall(demo.WRITE_CALL_ID, "write_file", write_args, pieces=6)],
+            tool_calls=[ScriptedToolCall(demo.EDIT_CALL_ID, "edit_file", edit_args, pieces=6)],
             usage=(512, 84),
             model=OFFLINE_MODEL_ID,
         ),
@@ -145,7 +155,7 @@ async def record(path: Path) -> int:
             history.append(_assistant(await _call(provider, history)))
             history.append(_tool_result(demo.READ_CALL_ID, demo.DEMO_SOURCE))
             history.append(_assistant(await _call(provider, history)))
-            history.append(_tool_result(demo.WRITE_CALL_ID, f"Wrote {demo.DEMO_SOURCE_PATH}."))
+            history.append(_tool_result(demo.EDIT_CALL_ID, f"Edited {demo.DEMO_SOURCE_PATH}."))
             history.append(_assistant(await _call(provider, history)))
             history.append(_tool_result(demo.PLAN_DONE_CALL_ID, "Plan updated."))
             await _call(provider, history)

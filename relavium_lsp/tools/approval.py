@@ -75,6 +75,7 @@ async def require_approval(
         tool_id=tool_id,
         action=need.action,
         preview=need.preview,
+        change=need.change,
     )
     timeout_s = ctx.policy.approval_timeout_s
     try:

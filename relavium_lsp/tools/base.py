@@ -32,6 +32,18 @@ SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
 
 
+class ChangeJournal(Protocol):
+    """The turn's file checkpoints: told around every change a tool makes to a file."""
+
+    async def before_change(self, path: Path, text: str | None) -> None:
+        """``path`` is about to change; ``text`` is what it holds now (``None``: absent)."""
+        ...
+
+    async def after_change(self, path: Path, text: str | None) -> None:
+        """``path`` now holds ``text`` (``None``: it was deleted)."""
+        ...
+
+
 class ArtifactStore(Protocol):
     """Where full tool outputs are kept when the model only sees a bounded preview."""
 
@@ -67,6 +79,32 @@ class ApprovalMemory:
         return frozenset(self._allowed)
 
 
+@dataclass(frozen=True)
+class DelegationRequest:
+    """What the ``delegate`` tool asks for: an agent of the workspace, a task, a reason."""
+
+    agent: str
+    task: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DelegationOutcome:
+    """How a delegation ended: the child's final answer (or why there is none)."""
+
+    text: str
+    failed: bool = False
+    child_session_id: str | None = None
+
+
+class Delegator(Protocol):
+    """Runs a child session for the calling session (the engine implements it, §2.5)."""
+
+    async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
+        """Start a child session with the named agent, run the task, return its answer."""
+        ...
+
+
 @dataclass
 class ToolCallContext:
     """Everything a tool call may use; built by the engine once per turn.
@@ -95,6 +133,10 @@ class ToolCallContext:
     turn_tools: Mapping[str, ToolDefinition[Any]] = field(default_factory=dict)
     # The call being run (set by the registry for each call): what live output is tagged with.
     call_id: str = ""
+    # The turn's file checkpoints; None keeps none (tests, replays).
+    journal: ChangeJournal | None = None
+    # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
+    delegator: Delegator | None = None
 
 
 @dataclass(frozen=True)

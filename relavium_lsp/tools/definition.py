@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 from relavium_lsp.contracts.content import MediaPart
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode
 from relavium_lsp.tools.base import SideEffect, ToolCallContext
+from relavium_lsp.tools.host import FileChange
 
 ReplayClass = Literal["pure", "read-only", "side-effecting"]
 
@@ -87,7 +88,8 @@ class ApprovalNeed:
     ``scope_key`` is what "always allow for this session" remembers together with the tool
     id; ``inside_workspace`` lets ``auto_edits`` approve writes that stay in the workspace;
     ``protected`` (the matching pattern, see :mod:`~relavium_lsp.tools.protected`) makes the
-    call ask whatever the mode or remembered answers.
+    call ask whatever the mode or remembered answers; ``change`` is the file change a write
+    makes (its diff goes with the question).
     """
 
     action: ApprovalAction
@@ -95,6 +97,7 @@ class ApprovalNeed:
     scope_key: str
     inside_workspace: bool = False
     protected: str | None = None
+    change: FileChange | None = None
 
 
 @dataclass(frozen=True)
@@ -137,10 +140,33 @@ class ToolDefinition(Generic[ArgsT]):
         """The JSON Schema the model sees (camelCase keys, no extra properties)."""
         if self.input_schema is not None:
             return dict(self.input_schema)
-        schema: dict[str, Any] = _without_titles(self.args_model.model_json_schema(by_alias=True))
+        schema: dict[str, Any] = _without_titles(
+            _inlined(self.args_model.model_json_schema(by_alias=True))
+        )
         # The class docstring is for developers; the tool description speaks to the model.
         schema.pop("description", None)
         return schema
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with nested models' ``$ref``s replaced by their definitions.
+
+    Some providers' tool-schema validators refuse ``$defs``; argument models never recurse.
+    """
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref")
+            if isinstance(reference, str) and reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 def _without_titles(node: Any) -> Any:

@@ -28,11 +28,15 @@ from relavium_lsp.tools.definition import (
     ToolLimits,
     ToolRun,
 )
+from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
 from relavium_lsp.tools.protected import protected_pattern
+from relavium_lsp.tools.text_edit import diff_stat_text, file_diff
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
 _BINARY_PROBE = 8192
+# Files the agent changes are read whole for their diff; the write limit bounds what it sends.
+_NO_READ_LIMIT = 64 * 1024 * 1024
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -87,6 +91,57 @@ def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) ->
     if len(data) > max_bytes:
         raise ToolError(f"{label!r} grew past the {max_bytes:,}-byte read limit while reading")
     return decode_text(data, label)
+
+
+async def read_current_text(
+    ctx: ToolCallContext, resolved: Path, roots: ScopeRoots, max_bytes: int
+) -> str | None:
+    """The editor's text of a file (its open buffer, else the disk); ``None`` if absent."""
+    label = roots.display(resolved)
+    text = await ctx.host.read_open_buffer(resolved)
+    if text is not None:
+        if len(text) > max_bytes:
+            raise ToolError(f"{label!r} is over the {max_bytes:,}-byte limit")
+        return text
+    if not resolved.exists():
+        return None
+    return await asyncio.to_thread(_read_disk, resolved, roots, max_bytes, label)
+
+
+def changed_meanwhile(label: str) -> ToolRun:
+    """The result of a write whose file changed while the user was looking at its diff."""
+    return ToolRun(
+        f"{label} changed in the editor after the agent read it; not applied, so the user's "
+        "changes are kept (read the file again before changing it). The file was not changed.",
+        failed=True,
+        error_code="tool_failed",
+    )
+
+
+async def write_through_host(
+    ctx: ToolCallContext, resolved: Path, change: FileChange, label: str
+) -> ToolRun | None:
+    """Apply a prepared change through the editor; a failed result, or ``None`` when applied.
+
+    The file is read again first: if it no longer holds the text the diff was computed on
+    (the user typed while the prompt was up), nothing is written.
+    """
+    now = await read_current_text(ctx, resolved, ScopeRoots.for_call(ctx), _NO_READ_LIMIT)
+    if now != change.old_text:
+        return changed_meanwhile(label)
+    if ctx.journal is not None:
+        await ctx.journal.before_change(resolved, now)
+    outcome = await ctx.host.write_file(resolved, change.new_text, label=_edit_label(ctx))
+    if outcome.applied:
+        if ctx.journal is not None:
+            await ctx.journal.after_change(resolved, change.new_text)
+        return None
+    why = f": {outcome.reason}" if outcome.reason else ""
+    return ToolRun(
+        f"The editor refused the edit to {label}{why}. The file was not changed.",
+        failed=True,
+        error_code="tool_failed",
+    )
 
 
 def _line_range(text: str, args: ReadFileArgs, label: str) -> str:
@@ -168,13 +223,9 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
 
         async def run() -> ToolRun:
             label = roots.display(resolved)
-            text = await ctx.host.read_open_buffer(resolved)
+            text = await read_current_text(ctx, resolved, roots, limits.read_max_bytes)
             if text is None:
-                text = await asyncio.to_thread(
-                    _read_disk, resolved, roots, limits.read_max_bytes, label
-                )
-            elif len(text) > limits.read_max_bytes:
-                raise ToolError(f"{label!r} is over the {limits.read_max_bytes:,}-byte limit")
+                raise ToolError(f"{label!r} does not exist")
             return ToolRun(_line_range(text, args, label))
 
         return PreparedCall(run=run)
@@ -190,6 +241,10 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
         if refusal is not None:
             # Before the approval prompt: nobody should approve a write that cannot happen.
             raise ToolError(f"{label} was not written: {refusal}")
+        old_text = await read_current_text(ctx, resolved, roots, _NO_READ_LIMIT)
+        change = FileChange(
+            resolved, old_text, args.content, file_diff(label, old_text, args.content)
+        )
 
         async def run() -> ToolRun:
             # Re-validate after the approval wait: the path must still resolve the same way.
@@ -198,18 +253,13 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             )
             if again != resolved:
                 raise ToolDenied(f"{args.path!r} changed while waiting for approval")
-            existed = resolved.exists()
-            outcome = await ctx.host.write_file(resolved, args.content, label=_edit_label(ctx))
-            if not outcome.applied:
-                why = f": {outcome.reason}" if outcome.reason else ""
-                return ToolRun(
-                    f"The editor refused the edit to {label}{why}. The file was not changed.",
-                    failed=True,
-                    error_code="tool_failed",
-                )
+            failed = await write_through_host(ctx, resolved, change, label)
+            if failed is not None:
+                return failed
             lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
-            verb = "Replaced" if existed else "Created"
-            return ToolRun(f"{verb} {label} ({lines:,} lines, {size:,} bytes).")
+            verb = "Replaced" if old_text is not None else "Created"
+            stat = diff_stat_text(change.diff.stat)
+            return ToolRun(f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).")
 
         return PreparedCall(
             run=run,
@@ -221,6 +271,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
                 # The path as asked for and as resolved: a symlink must not hide either.
                 protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
                 or protected_pattern(resolved, ctx.policy.protected_paths),
+                change=change,
             ),
         )
 

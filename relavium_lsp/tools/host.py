@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from relavium_lsp.atomic_write import atomic_write_text
-from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
+from relavium_lsp.contracts.diff import FileDiff
+from relavium_lsp.contracts.events import AgentApprovalRequested, ApprovalAction, ApprovalPreview
 from relavium_lsp.contracts.wire import ApprovalDecision
 
 
@@ -27,14 +28,38 @@ class WriteOutcome:
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """A proposed file change: the editor's text now (``None``: no file) and after it.
+
+    ``diff`` is its unified diff for the user, computed on exactly these texts.
+    """
+
+    path: Path
+    old_text: str | None
+    new_text: str
+    diff: FileDiff
+
+
+@dataclass(frozen=True)
 class ApprovalRequest:
-    """A side-effecting action waiting for the user."""
+    """A side-effecting action waiting for the user (``change``: the file change it makes)."""
 
     session_id: str
     call_id: str
     tool_id: str
     action: ApprovalAction
     preview: ApprovalPreview
+    change: FileChange | None = None
+
+    def event(self) -> AgentApprovalRequested:
+        """The durable ``agent:approval_requested`` event: no contents, a diff stat at most."""
+        return AgentApprovalRequested(
+            tool_id=self.tool_id,
+            call_id=self.call_id,
+            action=self.action,
+            preview=self.preview,
+            diff_stat=self.change.diff.stat if self.change else None,
+        )
 
 
 class EditorHost(Protocol):
@@ -53,6 +78,10 @@ class EditorHost(Protocol):
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Create or replace ``path`` with ``text`` as one undoable edit; the user may refuse."""
+        ...
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Delete ``path`` as an undoable edit where the editor can (a rewind of a new file)."""
         ...
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -85,6 +114,11 @@ class FilesystemHost:
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
         """Write atomically (temp file + rename) so a crash never leaves half a file."""
         await asyncio.to_thread(atomic_write_text, path, text)
+        return WriteOutcome(applied=True)
+
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Remove the file (a missing one counts as deleted)."""
+        await asyncio.to_thread(path.unlink, missing_ok=True)
         return WriteOutcome(applied=True)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:

@@ -50,6 +50,8 @@ from relavium_lsp.tools.bounding import (
     truncate_bytes,
 )
 from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
+from relavium_lsp.tools.delegate import delegate_tools
+from relavium_lsp.tools.edit_file import edit_tools
 from relavium_lsp.tools.editor_tools import editor_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
@@ -341,6 +343,7 @@ def default_registry(
     jobs = TerminalJobs(limits)
     definitions: list[ToolDefinition[Any]] = [
         *fs_tools(limits),
+        *edit_tools(limits),
         *search_tools(limits),
         *process_tools(limits),
         *terminal_tools(jobs),
@@ -349,6 +352,7 @@ def default_registry(
         *plan_tools(),
         *editor_tools(),
         *tool_output_tools(),
+        *delegate_tools(),
     ]
     registry = ToolRegistry(definitions, sources)
     registry.hold(jobs)

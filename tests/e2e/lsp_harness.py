@@ -1,8 +1,9 @@
 """One harness for every end-to-end test: the real server process, a pytest-lsp client.
 
 The client behaves like a small editor: it records ``relavium/sessionEvent`` notifications,
-answers approvals with a scripted decision, applies ``workspace/applyEdit`` to files on disk
-(and records each edit), and declares the ``experimental.relavium`` capabilities it
+answers approvals with a scripted decision, applies ``workspace/applyEdit`` to its open
+buffers (telling the server with ``didChange``, unsaved) or else to files on disk (and records
+each edit), and declares the ``experimental.relavium`` capabilities it
 implements. Providers are loopback HTTP servers configured through real config files.
 """
 
@@ -31,6 +32,7 @@ from pygls.protocol import (
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from relavium_lsp.demo.edits import apply_text_edits
 from relavium_lsp.server import methods
 from tests.unit.llm.wire_servers import SSE_HEADERS, ScriptedResponse, openai_events
 
@@ -73,6 +75,9 @@ class EditorClient:
     apply_edits: bool = True
     fail_edits: bool = False  # answer workspace/applyEdit with a JSON-RPC error
     killed: bool = False
+    # Open documents: uri -> (version, text), the editor's unsaved buffers.
+    buffers: dict[str, tuple[int, str]] = field(default_factory=dict)
+    save_after_edit: bool = True  # save a buffer the server edited (False: leave it unsaved)
     _event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def kill_server(self) -> None:
@@ -132,14 +137,46 @@ class EditorClient:
 
     def open_document(self, path: Path, language: str = "python") -> str:
         uri = path.as_uri()
+        text = path.read_text(encoding="utf-8")
+        self.buffers[uri] = (1, text)
         self.lsp.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
-                    uri=uri, language_id=language, version=1, text=path.read_text(encoding="utf-8")
+                    uri=uri, language_id=language, version=1, text=text
                 )
             )
         )
         return uri
+
+    def type_into(self, uri: str, text: str) -> None:
+        """Replace an open buffer's text without saving it (the user typing)."""
+        version = self.buffers[uri][0] + 1
+        self.buffers[uri] = (version, text)
+        self.lsp.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text)],
+            )
+        )
+
+    def buffer_text(self, uri: str) -> str:
+        return self.buffers[uri][1]
+
+    def apply_workspace_edit(self, edit: types.WorkspaceEdit) -> None:
+        """Apply an edit like an editor: an open buffer in memory (didChange, then saved
+        unless ``save_after_edit`` is off), any other file on disk."""
+        for change in edit.document_changes or []:
+            if isinstance(change, types.TextDocumentEdit) and change.text_document.uri in (
+                self.buffers
+            ):
+                uri = change.text_document.uri
+                plain = [e for e in change.edits if isinstance(e, types.TextEdit)]
+                self.type_into(uri, apply_text_edits(self.buffer_text(uri), plain))
+                if self.save_after_edit:
+                    path = Path(uri.removeprefix("file://"))
+                    path.write_text(self.buffer_text(uri), encoding="utf-8", newline="")
+            else:
+                _apply_to_disk(types.WorkspaceEdit(document_changes=[change]))
 
 
 def client_capabilities(
@@ -154,7 +191,12 @@ def client_capabilities(
             apply_edit=True,
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
-                resource_operations=[types.ResourceOperationKind.Create] if create_files else None,
+                resource_operations=[
+                    types.ResourceOperationKind.Create,
+                    types.ResourceOperationKind.Delete,
+                ]
+                if create_files
+                else None,
             ),
             workspace_folders=True,
         ),
@@ -173,24 +215,22 @@ def client_capabilities(
 
 
 def _apply_to_disk(edit: types.WorkspaceEdit) -> None:
-    """Apply create-file + full-range text edits the way an editor would (then save)."""
+    """Apply create-file + ranged text edits the way an editor would (then save)."""
     for change in edit.document_changes or []:
         if isinstance(change, types.CreateFile):
             path = Path(change.uri.removeprefix("file://"))
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("", encoding="utf-8")
+        elif isinstance(change, types.DeleteFile):
+            Path(change.uri.removeprefix("file://")).unlink(missing_ok=True)
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(change.text_document.uri.removeprefix("file://"))
             text = path.read_text(encoding="utf-8") if path.exists() else ""
-            for text_edit in change.edits:
-                assert isinstance(text_edit, types.TextEdit)
-                lines = text.split("\n")
-                start, end = text_edit.range.start, text_edit.range.end
-                prefix = "\n".join([*lines[: start.line], lines[start.line][: start.character]])
-                suffix = "\n".join([lines[end.line][end.character :], *lines[end.line + 1 :]])
-                text = prefix + text_edit.new_text + suffix
-            path.write_text(text, encoding="utf-8")
+            plain = [e for e in change.edits if isinstance(e, types.TextEdit)]
+            assert len(plain) == len(change.edits)
+            # Every range refers to the text before the edit, as in LSP.
+            path.write_text(apply_text_edits(text, plain), encoding="utf-8", newline="")
 
 
 @asynccontextmanager
@@ -236,7 +276,7 @@ async def editor(
             raise RuntimeError("the document is read-only")
         if not client.apply_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
-        _apply_to_disk(params.edit)
+        client.apply_workspace_edit(params.edit)
         return types.ApplyWorkspaceEditResult(applied=True)
 
     server_env = {
@@ -325,6 +365,6 @@ def configure_loopback_provider(
         "id: coder\nname: Coder\ndescription: edits code\n"
         f"model: {model}\nprovider: loop\n"
         'system_prompt: "You edit code in {{ctx.workingDir}}."\n'
-        "tools: [read_file, write_file, list_directory, git_status]\n",
+        "tools: [read_file, write_file, edit_file, list_directory, git_status]\n",
         encoding="utf-8",
     )

@@ -105,7 +105,7 @@ def test_make_demo_runs_twice_with_real_effects(tmp_path: Path) -> None:
     nodes = {node["id"]: node for node in workflow["nodes"]}
     assert list(nodes) == ["input", "turn-1", "turn-2", "output"]
     assert nodes["turn-1"]["prompt_template"] == script.ASK_ABOUT_SELECTION
-    assert nodes["turn-2"]["tools"] == ["update_plan", "search_files", "read_file", "write_file"]
+    assert nodes["turn-2"]["tools"] == ["update_plan", "search_files", "read_file", "edit_file"]
     # The plan rides in the export, every step ticked off.
     plan = workflow["metadata"]["relaviumExport"]["plan"]
     assert [step["content"] for step in plan] == list(script.PLAN_STEPS)
@@ -126,7 +126,7 @@ def test_make_demo_runs_twice_with_real_effects(tmp_path: Path) -> None:
         assert record.context.active_file == script.DEMO_SOURCE_PATH
         assert record.exported_workflow_path == "untitled"
         roles = [message.role for message in store.iter_messages(session_id)]
-        # The change turn: plan + search, read, write, plan ticked off, summary.
+        # The change turn: plan + search, read, edit, plan ticked off, summary.
         assert roles == [
             "user",
             "assistant",

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { RequestApprovalResult } from './protocol';
 import { ApprovalBroker } from './chat/approvals';
 import { ChatController } from './chat/chatController';
+import { ProposedChanges } from './chat/proposedChanges';
 import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
@@ -30,21 +31,31 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   server = relavium;
   const chat: ChatController = new ChatController(relavium, context.workspaceState);
-  const approvals: ApprovalBroker = new ApprovalBroker({
-    canShowInline: (sessionId): boolean => chat.showsSession(sessionId),
-    opened: (params) => {
-      chat.model.openApproval(params);
-      chat.changed();
+  const proposed = new ProposedChanges();
+  const answerFromDiff = (decision: 'approve' | 'reject') => (uri?: vscode.Uri) => {
+    const callId = proposed.callIdOf(uri ?? vscode.window.activeTextEditor?.document.uri);
+    if (callId === undefined || !approvals.decide(callId, decision)) {
+      void vscode.window.showInformationMessage('Relavium: no approval is waiting for this change.');
+    }
+  };
+  const approvals: ApprovalBroker = new ApprovalBroker(
+    {
+      canShowInline: (sessionId): boolean => chat.showsSession(sessionId),
+      opened: (params) => {
+        chat.model.openApproval(params);
+        chat.changed();
+      },
+      decided: (callId, decision) => {
+        chat.model.approvalDecided(callId, decision);
+        chat.changed();
+      },
+      withdrawn: (callId) => {
+        chat.model.approvalWithdrawn(callId);
+        chat.changed();
+      },
     },
-    decided: (callId, decision) => {
-      chat.model.approvalDecided(callId, decision);
-      chat.changed();
-    },
-    withdrawn: (callId) => {
-      chat.model.approvalWithdrawn(callId);
-      chat.changed();
-    },
-  });
+    proposed,
+  );
   const editorState = new EditorStateReporter((method, params) => {
     relavium.notify(method, params);
   });
@@ -81,6 +92,9 @@ export function activate(context: vscode.ExtensionContext): void {
       return askAboutSelection(chat, vscode.window.activeTextEditor ?? editorState.editor);
     }),
     vscode.commands.registerCommand('relavium.restartServer', () => relavium.restart()),
+    proposed,
+    vscode.commands.registerCommand('relavium.acceptChange', answerFromDiff('approve')),
+    vscode.commands.registerCommand('relavium.rejectChange', answerFromDiff('reject')),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!event.affectsConfiguration('relavium')) {
         return;

@@ -28,6 +28,18 @@ export const Methods = {
   listAgents: 'relavium/listAgents',
   listTools: 'relavium/listTools',
   listModels: 'relavium/listModels',
+  listCheckpoints: 'relavium/listCheckpoints',
+  rewind: 'relavium/rewind',
+  undoRewind: 'relavium/undoRewind',
+  updateSession: 'relavium/updateSession',
+  appendMessage: 'relavium/appendMessage',
+  restoreSession: 'relavium/restoreSession',
+  purgeSession: 'relavium/purgeSession',
+  listArtifacts: 'relavium/listArtifacts',
+  listHandoffs: 'relavium/listHandoffs',
+  sessionModels: 'relavium/sessionModels',
+  setModel: 'relavium/setModel',
+  applyCode: 'relavium/applyCode',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -40,7 +52,7 @@ export const Methods = {
 
 export type FsScopeTier = 'sandboxed' | 'project' | 'full';
 
-export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'ended';
+export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended';
 
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'error' | 'aborted';
 
@@ -57,6 +69,8 @@ export type ErrorCode =
   | 'budget_exceeded'
   | 'cancelled'
   | 'internal';
+
+export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -93,6 +107,8 @@ export interface StartSessionParams {
   context?: PartialSessionContext;
   title?: string;
   source?: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** Result of `relavium/startSession`. */
@@ -152,6 +168,7 @@ export interface ListSessionsParams {
   status?: SessionStatus;
   limit?: number;
   cursor?: string;
+  deleted?: boolean;
 }
 
 /** Result of `relavium/listSessions`. */
@@ -257,6 +274,123 @@ export interface ListModelsResult {
   providers: ProviderModelsStatus[];
 }
 
+/** `relavium/listCheckpoints`. */
+export interface ListCheckpointsParams {
+  sessionId: string;
+}
+
+/** The session's checkpoints, oldest turn first. */
+export interface ListCheckpointsResult {
+  checkpoints: TurnCheckpoint[];
+}
+
+/** `relavium/rewind`: back to before the turn of user message `toSequence`. */
+export interface RewindParams {
+  sessionId: string;
+  toSequence: number;
+  files?: boolean;
+  conversation?: boolean;
+}
+
+/** What a rewind (or its undo) did, file by file. */
+export interface RewindResult {
+  rewindId: string;
+  sessionId: string;
+  restored: string[];
+  deleted: string[];
+  unchanged: string[];
+  conflicts: FileProblem[];
+  failed: FileProblem[];
+}
+
+/** `relavium/undoRewind`: put back what a rewind replaced. */
+export interface UndoRewindParams {
+  sessionId: string;
+  rewindId: string;
+}
+
+/** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
+export interface UpdateSessionParams {
+  sessionId: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Result of `relavium/updateSession`: the row as it is now. */
+export interface UpdateSessionResult {
+  session: AgentSessionRecord;
+}
+
+/** `relavium/appendMessage`: add a note to the transcript without calling the model. */
+export interface AppendMessageParams {
+  sessionId: string;
+  role?: 'user' | 'system';
+  text: string;
+}
+
+/** Result of `relavium/appendMessage`: the stored message. */
+export interface AppendMessageResult {
+  message: SessionMessage;
+}
+
+/** Result of `relavium/purgeSession`: what was erased for good. */
+export interface PurgeSessionResult {
+  sessions: number;
+  messages: number;
+  mediaFiles: number;
+}
+
+/** `relavium/listArtifacts`. */
+export interface ListArtifactsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/listArtifacts`: oldest first. */
+export interface ListArtifactsResult {
+  artifacts: ArtifactInfo[];
+}
+
+/** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
+export interface ListHandoffsResult {
+  handoffs: HandoffRecord[];
+}
+
+/** `relavium/sessionModels`. */
+export interface SessionModelsParams {
+  sessionId: string;
+}
+
+/** Result of `relavium/sessionModels`: the current first model and the choices. */
+export interface SessionModelsResult {
+  current: ModelChoiceInfo;
+  choices: ModelChoiceInfo[];
+}
+
+/** `relavium/setModel`: ask `model` (a choice `id`) first from the next turn on. */
+export interface SetModelParams {
+  sessionId: string;
+  model: string;
+}
+
+/** Result of `relavium/setModel`. */
+export interface SetModelResult {
+  current: ModelChoiceInfo;
+}
+
+/** `relavium/applyCode`: write `content` to `path` (relative to the workspace). */
+export interface ApplyCodeParams {
+  sessionId: string;
+  path: string;
+  content: string;
+}
+
+/** Result of `relavium/applyCode`: whether the file was written, and the tool's answer. */
+export interface ApplyCodeResult {
+  applied: boolean;
+  callId: string;
+  message: string;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -268,13 +402,14 @@ export interface SessionsChangedParams {
   changes: SessionListChange[];
 }
 
-/** `relavium/requestApproval` (server → client). */
+/** `relavium/requestApproval` (server → client); `diff` for a file change. */
 export interface RequestApprovalParams {
   sessionId: string;
   callId: string;
   toolId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diff?: FileDiff;
 }
 
 /** The client's answer to `relavium/requestApproval`. */
@@ -371,13 +506,14 @@ export interface AgentToolCallPayload {
   model: string;
 }
 
-/** A side-effecting action waits for the user. */
+/** A side-effecting action waits for the user (`diffStat`: lines a file change adds/removes). */
 export interface AgentApprovalRequestedPayload {
   type: 'agent:approval_requested';
   toolId: string;
   callId: string;
   action: ApprovalAction;
   preview: ApprovalPreview;
+  diffStat?: DiffStat;
 }
 
 /** A piece of a running tool's terminal output (in order; `text` is decoded UTF-8). */
@@ -471,6 +607,35 @@ export interface SessionExportedPayload {
   format: 'workflow' | 'jsonl';
 }
 
+/** Files (and maybe the conversation) went back to before user message `toSequence`. */
+export interface SessionRewoundPayload {
+  type: 'session:rewound';
+  rewindId: string;
+  toSequence: number;
+  forkedSessionId?: string;
+  restored: number;
+  conflicts: number;
+  undone: boolean;
+}
+
+/** A note was added to the transcript without a turn (`relavium/appendMessage`). */
+export interface SessionMessageAppendedPayload {
+  type: 'session:message_appended';
+  messageSequence: number;
+  role: 'user' | 'system';
+}
+
+/** The agent handed a task to another agent's child session (`returned`: it is back). */
+export interface AgentHandoffPayload {
+  type: 'agent:handoff';
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  childSessionId: string;
+  returned: boolean;
+  stopReason?: StopReason;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -493,6 +658,9 @@ export type EventPayload =
   | SessionTrimmedPayload
   | BudgetWarningPayload
   | SessionExportedPayload
+  | SessionRewoundPayload
+  | SessionMessageAppendedPayload
+  | AgentHandoffPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -623,6 +791,11 @@ export interface AgentSessionRecord {
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
+  description?: string;
+  descriptionSource?: DescriptionSource;
+  metadata?: Record<string, unknown>;
+  forkedFrom?: ForkOrigin;
+  parentSessionId?: string;
 }
 
 /** Token and cost totals; `cost_microcents` always equals the sum of session_costs. */
@@ -630,6 +803,13 @@ export interface SessionTotals {
   inputTokens: number;
   outputTokens: number;
   costMicrocents: number;
+}
+
+/** Where a forked session came from: the source session and the last copied message. */
+export interface ForkOrigin {
+  sessionId: string;
+  messageId?: string;
+  sequenceNumber: number;
 }
 
 /** One durable message: append-only, never edited. */
@@ -643,6 +823,10 @@ export interface SessionMessage {
   compaction?: CompactionMarker;
   interruption?: InterruptionMarker;
   timestamp: string;
+  tokenUsage?: TokenUsage;
+  costMicrocents?: number;
+  parentMessageId?: string;
+  agentSlug?: string;
 }
 
 /** Reasoning as persisted: there is no place for a signature. */
@@ -689,6 +873,9 @@ export interface SessionSummary {
   messageCount: number;
   preview?: string;
   workingDir: string;
+  description?: string;
+  parentSessionId?: string;
+  deletedAt?: string;
 }
 
 /** What the user sees before approving: a path, a command line or a host — no contents. */
@@ -696,6 +883,12 @@ export interface ApprovalPreview {
   path?: string;
   command?: string;
   host?: string;
+}
+
+/** How many lines a change adds and removes. */
+export interface DiffStat {
+  added: number;
+  removed: number;
 }
 
 /** One entry of `relavium/listAgents`. */
@@ -751,6 +944,56 @@ export interface ProviderModelsStatus {
   message?: string;
 }
 
+/** What a rewind to `userSequence` (the turn's user message) would restore. */
+export interface TurnCheckpoint {
+  userSequence: number;
+  timestamp: string;
+  files: CheckpointFile[];
+}
+
+/** A file a turn changed: `created` when it did not exist before the turn. */
+export interface CheckpointFile {
+  path: string;
+  created: boolean;
+  size?: number;
+}
+
+/** A file a rewind left alone, and why (a conflict: the user changed it after the agent). */
+export interface FileProblem {
+  path: string;
+  reason: string;
+}
+
+/** One stored full tool output (`read_tool_output` pages through it by `id`). */
+export interface ArtifactInfo {
+  id: string;
+  callId: string;
+  toolName?: string;
+  createdAt: string;
+  chars: number;
+  lines: number;
+}
+
+/** Control passed from one agent to another: a delegation to a child session (§2.5). */
+export interface HandoffRecord {
+  id: string;
+  sessionId: string;
+  childSessionId?: string;
+  fromAgent: string;
+  toAgent: string;
+  reason: string;
+  sequenceNumber: number;
+  callId?: string;
+  createdAt: string;
+}
+
+/** One model a session may ask first: `id` is `<provider>/<model>`. */
+export interface ModelChoiceInfo {
+  id: string;
+  provider: string;
+  model: string;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -767,6 +1010,24 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
+}
+
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
 }
 
 /** One problem the editor knows about. */

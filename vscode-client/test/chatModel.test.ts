@@ -226,9 +226,21 @@ describe('ChatModel: approvals', () => {
       toolId: 'write_file',
       action: 'fs_write',
       preview: { path: 'a' },
+      diff: {
+        path: 'a',
+        created: false,
+        unified: '--- a/a\n+++ b/a\n@@ -1,1 +1,1 @@\n-x\n+y\n',
+        hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1 }],
+        stat: { added: 1, removed: 1 },
+        truncated: false,
+      },
     });
     feed(model, [stamp(3, approvalRequested('c1'))]);
     assert.equal(nth(model, 'tool').approval?.answerable, true);
+    // the card keeps the diff the request carried, and after the answer too
+    assert.equal(nth(model, 'tool').approval?.diff?.added, 1);
+    model.approvalDecided('c1', 'approve');
+    assert.match(nth(model, 'tool').approval?.diff?.unified ?? '', /\+y/);
   });
 
   it('infers a rejection decided elsewhere from a tool_denied result', () => {

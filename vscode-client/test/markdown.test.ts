@@ -1,127 +1,115 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseInline, parseMarkdown, type Block, type Inline } from '../src/webview/markdown';
+import { htmlToNodes, highlightCode } from '../src/webview/highlight';
+import { parseMarkdown, type MdNode } from '../src/webview/markdown';
 
 /** Every string the renderer would place in the DOM (as text or attribute). */
-function strings(blocks: readonly Block[]): string[] {
-  const out: string[] = [];
-  const inline = (nodes: readonly Inline[]): void => {
-    for (const node of nodes) {
-      if (node.t === 'text' || node.t === 'code') out.push(node.v);
-      if (node.t === 'link') out.push(node.href);
-      if (node.t === 'strong' || node.t === 'em' || node.t === 'del' || node.t === 'link') inline(node.c);
+function strings(nodes: readonly MdNode[]): string[] {
+  return nodes.flatMap((node): string[] => {
+    switch (node.t) {
+      case 'text':
+        return [node.v];
+      case 'code':
+        return [node.v];
+      case 'link':
+        return [node.href, ...strings(node.c)];
+      case 'el':
+        return strings(node.c);
     }
-  };
-  for (const block of blocks) {
-    if (block.t === 'p' || block.t === 'h') inline(block.c);
-    if (block.t === 'code') out.push(block.v);
-    if (block.t === 'quote') out.push(...strings(block.c));
-    if (block.t === 'list') block.items.forEach((item) => out.push(...strings(item)));
-  }
-  return out;
+  });
 }
 
-function links(blocks: readonly Block[]): string[] {
-  const found: string[] = [];
-  const walk = (nodes: readonly Inline[]): void => {
-    for (const node of nodes) {
-      if (node.t === 'link') found.push(node.href);
-      if ('c' in node) walk(node.c);
-    }
-  };
-  for (const block of blocks) {
-    if (block.t === 'p' || block.t === 'h') walk(block.c);
-    if (block.t === 'list') block.items.forEach((item) => found.push(...links(item)));
-    if (block.t === 'quote') found.push(...links(block.c));
-  }
-  return found;
+function links(nodes: readonly MdNode[]): string[] {
+  return nodes.flatMap((node): string[] =>
+    node.t === 'link' ? [node.href] : node.t === 'el' ? links(node.c) : [],
+  );
 }
 
-describe('parseMarkdown', () => {
-  it('parses headings, paragraphs, lists, quotes, rules and fenced code', () => {
-    const blocks = parseMarkdown(
-      '# Title\n\nSome *text*.\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n> quoted\n\n---\n\n```python\nprint("hi")\n```',
+function tags(nodes: readonly MdNode[]): string[] {
+  return nodes.flatMap((node): string[] =>
+    node.t === 'el'
+      ? [node.tag, ...tags(node.c)]
+      : node.t === 'link'
+        ? ['a', ...tags(node.c)]
+        : node.t === 'code'
+          ? ['code-block']
+          : [],
+  );
+}
+
+describe('parseMarkdown (markdown-it)', () => {
+  it('parses headings, paragraphs, lists, quotes, rules, tables and fenced code', () => {
+    const nodes = parseMarkdown(
+      '# Title\n\nSome *text*.\n\n- one\n- two\n  - nested\n\n3. third\n4. fourth\n\n> quoted\n\n---\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint("hi")\n```',
     );
     assert.deepEqual(
-      blocks.map((block) => block.t),
-      ['h', 'p', 'list', 'list', 'quote', 'hr', 'code'],
+      nodes.map((node) => (node.t === 'el' ? node.tag : node.t)),
+      ['h1', 'p', 'ul', 'ol', 'blockquote', 'hr', 'table', 'code'],
     );
-    const code = blocks.at(-1);
-    assert.deepEqual(code, { t: 'code', lang: 'python', v: 'print("hi")', closed: true });
-    const bullets = blocks[2];
-    assert.equal(bullets?.t === 'list' && bullets.items.length, 2);
-    assert.equal(bullets?.t === 'list' && bullets.items[1]?.[1]?.t, 'list', 'indented item nests');
-    const ordered = blocks[3];
-    assert.equal(ordered?.t === 'list' && ordered.ordered, true);
+    const ordered = nodes[3];
+    assert.equal(ordered?.t === 'el' ? ordered.start : undefined, 3);
+    const code = nodes.at(-1);
+    assert.ok(code?.t === 'code');
+    assert.equal(code.lang, 'python');
+    assert.equal(code.v, 'print("hi")');
+    assert.equal(code.closed, true);
+    assert.ok(tags(nodes).includes('em'));
   });
 
-  it('keeps lazy continuation lines, loose items and code inside list items', () => {
-    const blocks = parseMarkdown(
-      '1. first\nstill first\n\n2. second\n   ```sh\n   make test\n   ```\nAfter.',
-    );
-    assert.equal(blocks.length, 2);
-    const list = blocks[0];
-    assert.ok(list?.t === 'list' && list.ordered);
-    assert.equal(list.items.length, 2);
-    assert.deepEqual(strings(list.items[0] ?? []), ['first', 'still first']);
-    assert.deepEqual(list.items[1]?.[1], { t: 'code', lang: 'sh', v: 'make test', closed: true });
+  it('highlights known languages into hljs spans and leaves unknown ones plain', () => {
+    const [code] = parseMarkdown('```python\ndef f():\n    return 1\n```');
+    assert.ok(code?.t === 'code');
+    assert.ok(code.hl.some((node) => node.t === 'span' && node.cls === 'hljs-keyword'));
+    assert.deepEqual(highlightCode('x = 1', 'no-such-language'), [{ t: 'text', v: 'x = 1' }]);
   });
 
   it('treats an unclosed fence as a growing code block (streaming)', () => {
-    const blocks = parseMarkdown('Here:\n```ts\nconst a = 1;\nconst b');
-    assert.deepEqual(blocks.at(-1), { t: 'code', lang: 'ts', v: 'const a = 1;\nconst b', closed: false });
+    const nodes = parseMarkdown('Here:\n```ts\nconst a = 1;\nconst b');
+    const code = nodes.at(-1);
+    assert.ok(code?.t === 'code');
+    assert.equal(code.v, 'const a = 1;\nconst b');
+    assert.equal(code.closed, false);
   });
 
-  it('does not end a fence on a shorter or different marker', () => {
-    const blocks = parseMarkdown('````md\n```\ninner\n```\n````');
-    assert.deepEqual(blocks, [{ t: 'code', lang: 'md', v: '```\ninner\n```', closed: true }]);
-  });
-
-  it('parses inline code, strong, emphasis, strikethrough and line breaks', () => {
-    assert.deepEqual(parseInline('a `x*y*` **b** _c_ ~~d~~\ne'), [
-      { t: 'text', v: 'a ' },
-      { t: 'code', v: 'x*y*' },
-      { t: 'text', v: ' ' },
-      { t: 'strong', c: [{ t: 'text', v: 'b' }] },
-      { t: 'text', v: ' ' },
-      { t: 'em', c: [{ t: 'text', v: 'c' }] },
-      { t: 'text', v: ' ' },
-      { t: 'del', c: [{ t: 'text', v: 'd' }] },
-      { t: 'br' },
-      { t: 'text', v: 'e' },
-    ]);
-  });
-
-  it('leaves snake_case identifiers alone', () => {
-    assert.deepEqual(parseInline('call my_func_name now'), [{ t: 'text', v: 'call my_func_name now' }]);
-  });
-
-  it('honours backslash escapes', () => {
-    assert.deepEqual(parseInline('\\*not em\\*'), [{ t: 'text', v: '*not em*' }]);
+  it('does not end a fence on a shorter marker', () => {
+    const [code] = parseMarkdown('````md\n```\ninner\n```\n````');
+    assert.ok(code?.t === 'code');
+    assert.equal(code.v, '```\ninner\n```');
+    assert.equal(code.closed, true);
   });
 });
 
 describe('parseMarkdown: hostile input', () => {
-  it('keeps raw HTML as literal text', () => {
+  it('keeps raw HTML as literal text (html is disabled)', () => {
     const source = '<img src=x onerror=alert(1)><script>alert(2)</script>';
-    const blocks = parseMarkdown(source);
-    assert.deepEqual(blocks, [{ t: 'p', c: [{ t: 'text', v: source }] }]);
+    const nodes = parseMarkdown(source);
+    assert.deepEqual(tags(nodes), ['p']);
+    assert.equal(strings(nodes).join(''), source);
   });
 
-  it('renders only http(s) links as links', () => {
-    const blocks = parseMarkdown(
-      '[ok](https://example.com/a) [js](javascript:alert(1)) [cmd](command:workbench.action.terminal.new) [file](file:///etc/passwd) [data](data:text/html,<b>x</b>)',
+  it('renders only http(s) links as links; refused links keep their text', () => {
+    const nodes = parseMarkdown(
+      '[ok](https://example.com/a) [js](javascript:alert(1)) [cmd](command:workbench.action.terminal.new) [file](file:///etc/passwd) ![img](https://example.com/i.png)',
     );
-    assert.deepEqual(links(blocks), ['https://example.com/a']);
-    const text = strings(blocks).join('');
-    assert.ok(text.includes('[js](javascript:alert(1))'), 'refused links stay visible as text');
+    assert.deepEqual(links(nodes), ['https://example.com/a']);
+    const text = strings(nodes).join('');
+    assert.ok(text.includes('cmd') && text.includes('[img]'));
+    assert.ok(text.includes('[js](javascript:alert(1))'), 'a refused link stays visible as plain text');
   });
 
-  it('survives pathological nesting and long inputs quickly', () => {
+  it('reads highlight output back as text, never as markup', () => {
+    assert.deepEqual(htmlToNodes('<span class="hljs-string">&quot;&lt;b&gt;&quot;</span> &amp; x'), [
+      { t: 'span', cls: 'hljs-string', c: [{ t: 'text', v: '"<b>"' }] },
+      { t: 'text', v: ' & x' },
+    ]);
+    const [code] = parseMarkdown('```html\n<script>alert(1)</script>\n```');
+    assert.ok(code?.t === 'code');
+    const flat = JSON.stringify(code.hl);
+    assert.ok(flat.includes('script') && !flat.includes('<span'));
+  });
+
+  it('survives pathological nesting and long inputs', () => {
     const nested = `${'> '.repeat(500)}deep\n${'- '.repeat(500)}list\n${'*'.repeat(20000)}`;
-    const started = Date.now();
-    const blocks = parseMarkdown(nested);
-    assert.ok(blocks.length > 0);
-    assert.ok(Date.now() - started < 2000, 'parsing stays fast');
+    assert.ok(parseMarkdown(nested).length > 0);
   });
 });

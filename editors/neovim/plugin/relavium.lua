@@ -12,7 +12,37 @@ local command = vim.api.nvim_create_user_command
 
 command('RelaviumChat', function(opts)
   relavium().chat(opts.args)
-end, { nargs = '?', desc = 'Relavium: open a chat with a new session [agent]' })
+end, {
+  nargs = '*',
+  complete = function()
+    return { 'agent=', 'model=' }
+  end,
+  desc = 'Relavium: open a chat with a new session [agent=…] [model=…]',
+})
+
+command('RelaviumModel', function(opts)
+  relavium().model(opts.args)
+end, { nargs = '?', desc = 'Relavium: switch the chat model from the next turn [model]' })
+
+command('RelaviumAgent', function(opts)
+  relavium().agent(opts.args)
+end, { nargs = '?', desc = 'Relavium: open a chat with an agent (picker without one)' })
+
+command('RelaviumRetry', function()
+  relavium().retry()
+end, { desc = 'Relavium: send the last message again, in a fork before it' })
+
+command('RelaviumEdit', function()
+  relavium().edit()
+end, { desc = 'Relavium: edit the last message, in a fork before it' })
+
+command('RelaviumCompose', function()
+  relavium().compose()
+end, { desc = 'Relavium: write a message (@file, #selection, /commands)' })
+
+command('RelaviumYank', function()
+  relavium().yank()
+end, { desc = 'Relavium: yank a code block of the chat' })
 
 command('RelaviumSend', function(opts)
   relavium().send(opts.args)
@@ -37,6 +67,10 @@ end, { desc = 'Relavium: a session list that updates by itself' })
 command('RelaviumResume', function(opts)
   relavium().resume(opts.args)
 end, { nargs = 1, desc = 'Relavium: resume a session by id' })
+
+command('RelaviumRewind', function(opts)
+  relavium().rewind(opts.args ~= '' and opts.args or nil)
+end, { nargs = '?', desc = 'Relavium: rewind files and conversation to before a turn [message]' })
 
 command('RelaviumExport', function(opts)
   relavium().export(opts.args)

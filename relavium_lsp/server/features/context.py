@@ -68,7 +68,7 @@ def setup_editor_state(server: RelaviumServer) -> None:
         try:
             state = EditorStateParams.model_validate(params)
         except ValidationError:
-            _log.warning("ignoring an invalid %s notification", EDITOR_STATE)
+            _log.info("ignoring an invalid %s notification", EDITOR_STATE)  # client's mistake
             return
         ls.state.focus.uri = state.uri
         ls.state.focus.selection = state.selection

@@ -1,15 +1,17 @@
 """The editor, seen by the engine through LSP.
 
 - reads see the open buffer (unsaved text) when the file is open in the editor;
-- writes become one ``workspace/applyEdit`` each (create the file if missing, otherwise
-  replace its full range) so the user can undo them; a refused edit (``applied: false`` or an
+- writes become one ``workspace/applyEdit`` each (create the file if missing, otherwise the
+  few ranged edits that turn the editor's text into the new one, so cursor, marks and folds
+  of untouched lines survive) so the user can undo them; a refused edit (``applied: false`` or an
   error answer) is reported back, never replaced by a silent disk write (disk writes happen
   only for clients that cannot apply edits and only when the user opted in);
 - a write over an open buffer that changed after the agent read it is refused (it would undo
   the user's typing); so is a write the client cannot take at all (no ``applyEdit``; a new
   file without the ``create`` resource operation), that one before the user is asked;
 - approvals use ``relavium/requestApproval`` when the client declared it, otherwise the
-  standard ``window/showMessageRequest`` with three buttons.
+  standard ``window/showMessageRequest`` with three buttons; a file change's diff goes with
+  either (in the message text, cut shorter, for plain clients).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from relavium_lsp.contracts.wire import (
 from relavium_lsp.errors import ToolError
 from relavium_lsp.server.methods import EDITOR_QUERY, REQUEST_APPROVAL
 from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
+from relavium_lsp.tools.text_edit import RangedEdit, diff_stat_text, minimal_edits
 
 if TYPE_CHECKING:
     from relavium_lsp.server.core import RelaviumServer
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS = 300
+# A plain client shows the diff in a message box: keep it to what fits on a screen.
+MAX_MESSAGE_DIFF_CHARS = 4_000
 APPROVE = "Approve"
 REJECT = "Reject"
 ALWAYS = "Always allow for this session"
@@ -99,8 +104,13 @@ class LspEditorHost:
         if changed is not None:
             return WriteOutcome(applied=False, reason=changed)
         edit = await self._workspace_edit(path, text)
+        if edit is not None and not edit.document_changes:
+            return WriteOutcome(applied=True)  # the editor already holds exactly this text
         if edit is None:
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=True) or "")
+        return await self._apply(edit, label)
+
+    async def _apply(self, edit: types.WorkspaceEdit, label: str) -> WriteOutcome:
         try:
             result = await self._server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=label)
@@ -134,6 +144,25 @@ class LspEditorHost:
                 f"the editor's answer was not understood ({error.error_count()} problems)"
             ) from None
 
+    async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
+        """Delete through a ``DeleteFile`` workspace edit when the client declares it."""
+        if not self._can_apply_edits():
+            if self._server.state.options.allow_disk_writes:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+                return WriteOutcome(applied=True)
+            return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
+        if not self._supports_resource_operation(types.ResourceOperationKind.Delete):
+            return WriteOutcome(
+                applied=False,
+                reason="the editor cannot delete files through workspace edits (its LSP client "
+                "declares no 'delete' resource operation)",
+            )
+        uri = from_fs_path(str(path)) or path.as_uri()
+        delete = types.DeleteFile(
+            uri=uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)
+        )
+        return await self._apply(types.WorkspaceEdit(document_changes=[delete]), label)
+
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user; anything but a clear answer counts as a rejection."""
         try:
@@ -153,6 +182,7 @@ class LspEditorHost:
             tool_id=request.tool_id,
             action=request.action,
             preview=request.preview,
+            diff=request.change.diff if request.change else None,
         )
         raw: Any = await self._server.protocol.send_request_async(
             REQUEST_APPROVAL, params.to_wire()
@@ -166,10 +196,18 @@ class LspEditorHost:
     async def _ask_with_message_request(self, request: ApprovalRequest) -> ApprovalDecision:
         preview = request.preview
         target = preview.path or preview.command or preview.host or request.tool_id
+        message = f"Relavium wants to run {request.tool_id} ({request.action}): {target}"
+        if request.change is not None:
+            diff = request.change.diff
+            shown = diff.unified
+            if len(shown) > MAX_MESSAGE_DIFF_CHARS:
+                cut = shown.rfind("\n", 0, MAX_MESSAGE_DIFF_CHARS) + 1
+                shown = shown[:cut] + "[... diff cut ...]\n"
+            message += f" ({diff_stat_text(diff.stat)} lines)\n\n{shown}"
         answer = await self._server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
-                message=f"Relavium wants to run {request.tool_id} ({request.action}): {target}",
+                message=message,
                 actions=[types.MessageActionItem(title=title) for title in _BUTTON_DECISIONS],
             )
         )
@@ -178,6 +216,11 @@ class LspEditorHost:
         return _BUTTON_DECISIONS.get(answer.title, "reject")
 
     async def _workspace_edit(self, path: Path, text: str) -> types.WorkspaceEdit | None:
+        """The edit that makes ``path`` hold ``text``.
+
+        ``None`` when the file must be created and the client cannot; no changes when it
+        already holds ``text``.
+        """
         uri = from_fs_path(str(path)) or path.as_uri()
         document = self._server.workspace.text_documents.get(uri)
         if document is not None:
@@ -186,10 +229,15 @@ class LspEditorHost:
         else:
             old_text = await asyncio.to_thread(_read_if_exists, path)
             version = None
-        replace = types.TextEdit(range=_full_range(old_text or ""), new_text=text)
+        if old_text is not None:
+            if old_text == text:
+                return types.WorkspaceEdit(document_changes=[])
+            ranged = [_text_edit(edit) for edit in minimal_edits(old_text, text)]
+        else:
+            ranged = [types.TextEdit(range=_full_range(""), new_text=text)]
         text_edit = types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            edits=[replace],
+            edits=ranged,
         )
         if old_text is not None:
             return types.WorkspaceEdit(document_changes=[text_edit])
@@ -221,12 +269,14 @@ class LspEditorHost:
         return bool(capabilities and capabilities.apply_edit)
 
     def _supports_file_creation(self) -> bool:
+        return self._supports_resource_operation(types.ResourceOperationKind.Create)
+
+    def _supports_resource_operation(self, kind: types.ResourceOperationKind) -> bool:
         workspace = self._server.client_capabilities.workspace
         workspace_edit = workspace.workspace_edit if workspace else None
         if workspace_edit is None or not workspace_edit.document_changes:
             return False
-        operations = workspace_edit.resource_operations or []
-        return types.ResourceOperationKind.Create in operations
+        return kind in (workspace_edit.resource_operations or [])
 
 
 def _digest(text: str) -> str:
@@ -238,6 +288,16 @@ def _read_if_exists(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+
+
+def _text_edit(edit: RangedEdit) -> types.TextEdit:
+    return types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=edit.start.line, character=edit.start.character),
+            end=types.Position(line=edit.end.line, character=edit.end.character),
+        ),
+        new_text=edit.new_text,
+    )
 
 
 def _full_range(text: str) -> types.Range:

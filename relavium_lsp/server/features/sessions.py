@@ -87,6 +87,8 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
         source=params.source or client_source(ls),
+        description=params.description,
+        metadata=params.metadata,
     )
 
 
@@ -162,6 +164,7 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
         query=params.query,
         limit=params.limit,
         cursor=params.cursor,
+        deleted=params.deleted,
     )
     return ListSessionsResult(sessions=page.sessions, next_cursor=page.next_cursor)
 

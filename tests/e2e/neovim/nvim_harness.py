@@ -84,6 +84,7 @@ vim.ui.select = function(items, opts, on_choice)
   table.insert(T.selects, { prompt = opts.prompt, items = shown, kind = opts.kind })
   local pick = T.select_choice
   if type(pick) == 'function' then pick = pick(items, opts) end
+  if pick == false then return end -- the picker stays open: the answer comes another way
   if pick == nil then on_choice(nil, nil) else on_choice(items[pick], pick) end
 end
 -- Deprecated APIs the plugin calls (Neovim announces removals through vim.deprecate).

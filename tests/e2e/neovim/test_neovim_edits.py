@@ -190,3 +190,62 @@ def test_a_write_based_on_an_older_buffer_is_refused_not_silently_dropped(
             result = tool_result_sent_back(model)
             assert "app.py changed in the editor after the agent read it" in result
             assert "◂ write_file ✗" in nvim.chat_text()
+
+
+def test_an_edit_is_accepted_from_its_diff_view_and_u_undoes_it(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    app = workspace / "app.py"
+    edits = [{"old": "a - b", "new": "a + b"}]
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            openai_stream(
+                tool_calls=[
+                    ScriptedToolCall(
+                        id="call-1",
+                        name="edit_file",
+                        arguments=json.dumps({"path": "app.py", "edits": edits}),
+                    )
+                ]
+            ),
+            openai_stream(text=["Done."]),
+        )
+        with neovim(workspace, home) as nvim:
+            nvim.api.command("edit app.py")
+            nvim.setup(agent="coder")
+            # The picker stays open; the user reads the diff split and presses `a` in it.
+            nvim.lua(
+                """
+                T.select_choice = function()
+                  T.diff = {
+                    lines = vim.api.nvim_buf_get_lines(0, 0, -1, false),
+                    filetype = vim.bo.filetype,
+                    windows = #vim.api.nvim_tabpage_list_wins(0),
+                  }
+                  vim.defer_fn(function() vim.api.nvim_feedkeys('a', 'x', false) end, 0)
+                  return false
+                end
+                """
+            )
+            nvim.api.command("RelaviumChat")
+            nvim.api.command("RelaviumSend Fix add.")
+            nvim.wait_for_turns(1)
+
+            diff = nvim.lua("return T.diff")
+            assert diff["filetype"] == "diff"
+            assert diff["lines"][:2] == [
+                "Relavium wants to change app.py (+1 -1 lines)",
+                "a: approve   A: always allow for this session   r/q: reject",
+            ]
+            assert "-    return a - b" in diff["lines"] and "+    return a + b" in diff["lines"]
+            # the split is gone once answered
+            windows = nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)")
+            assert windows == diff["windows"] - 1
+            assert "  → approve edit_file" in nvim.chat_text()
+            assert nvim.buffer_lines(app) == FIXED.splitlines()
+            assert "Edited app.py: 1 replacement" in tool_result_sent_back(model)
+
+            nvim.api.command("buffer " + str(app))
+            nvim.api.command("normal! u")
+            assert nvim.buffer_lines(app) == ORIGINAL

@@ -38,6 +38,7 @@ def test_two_neovims_see_each_others_sessions_and_running_turns(tmp_path: Path) 
             # B follows the running turn and is refused, with the server's words, if it sends.
             b.api.command(f"RelaviumResume {session}")
             b.wait_until("T.chat_text():find('── resumed ──', 1, true) ~= nil", "B's chat")
+            assert "── a turn is running in another window ──" in b.chat_text()
             b.api.command("RelaviumSend me too")
             b.wait_until(
                 "T.chat_text():find('another window', 1, true) ~= nil", "B to show the refusal"

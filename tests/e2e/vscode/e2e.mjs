@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
 import { CodeServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
+import { SecondWindow } from './secondWindow.mjs';
 import { Workbench } from './workbench.mjs';
 
 const { values: options } = parseArgs({
@@ -91,6 +92,11 @@ const demo = options.smoke ? undefined : loadDemo(path.join(path.dirname(serverC
 let codeServer;
 let browser;
 let workbench;
+// The server's environment: a second server process given the same one shares the history.
+const serverEnv = {
+  RELAVIUM_HOME: path.join(root, 'relavium-home'),
+  RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
+};
 
 before(async () => {
   mkdirSync(workspace, { recursive: true });
@@ -103,12 +109,7 @@ before(async () => {
   }
   codeServer = new CodeServer({ cache: options.cache, root, settings, machineSettings });
   codeServer.installExtension(path.resolve(options.vsix));
-  const env = options.smoke
-    ? { PATH: pathWithoutServer() }
-    : {
-        RELAVIUM_HOME: path.join(root, 'relavium-home'),
-        RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
-      };
+  const env = options.smoke ? { PATH: pathWithoutServer() } : serverEnv;
   const url = await codeServer.start(workspace, env);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -220,7 +221,7 @@ describe('VS Code: Relavium chat view', () => {
       assert.match(await answer.innerText(), /greet/);
     });
 
-    step('asks before writing, and the approved write changes the file in the editor', async () => {
+    step('shows the diff before writing, and accepting it in the diff editor changes the file', async () => {
       const chat = workbench.chat();
       const input = chat.locator('.composer-input');
       await input.fill(demo.askForChange);
@@ -231,8 +232,17 @@ describe('VS Code: Relavium chat view', () => {
         await chat.locator('.approval-what').last().innerText(),
         new RegExp(demo.sourcePath.replace('.', '\\.')),
       );
+      // The card shows the unified diff; the native diff editor shows the proposed text.
+      const diff = chat.locator('.approval-diff').last();
+      await diff.waitFor();
+      assert.match(await diff.innerText(), /\+def greet\(name: str\) -> str:/);
       await workbench.screenshot('05-approval-requested');
-      await approve.click();
+      await chat.locator('.approval-buttons button:has-text("Review in diff editor")').click();
+      const diffTab = workbench.page.locator('.tabs-container .tab[aria-label*="proposed by Relavium"]');
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      await workbench.screenshot('05b-diff-editor');
+      await workbench.runCommand('Relavium: Accept Change');
+      await diffTab.first().waitFor({ state: 'detached', timeout: 30_000 });
       await workbench.waitForEditorText('def greet(name: str) -> str:');
       await chat
         .locator('.message.assistant .markdown', { hasText: 'now takes' })
@@ -244,6 +254,13 @@ describe('VS Code: Relavium chat view', () => {
     step('a write the user typed over meanwhile is refused, and its card shows it failed', async () => {
       const chat = workbench.chat();
       const input = chat.locator('.composer-input');
+      // Undo the accepted edit (one undo step), so the agent's replacement applies again.
+      await workbench.page
+        .locator('.editor-group-container.active .monaco-editor .view-lines')
+        .first()
+        .click();
+      await workbench.page.keyboard.press('Control+Z');
+      await until(async () => !/str\) -> str/.test(await workbench.editorText()), 'the undone edit');
       await input.fill(demo.askForChange);
       await input.press('Enter');
       const approve = chat.locator('.approval-buttons button:has-text("Approve")');
@@ -252,7 +269,7 @@ describe('VS Code: Relavium chat view', () => {
       await workbench.typeAtEndOfEditor('# my own note');
       await workbench.waitForEditorText('# my own note');
       await approve.click();
-      const failed = chat.locator('.tool-card.state-failed', { hasText: 'write_file' });
+      const failed = chat.locator('.tool-card.state-failed', { hasText: 'edit_file' });
       await failed.waitFor({ timeout: 60_000 });
       assert.match(
         (await failed.locator('.tool-output pre').textContent()) ?? '',
@@ -288,7 +305,7 @@ describe('VS Code: Relavium chat view', () => {
           hasText: 'builds a greeting',
         })
         .waitFor();
-      await chat.locator('.tool-card', { hasText: 'write_file' }).waitFor();
+      await chat.locator('.tool-card', { hasText: 'edit_file' }).waitFor();
       await workbench.screenshot('09-after-reload');
     });
 
@@ -327,6 +344,31 @@ describe('VS Code: Relavium chat view', () => {
       await entry.locator('.session-open').click();
       await chat.locator('.sessions').waitFor({ state: 'hidden' });
       await chat.locator('.message.user', { hasText: demo.askForChange }).first().waitFor();
+    });
+
+    step('shows a session another window (a second server process) created, by itself', async () => {
+      const chat = workbench.chat();
+      await chat.locator('.header-buttons button:has-text("Sessions")').click();
+      await chat.locator('.session-entry', { hasText: demo.askAboutSelection }).waitFor({ timeout: 30_000 });
+      const other = new SecondWindow(serverCommand, workspace, serverEnv);
+      try {
+        await other.open();
+        const title = 'Started in another window';
+        const started = await other.request('relavium/startSession', { title, source: 'cli' });
+        // No click, no search: the panel re-lists on relavium/sessionsChanged.
+        const entry = chat.locator('.session-entry', { hasText: title });
+        await entry.waitFor({ timeout: 30_000 });
+        await other.request('relavium/renameSession', {
+          sessionId: started.sessionId,
+          title: 'Renamed in another window',
+        });
+        await chat
+          .locator('.session-entry', { hasText: 'Renamed in another window' })
+          .waitFor({ timeout: 30_000 });
+        await workbench.screenshot('12-session-from-another-window');
+      } finally {
+        await other.close();
+      }
     });
   }
 });

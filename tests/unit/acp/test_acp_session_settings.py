@@ -109,6 +109,7 @@ async def test_slash_commands_answer_in_the_chat_and_never_reach_the_model(
                 "title",
                 "usage",
                 "model",
+                "rewind",
             }
             for prompt in ("one", "two", "three", "four"):
                 await conn.prompt(session_id=sid, prompt=text(prompt))

@@ -152,8 +152,8 @@ class RawServer:
         self._release_pipes()
         return code
 
-    def stop(self) -> None:
-        """Shut down politely, or kill when the server does not go."""
+    def stop(self) -> int:
+        """Shut down politely (or kill when the server does not go); the exit code."""
         if self.process.poll() is None:
             try:
                 self.call("shutdown")
@@ -163,6 +163,7 @@ class RawServer:
                 self.process.kill()
                 self.process.wait()
         self._release_pipes()
+        return self.process.returncode
 
     def _release_pipes(self) -> None:
         self._reader.join(timeout=EXIT_DEADLINE_S)

@@ -50,7 +50,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
     """One server for every case: each case must leave it able to answer."""
     running = RawServer.start(tmp_path_factory.mktemp("framing-home"))
     yield running
-    running.stop()
+    assert running.stop() == 0  # shutdown + exit still work, and nothing aborts at exit
+    assert "Fatal Python error" not in running.stderr_text()
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))

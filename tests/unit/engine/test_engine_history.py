@@ -86,8 +86,15 @@ async def test_manual_trim_and_summarize(tmp_path: Path) -> None:
         session = await h.start()
         await h.engine.send(session.id, "one")
         await h.engine.send(session.id, "two")
+        before = await h.store.run(lambda s: s.get_session(session.id))
         trimmed = await h.engine.compact(session.id, mode="trim")
         assert trimmed.type == "session:trimmed"
+        # Four messages are too few to trim: nothing is dropped and no marker is added.
+        assert (trimmed.messages_before, trimmed.messages_after) == (4, 4)
+        assert trimmed.tokens_after == trimmed.tokens_before
+        after = await h.store.run(lambda s: s.get_session(session.id))
+        assert before is not None and after is not None
+        assert after.message_count == before.message_count == 4
         summarized = await h.engine.compact(session.id, mode="summarize")
         assert summarized.type == "session:compacted"
         tail = await h.store.run(lambda s: s.load_tail_within_budget(session.id, 100_000))

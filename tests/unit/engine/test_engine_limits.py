@@ -21,6 +21,9 @@ async def test_turn_cap_ends_loudly_without_a_provider_call(tmp_path: Path) -> N
         assert len(completed) == 2 and completed[-1].error.code == "turn_limit"
         messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant"]
+        # The refused turn reports where the transcript ends, and a refusal is not a failure.
+        assert result.last_sequence == messages[-1].sequence_number == 2
+        assert await h.status(session.id) == "idle"
 
 
 async def test_turn_cap_survives_resume(tmp_path: Path) -> None:

@@ -131,7 +131,8 @@ async def test_provider_error_mid_turn_is_typed_counted_and_rolled_back(tmp_path
         messages, _ = await h.engine.transcript(session.id)
         assert [m.role for m in messages] == ["user", "assistant"]  # "two" rolled out
         assert result.last_sequence == messages[-1].sequence_number
-        assert await h.status(session.id) == "idle"
+        # A provider failure ended the turn: the session says so until the next turn runs.
+        assert await h.status(session.id) == "failed"
         await h.assert_books_balance(session.id)
         costs = await h.store.run(lambda s: s.get_costs(session.id))
         assert sum(c.call_count for c in costs) == 2

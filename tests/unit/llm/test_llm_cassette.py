@@ -229,9 +229,9 @@ async def test_offline_demo_conversation_replays():
     assert text_of(first) == demo.PLAN_PREAMBLE
     (read_call,), _ = await step(["read_file"])
     assert read_call.args == {"path": demo.DEMO_SOURCE_PATH}
-    (write_call,), write = await step(["write_file"])
-    assert write_call.args == {"path": demo.DEMO_SOURCE_PATH, "content": demo.DEMO_SOURCE_AFTER}
-    assert text_of(write) == demo.CHANGE_PREAMBLE
+    (edit_call,), edit = await step(["edit_file"])
+    assert edit_call.args == {"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]}
+    assert text_of(edit) == demo.CHANGE_PREAMBLE
     (done_call,), _ = await step(["update_plan"])
     assert done_call.args == {"plan": demo.plan_entries(len(demo.PLAN_STEPS))}
     final = await collect(

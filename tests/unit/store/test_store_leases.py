@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -9,7 +13,7 @@ from store_records import text
 
 from relavium_lsp.errors import SessionRunningElsewhere
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.leases import LeaseClock, process_alive
 from relavium_lsp.store.sessions import SessionStore
 
 HOST = "this-host"
@@ -96,3 +100,18 @@ def test_list_changes_are_logged_by_triggers(store: SessionStore, session_id: st
         (session_id, "status"),
         (session_id, "deleted"),
     ]
+
+
+def test_a_killed_owner_not_yet_reaped_counts_as_dead() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert process_alive(child.pid)
+        child.kill()
+        deadline = time.monotonic() + 30
+        while process_alive(child.pid):  # a zombie until reaped: must read as dead
+            assert time.monotonic() < deadline, "the killed child still reads as alive"
+            time.sleep(0.01)
+    finally:
+        child.kill()
+        child.wait()
+    assert process_alive(os.getpid())

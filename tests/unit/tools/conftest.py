@@ -14,7 +14,6 @@ import pytest
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.events import (
-    AgentApprovalRequested,
     AgentToolResult,
     ErrorCode,
     EventPayload,
@@ -155,14 +154,7 @@ class Harness:
         """What the engine's session scope does when a tool asks: announce, then ask in time."""
 
         async def ask_user(request: ApprovalRequest) -> ApprovalDecision:
-            self.events.append(
-                AgentApprovalRequested(
-                    tool_id=request.tool_id,
-                    call_id=request.call_id,
-                    action=request.action,
-                    preview=request.preview,
-                )
-            )
+            self.events.append(request.event())
             return await asyncio.wait_for(host.request_approval(request), timeout_s)
 
         return ask_user

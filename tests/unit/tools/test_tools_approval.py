@@ -29,8 +29,13 @@ async def test_ask_mode_asks_for_every_side_effect_and_rejection_denies(harness,
         tool_id="write_file",
         action="fs_write",
         preview=request.preview,
+        change=request.change,
     )
     assert request.preview.to_wire() == {"path": "a.txt"}
+    # The user sees the diff; the durable event keeps only its stat.
+    assert request.change is not None and request.change.diff.unified.endswith(
+        "+SECRET-CONTENT\n\\ No newline at end of file\n"
+    )
     approval_events = harness.events_of("agent:approval_requested")
     assert "SECRET-CONTENT" not in repr(approval_events)
     approved = await harness.call("run_command", {"command": ["echo", "hi"]}, ctx)

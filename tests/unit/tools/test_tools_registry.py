@@ -15,6 +15,7 @@ from relavium_lsp.tools.registry import READ_TOOL_OUTPUT, ToolRegistry, default_
 BUILT_INS = {
     "read_file",
     "write_file",
+    "edit_file",
     "list_directory",
     "search_files",
     "find_files",
@@ -31,6 +32,7 @@ BUILT_INS = {
     "editor_references",
     "editor_definition",
     "read_tool_output",
+    "delegate",
 }
 
 
@@ -61,9 +63,9 @@ def test_default_registry_has_every_built_in_with_classes() -> None:
     registry = default_registry()
     assert set(registry.names) == BUILT_INS
     classes = {name: registry.get(name).side_effect for name in registry.names}
-    assert classes["write_file"] == "fs_write"
+    assert classes["write_file"] == classes["edit_file"] == "fs_write"
     assert classes["run_command"] == "process" and classes["git_commit"] == "process"
-    assert classes["http_request"] == "egress"
+    assert classes["http_request"] == classes["delegate"] == "egress"
     assert classes["read_file"] == classes["git_status"] == "read"
     assert classes["search_files"] == classes["find_files"] == "read"
     assert registry.get("git_commit").always_ask

@@ -4,11 +4,13 @@
  * Inline first: the tool card in the chat view gets Approve / Reject / Always buttons. When
  * the view is hidden (or shows another session) the request falls back to a modal dialog, and
  * a pending inline request escalates to the modal if the view is hidden while it waits.
- * Dismissing the modal rejects: silence never approves anything.
+ * Dismissing the modal rejects: silence never approves anything. A file change can also be
+ * reviewed in the native diff editor (`openDiff`), whose title answers the same request.
  */
 
 import * as vscode from 'vscode';
 import type { ApprovalDecision, RequestApprovalParams, RequestApprovalResult } from '../protocol';
+import type { ProposedChanges } from './proposedChanges';
 
 /** What the broker needs from the chat view. */
 export interface ApprovalSurface {
@@ -35,7 +37,11 @@ function describe(params: RequestApprovalParams): { message: string; detail: str
     case 'fs_write':
       return {
         message: `Relavium wants to write ${params.preview.path ?? 'a file'}`,
-        detail: `Tool: ${params.toolId}`,
+        detail:
+          params.diff === undefined
+            ? `Tool: ${params.toolId}`
+            : `Tool: ${params.toolId} (+${params.diff.stat.added} −${params.diff.stat.removed} lines)\n\n` +
+              params.diff.unified.slice(0, 4000),
       };
     case 'process':
       return {
@@ -53,7 +59,10 @@ function describe(params: RequestApprovalParams): { message: string; detail: str
 export class ApprovalBroker {
   private readonly pending = new Map<string, Pending>();
 
-  constructor(private readonly surface: ApprovalSurface) {}
+  constructor(
+    private readonly surface: ApprovalSurface,
+    private readonly proposed?: ProposedChanges,
+  ) {}
 
   /** Handle one `relavium/requestApproval` request. */
   request(params: RequestApprovalParams, token: vscode.CancellationToken): Promise<RequestApprovalResult> {
@@ -69,6 +78,7 @@ export class ApprovalBroker {
           settled = true;
           this.pending.delete(params.callId);
           subscription.dispose();
+          this.proposed?.forget(params.callId);
           this.surface.decided(params.callId, decision);
           resolve({ decision });
         },
@@ -76,6 +86,7 @@ export class ApprovalBroker {
       const subscription = token.onCancellationRequested(() => {
         settled = true;
         this.pending.delete(params.callId);
+        this.proposed?.forget(params.callId);
         this.surface.withdrawn(params.callId);
         resolve({ decision: 'reject' });
       });
@@ -92,6 +103,15 @@ export class ApprovalBroker {
     const entry = this.pending.get(callId);
     entry?.resolve(decision);
     return entry !== undefined;
+  }
+
+  /** Open a waiting file change in the native diff editor; false when none waits. */
+  async openDiff(callId: string): Promise<boolean> {
+    const entry = this.pending.get(callId);
+    if (entry === undefined || this.proposed === undefined) {
+      return false;
+    }
+    return this.proposed.open(entry.params);
   }
 
   /** The chat view was hidden: move waiting requests to modal dialogs. */

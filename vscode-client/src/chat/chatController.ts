@@ -9,6 +9,7 @@
 
 import * as vscode from 'vscode';
 import { ChatModel, type ModelEffect } from '../model/chatModel';
+import { toChip, toTextPart, type ContextAttachment } from '../model/contextParts';
 import { truncate } from '../model/format';
 import { ViewSync } from '../model/viewSync';
 import {
@@ -27,6 +28,7 @@ import {
 import type { RelaviumServer } from '../server/relaviumServer';
 import { ServerRequestError } from '../server/relaviumServer';
 import type { HostToWebview } from '../shared/webviewMessages';
+import { switchModel } from './pickers';
 
 /** The chat webview as the controller sees it. */
 export interface ChatView {
@@ -37,7 +39,10 @@ export interface ChatView {
 const CURRENT_SESSION_KEY = 'relavium.currentSessionId';
 const FLUSH_DELAY_MS = 30;
 const TRANSCRIPT_PAGE = 100;
-/** How far back to look for the start of a turn that is still running when a session opens. */
+/**
+ * How far back to look, when a session opens, for the start of a turn still running and for
+ * the tool events of the turns shown.
+ */
 const RUNNING_TURN_LOOKBACK = 2000;
 
 /** A user-presentable description of a failed request. */
@@ -162,6 +167,53 @@ export class ChatController implements vscode.Disposable {
   /** The connection state changed. */
   onConnectionChanged(): void {
     this.model.setConnection(this.server.state.state, this.server.state.reason);
+    if (this.server.state.state === 'stopped' && this.model.turnRunning) {
+      // The turn died with the server; a restart reloads the session's real state.
+      this.model.settle('idle');
+      this.model.pushNotice('The server stopped during the turn.', 'warning');
+    }
+    this.changed();
+  }
+
+  /**
+   * Make the view agree with the server about whether a turn runs. Called when an event may
+   * have been lost (a backlog fetch failed) or a request failed mid-turn: the session record
+   * is the settled truth, and any events not seen yet are fetched before settling.
+   */
+  async reconcile(): Promise<void> {
+    const sessionId = this.model.sessionId;
+    if (sessionId === undefined || !this.model.turnRunning) {
+      return;
+    }
+    try {
+      const resumed = await this.server.request<ResumeSessionResult>(Methods.resumeSession, { sessionId });
+      const status = resumed.session.status;
+      const running = status === 'streaming' || status === 'awaiting_approval' || status === 'awaiting_peer';
+      if (this.model.sessionId !== sessionId || running) {
+        return;
+      }
+      // A failed turn has settled too: the session takes messages again.
+      this.model.settle(status === 'ended' ? 'ended' : 'idle');
+      if (resumed.session.modelId !== undefined) {
+        this.model.footer = { ...this.model.footer, model: resumed.session.modelId };
+      }
+    } catch {
+      if (this.model.sessionId === sessionId) {
+        this.model.settle('idle');
+      }
+    }
+    this.changed();
+  }
+
+  /** Attach context (a selection, a file) to the next message. */
+  attach(attachment: ContextAttachment): void {
+    this.model.addAttachment(attachment);
+    this.changed();
+  }
+
+  /** Drop an attachment from the composer. */
+  detach(id: string): void {
+    this.model.removeAttachment(id);
     this.changed();
   }
 
@@ -196,6 +248,8 @@ export class ChatController implements vscode.Disposable {
       this.run(this.model.applyBacklog(sessionId, result.events));
     } catch {
       this.run(this.model.backlogFailed(sessionId));
+      // A turn_completed may have been in the hole: ask the server whether a turn still runs.
+      void this.reconcile();
     }
     this.changed();
   }
@@ -215,7 +269,8 @@ export class ChatController implements vscode.Disposable {
     if (text.trim() === '') {
       return;
     }
-    const pendingId = this.model.addPendingUser(text);
+    const attachments = this.model.takeAttachments();
+    const pendingId = this.model.addPendingUser(text, attachments.map(toChip));
     this.changed();
     try {
       let sessionId = this.model.sessionId;
@@ -225,16 +280,22 @@ export class ChatController implements vscode.Disposable {
       // Answered once the turn has begun; the turn itself arrives as events (no request stays
       // open for the length of a turn).
       const params: SendMessageParams = { sessionId, text, wait: false };
+      if (attachments.length > 0) {
+        params.attachments = attachments.map(toTextPart);
+      }
       await this.server.request<SendMessageAccepted>(Methods.sendMessage, params);
     } catch (error) {
       const { code, message } = describeError(error);
       this.model.sendFailed(pendingId, code, message, text);
+      this.model.restoreAttachments(attachments);
+      void this.reconcile();
     }
     this.changed();
   }
 
   private async startSession(firstMessage: string): Promise<string> {
-    const agent = vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
+    const { nextAgent, nextModel } = this.model.header;
+    const agent = nextAgent ?? vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
     const title = truncate(firstMessage.split('\n', 1)[0]?.trim() ?? '', 80);
     const result = await this.server.request<StartSessionResult>(Methods.startSession, {
       source: 'vscode',
@@ -247,7 +308,18 @@ export class ChatController implements vscode.Disposable {
       this.model.setTitle(title);
     }
     await this.workspaceState.update(CURRENT_SESSION_KEY, result.sessionId);
+    if (nextModel !== undefined && nextModel.split('/').slice(1).join('/') !== result.model) {
+      await switchModel(this, result.sessionId, nextModel);
+    }
     return result.sessionId;
+  }
+
+  /** Switch the open session's model from the next turn on. */
+  async switchModel(model: string): Promise<void> {
+    const sessionId = this.model.sessionId;
+    if (sessionId !== undefined) {
+      await switchModel(this, sessionId, model);
+    }
   }
 
   /** Stop the running turn. */
@@ -257,7 +329,11 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     try {
-      await this.server.request<AbortTurnResult>(Methods.abortTurn, { sessionId });
+      const result = await this.server.request<AbortTurnResult>(Methods.abortTurn, { sessionId });
+      if (!result.aborted) {
+        // Nothing was running on the server: the turn ended and its last events are late or lost.
+        await this.reconcile();
+      }
     } catch (error) {
       const { code, message } = describeError(error);
       this.model.pushError(code, `Could not abort: ${message}`, false);
@@ -277,17 +353,14 @@ export class ChatController implements vscode.Disposable {
         sessionId,
         limit: TRANSCRIPT_PAGE,
       });
-      let recentEvents: SessionEvent[] = [];
-      const status = resumed.session.status;
-      if (status === 'streaming' || status === 'awaiting_approval') {
-        const afterSequence = Math.max(0, resumed.lastEventSequence - RUNNING_TURN_LOOKBACK);
-        const backlog = await this.server.request<SessionEventsResult>(Methods.sessionEvents, {
-          sessionId,
-          afterSequence,
-          limit: RUNNING_TURN_LOOKBACK + 500,
-        });
-        recentEvents = backlog.events;
-      }
+      // Recent events replay a running turn and restore the tool cards' approvals and durations.
+      const afterSequence = Math.max(0, resumed.lastEventSequence - RUNNING_TURN_LOOKBACK);
+      const backlog = await this.server.request<SessionEventsResult>(Methods.sessionEvents, {
+        sessionId,
+        afterSequence,
+        limit: RUNNING_TURN_LOOKBACK + 500,
+      });
+      const recentEvents: SessionEvent[] = backlog.events;
       if (token !== this.loadToken) {
         return;
       }

@@ -14,10 +14,10 @@ import {
   type OpenUntitledParams,
   type OpenUntitledResult,
 } from '../protocol';
+import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
 import { describeError } from './chatController';
 
-const MAX_QUOTED_SELECTION = 20_000;
 const PICKER_DEBOUNCE_MS = 200;
 
 function showFailure(action: string, error: unknown): void {
@@ -25,13 +25,44 @@ function showFailure(action: string, error: unknown): void {
   void vscode.window.showErrorMessage(`Relavium: ${action} failed (${code}): ${message}`);
 }
 
-/** `relavium/openUntitled`: open `content` in a new, unsaved editor. */
+/** A file name that is safe as the last segment of an untitled editor's path. */
+export function untitledName(title: string): string {
+  const base = path
+    .basename(title.replace(/\\/g, '/'))
+    .replace(/[^\w.\- ]+/g, '-')
+    .trim();
+  return base === '' || base === '.' || base === '..' ? 'relavium-export' : base.slice(0, 120);
+}
+
+/**
+ * `relavium/openUntitled`: open `content` in a new, unsaved editor. With a title the editor is
+ * named after it (in the workspace folder, so Save suggests that name) instead of
+ * "Untitled-1"; exporting the same chat again reuses that editor with the new content.
+ */
 export async function openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult> {
   try {
-    const document = await vscode.workspace.openTextDocument({
-      language: params.language,
-      content: params.content,
-    });
+    let document: vscode.TextDocument;
+    if (params.title === undefined) {
+      document = await vscode.workspace.openTextDocument({
+        language: params.language,
+        content: params.content,
+      });
+    } else {
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const name = untitledName(params.title);
+      const target =
+        folder === undefined
+          ? vscode.Uri.from({ scheme: 'untitled', path: name })
+          : vscode.Uri.joinPath(folder, name).with({ scheme: 'untitled' });
+      document = await vscode.workspace.openTextDocument(target);
+      const edit = new vscode.WorkspaceEdit();
+      const end = document.lineAt(Math.max(0, document.lineCount - 1)).range.end;
+      edit.replace(document.uri, new vscode.Range(new vscode.Position(0, 0), end), params.content);
+      await vscode.workspace.applyEdit(edit);
+      if (document.languageId !== params.language) {
+        document = await vscode.languages.setTextDocumentLanguage(document, params.language);
+      }
+    }
     await vscode.window.showTextDocument(document, { preview: false });
     return { opened: true };
   } catch {
@@ -182,14 +213,50 @@ export async function exportCurrent(controller: ChatController): Promise<void> {
     });
     if (!result.opened) {
       // The server did not open it through relavium/openUntitled: open it here instead.
-      await openUntitled({ language: 'yaml', content: result.content });
+      await openUntitled({
+        language: result.format === 'workflow' ? 'yaml' : 'jsonl',
+        content: result.content,
+        title: path.basename(result.suggestedPath),
+      });
     }
   } catch (error) {
     showFailure('export', error);
   }
 }
 
-/** "Ask About Selection": quote the selection into the composer and focus the chat. */
+let attachmentCounter = 0;
+
+/** The workspace-relative path of a document (its file name outside any workspace folder). */
+export function workspacePath(uri: vscode.Uri): string {
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  return folder === undefined ? path.basename(uri.fsPath) : path.relative(folder.uri.fsPath, uri.fsPath);
+}
+
+/** A context attachment for an editor's selection (or, with `whole`, its whole document). */
+export function attachmentOf(editor: vscode.TextEditor, whole = false): ContextAttachment {
+  const { document, selection } = editor;
+  attachmentCounter += 1;
+  const base = {
+    id: `ctx-${attachmentCounter}`,
+    path: workspacePath(document.uri),
+    language: document.languageId,
+  };
+  if (whole || selection.isEmpty) {
+    return { ...base, kind: 'file', text: document.getText() };
+  }
+  const lastLine =
+    selection.end.character === 0 && selection.end.line > selection.start.line
+      ? selection.end.line
+      : selection.end.line + 1;
+  return {
+    ...base,
+    kind: 'selection',
+    lines: { start: selection.start.line + 1, end: lastLine },
+    text: document.getText(selection),
+  };
+}
+
+/** "Ask About Selection": attach the selection to the next message and focus the chat. */
 export async function askAboutSelection(
   controller: ChatController,
   editor: vscode.TextEditor | undefined,
@@ -198,19 +265,7 @@ export async function askAboutSelection(
     void vscode.window.showInformationMessage('Relavium: select some code first.');
     return;
   }
-  const { document, selection } = editor;
-  const text = document.getText(selection);
-  const quoted = text.length > MAX_QUOTED_SELECTION ? `${text.slice(0, MAX_QUOTED_SELECTION)}\n…` : text;
-  const folder = vscode.workspace.getWorkspaceFolder(document.uri);
-  const name =
-    folder === undefined
-      ? path.basename(document.uri.fsPath)
-      : path.relative(folder.uri.fsPath, document.uri.fsPath);
-  const lines = `${selection.start.line + 1}–${selection.end.line + 1}`;
-  const fence = quoted.includes('```') ? '~~~~' : '```';
-  controller.setDraft(
-    `About \`${name}\` lines ${lines}:\n\n${fence}${document.languageId}\n${quoted}\n${fence}\n\n`,
-  );
+  controller.attach(attachmentOf(editor));
   await vscode.commands.executeCommand('relavium.chat.focus');
   controller.post({ type: 'focusInput' });
 }

@@ -2,7 +2,10 @@
 
 import * as vscode from 'vscode';
 import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessages';
+import { applyCodeBlock } from './applyCode';
+import { attachFile, editMessage, findFiles, retryTurn, submitComposer } from './composerCommands';
 import type { ApprovalBroker } from './approvals';
+import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
 import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
 
@@ -35,13 +38,28 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       controller.onViewReady();
       return;
     case 'send':
-      await controller.send(message.text);
+      await submitComposer(controller, deps.lastEditor(), message.text);
+      return;
+    case 'findFiles':
+      controller.post({ type: 'files', query: message.query, files: await findFiles(message.query) });
+      return;
+    case 'attachFile':
+      await attachFile(controller, message.path);
+      return;
+    case 'editMessage':
+      await editMessage(controller, message.itemId);
+      return;
+    case 'retryTurn':
+      await retryTurn(controller, message.itemId);
       return;
     case 'abort':
       await controller.abort();
       return;
     case 'approval':
       deps.approvals.decide(message.callId, message.decision);
+      return;
+    case 'openDiff':
+      await deps.approvals.openDiff(message.callId);
       return;
     case 'retry': {
       const item = controller.model.findItem(message.itemId);
@@ -59,6 +77,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'insert':
       await insertAtCursor(deps.lastEditor(), message.text);
+      return;
+    case 'apply':
+      await applyCodeBlock(controller, deps.lastEditor(), message.text);
       return;
     case 'openLink':
       if (isSafeExternalLink(message.href)) {
@@ -85,6 +106,15 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'loadEarlier':
       await controller.loadEarlier();
+      return;
+    case 'detach':
+      controller.detach(message.id);
+      return;
+    case 'pickAgent':
+      await pickAgent(controller);
+      return;
+    case 'pickModel':
+      await pickModel(controller);
       return;
     case 'restartServer':
       await controller.server.restart();

@@ -25,11 +25,12 @@ import type {
   HeaderView,
   ToolItem,
 } from '../shared/viewState';
+import { toChip, type AttachmentChip, type ContextAttachment } from './contextParts';
 import { EventSequencer, type SequencerOutput } from './eventSequencer';
 import { OrphanEvents } from './orphanEvents';
 import { showPlan } from './plan';
 import { applyTurnEvent, runningTurnEvents, type TurnContext } from './turnEvents';
-import { itemsFromMessages, toolItemId } from './transcript';
+import { enrichToolCards, itemsFromMessages, toolItemId } from './transcript';
 
 /** Work the host must do on the model's behalf. */
 export type ModelEffect =
@@ -43,7 +44,10 @@ export interface LoadedSession {
   hasMore: boolean;
   /** The event sequence the transcript and record already reflect. */
   lastEventSequence: number;
-  /** Recent events from the durable log; a turn still running is replayed from them. */
+  /**
+   * Recent events from the durable log: a turn still running is replayed from them, and the
+   * tool cards of settled turns get back their approval decision and duration.
+   */
   recentEvents?: readonly SessionEvent[];
   /** The agent's current plan (`resumeSession`), shown below the transcript. */
   plan?: readonly PlanEntry[];
@@ -74,6 +78,8 @@ export class ChatModel implements TurnContext {
   /** The oldest message sequence shown: where "Load earlier messages" continues from. */
   oldestSequence: number | undefined = undefined;
   compactionNoticeId: string | undefined = undefined;
+  /** Context waiting in the composer; survives session switches (it belongs to the draft). */
+  private attachments: ContextAttachment[] = [];
 
   /** The session on screen, if any. */
   get sessionId(): string | undefined {
@@ -103,6 +109,7 @@ export class ChatModel implements TurnContext {
       header: { ...this.header },
       footer: { ...this.footer },
       connection: { ...this.connection },
+      attachments: this.attachments.map(toChip),
       items: this.items,
     };
   }
@@ -152,6 +159,7 @@ export class ChatModel implements TurnContext {
     const cutoff = first?.type === 'session:turn_started' ? first.userMessageSequence : Infinity;
     const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
     this.items = itemsFromMessages(messages, () => this.nextRev());
+    enrichToolCards(this.items, recent, () => this.nextRev());
     showPlan(this, loaded.plan ?? []);
     this.oldestSequence = messages[0]?.sequenceNumber;
     this.header = {
@@ -194,11 +202,59 @@ export class ChatModel implements TurnContext {
   }
 
   /** Show the user's message right away; `session:turn_started` later gives it a sequence. */
-  addPendingUser(text: string): string {
+  addPendingUser(text: string, attachments: readonly AttachmentChip[] = []): string {
     const id = this.nextLiveId('user');
-    this.items.push({ kind: 'user', id, rev: this.nextRev(), text });
+    const chips = attachments.length > 0 ? { attachments: [...attachments] } : {};
+    this.items.push({ kind: 'user', id, rev: this.nextRev(), text, ...chips });
     this.pendingUsers.push({ id, text });
     return id;
+  }
+
+  /** Attach context to the next message (a selection replaces an identical earlier one). */
+  addAttachment(attachment: ContextAttachment): void {
+    const label = toChip(attachment).label;
+    this.attachments = this.attachments.filter((existing) => toChip(existing).label !== label);
+    this.attachments.push(attachment);
+  }
+
+  /** Drop one attachment (its chip's × button). */
+  removeAttachment(id: string): void {
+    this.attachments = this.attachments.filter((attachment) => attachment.id !== id);
+  }
+
+  /** The attachments of the message being sent; the composer starts empty again. */
+  takeAttachments(): ContextAttachment[] {
+    const taken = this.attachments;
+    this.attachments = [];
+    return taken;
+  }
+
+  /** Put attachments back (their message could not be sent). */
+  restoreAttachments(attachments: readonly ContextAttachment[]): void {
+    this.attachments = [...attachments, ...this.attachments];
+  }
+
+  /**
+   * The server says no turn runs (reconciliation after a lost event, a failed request or a
+   * stopped server): close what is still streaming so nothing keeps claiming activity.
+   */
+  settle(status: 'idle' | 'ended'): void {
+    for (const item of this.items) {
+      if (item.kind === 'assistant' && item.streaming) {
+        item.streaming = false;
+        item.rev = this.nextRev();
+      } else if (item.kind === 'tool' && (item.state === 'running' || item.state === 'awaiting_approval')) {
+        item.state = 'interrupted';
+        if (item.approval !== undefined) {
+          item.approval = { ...item.approval, answerable: false };
+        }
+        item.rev = this.nextRev();
+      }
+    }
+    this.answerable.clear();
+    this.turn = undefined;
+    this.pendingUsers.length = 0;
+    this.setStatus(status);
   }
 
   /**
@@ -231,6 +287,21 @@ export class ChatModel implements TurnContext {
       return;
     }
     this.items.push({ kind: 'notice', id: noticeId, rev: this.nextRev(), text, tone });
+  }
+
+  /** Remember the agent / model the next session starts with (they survive a new chat). */
+  setNext(next: { agent?: string; model?: string }): void {
+    this.header = {
+      ...this.header,
+      ...(next.agent === undefined ? {} : { nextAgent: next.agent }),
+      ...(next.model === undefined ? {} : { nextModel: next.model }),
+    };
+  }
+
+  /** The session asks `model` first from the next turn on: say so where the switch happened. */
+  modelSwitched(model: string): void {
+    this.footer = { ...this.footer, model };
+    this.pushNotice(`Model switched to ${model}; it answers from the next turn.`);
   }
 
   /** Change the shown title after a rename. */
@@ -270,7 +341,21 @@ export class ChatModel implements TurnContext {
     this.answerable.add(params.callId);
     const card = this.ensureToolCard(params.callId, params.toolId);
     card.state = 'awaiting_approval';
-    card.approval = { action: params.action, preview: params.preview, state: 'pending', answerable: true };
+    const diff = params.diff;
+    card.approval = {
+      action: params.action,
+      preview: params.preview,
+      state: 'pending',
+      answerable: true,
+      ...(diff !== undefined && {
+        diff: {
+          unified: diff.unified,
+          added: diff.stat.added,
+          removed: diff.stat.removed,
+          truncated: diff.truncated,
+        },
+      }),
+    };
     card.rev = this.nextRev();
     this.header = { ...this.header, status: 'awaiting_approval' };
   }
@@ -361,7 +446,8 @@ export class ChatModel implements TurnContext {
   private refreshStatusAfterApproval(): void {
     const waiting = this.items.some((item) => item.kind === 'tool' && item.approval?.state === 'pending');
     if (this.header.status === 'awaiting_approval' && !waiting) {
-      this.setStatus('streaming');
+      // Outside a turn (a code block's Apply) the session goes back to idle, not "answering".
+      this.setStatus(this.turn === undefined ? 'idle' : 'streaming');
     }
   }
 
@@ -378,7 +464,11 @@ export class ChatModel implements TurnContext {
 
   private resetSession(sessionId: string | undefined): void {
     this.items = [];
+    const { nextAgent, nextModel } = this.header;
     this.header = { ...emptyHeader(), sessionId };
+    if (sessionId === undefined) {
+      this.setNext({ agent: nextAgent, model: nextModel });
+    }
     this.footer = emptyFooter();
     this.sequencer = new EventSequencer();
     this.totalsThrough = 0;

@@ -6,8 +6,9 @@
  * call ids) so the same message always maps to the same item.
  */
 
-import type { DurableContentPart, SessionMessage } from '../protocol';
-import type { AssistantItem, ChatItem, ToolItem } from '../shared/viewState';
+import type { DurableContentPart, SessionEvent, SessionMessage } from '../protocol';
+import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
+import { chipFromText, type AttachmentChip } from './contextParts';
 import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 
 /** Supplies a fresh, never reused item revision. */
@@ -45,6 +46,68 @@ function systemNotice(message: SessionMessage, rev: RevisionSource): ChatItem | 
   return undefined;
 }
 
+function userItem(message: SessionMessage, rev: number): UserItem {
+  const id = `m${message.sequenceNumber}`;
+  const texts: string[] = [];
+  const attachments: AttachmentChip[] = [];
+  message.content.forEach((part, index) => {
+    // The typed text is the first part; later text parts with the attachment header are context.
+    const chip = index > 0 && part.type === 'text' ? chipFromText(part.text, `${id}-a${index}`) : undefined;
+    if (chip !== undefined) {
+      attachments.push(chip);
+    } else {
+      texts.push(partText(part));
+    }
+  });
+  const item: UserItem = {
+    kind: 'user',
+    id,
+    rev,
+    text: texts.filter(Boolean).join('\n'),
+    sequence: message.sequenceNumber,
+  };
+  if (attachments.length > 0) {
+    item.attachments = attachments;
+  }
+  return item;
+}
+
+/**
+ * Give tool cards rebuilt from the transcript what only the event log knows: the approval the
+ * user was asked for and answered, and how long the call took (a reload keeps both).
+ */
+export function enrichToolCards(
+  items: readonly ChatItem[],
+  events: readonly SessionEvent[],
+  rev: RevisionSource,
+): void {
+  const cards = new Map<string, ToolItem>();
+  for (const item of items) {
+    if (item.kind === 'tool') {
+      cards.set(item.callId, item);
+    }
+  }
+  for (const event of events) {
+    if (event.type !== 'agent:approval_requested' && event.type !== 'agent:tool_result') {
+      continue;
+    }
+    const card = cards.get(event.callId);
+    if (card === undefined) {
+      continue;
+    }
+    if (event.type === 'agent:approval_requested') {
+      card.approval = { action: event.action, preview: event.preview, state: 'pending', answerable: false };
+    } else {
+      card.durationMs = event.durationMs;
+      if (card.approval?.state === 'pending') {
+        const state = event.errorCode === 'tool_denied' ? 'rejected' : 'approved';
+        card.approval = { ...card.approval, state };
+      }
+    }
+    card.rev = rev();
+  }
+}
+
 /** Convert messages (oldest first) into items in display order. */
 export function itemsFromMessages(messages: readonly SessionMessage[], rev: RevisionSource): ChatItem[] {
   const items: ChatItem[] = [];
@@ -59,8 +122,7 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
       continue;
     }
     if (message.role === 'user') {
-      const text = message.content.map(partText).filter(Boolean).join('\n');
-      items.push({ kind: 'user', id: `m${sequence}`, rev: rev(), text, sequence });
+      items.push(userItem(message, rev()));
       continue;
     }
     let assistant: AssistantItem | undefined;

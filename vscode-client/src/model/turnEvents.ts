@@ -63,6 +63,16 @@ function startTurn(ctx: TurnContext, userMessageSequence: number): void {
   ctx.setStatus('streaming');
 }
 
+/** Calls the user started (a code block's Apply) run outside any turn. */
+export function isUserCall(callId: string): boolean {
+  return callId.startsWith('apply_');
+}
+
+/** The status once a call ends: a turn carries on streaming; a user call leaves it idle. */
+function statusAfterCall(ctx: TurnContext): HeaderView['status'] {
+  return ctx.turn === undefined ? 'idle' : 'streaming';
+}
+
 function ensureTurn(ctx: TurnContext): TurnState {
   ctx.turn ??= { itemIds: new Set(), sentHere: false };
   return ctx.turn;
@@ -172,17 +182,21 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       return [];
     }
     case 'agent:tool_call': {
-      const turn = ensureTurn(ctx);
-      closeAssistantItems(ctx, turn);
+      const turn = isUserCall(event.callId) ? ctx.turn : ensureTurn(ctx);
+      if (turn !== undefined) {
+        closeAssistantItems(ctx, turn);
+      }
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       card.toolId = event.toolId;
       card.inputSummary = summarizeToolInput(event.toolInput);
       card.rev = ctx.nextRev();
-      turn.itemIds.add(card.id);
+      turn?.itemIds.add(card.id);
       return [];
     }
     case 'agent:approval_requested': {
-      ensureTurn(ctx);
+      if (!isUserCall(event.callId)) {
+        ensureTurn(ctx);
+      }
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       if (card.approval === undefined || card.approval.state === 'pending') {
         card.state = 'awaiting_approval';
@@ -191,6 +205,8 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
           preview: event.preview,
           state: 'pending',
           answerable: ctx.answerable.has(event.callId),
+          // The diff came with this client's request (the durable event has only its stat).
+          ...(card.approval?.diff !== undefined && { diff: card.approval.diff }),
         };
         ctx.setStatus('awaiting_approval');
       }
@@ -215,8 +231,8 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       }
       ctx.answerable.delete(event.callId);
       card.rev = ctx.nextRev();
-      if (ctx.header.status === 'awaiting_approval') {
-        ctx.setStatus('streaming');
+      if (ctx.header.status === 'awaiting_approval' || (isUserCall(event.callId) && ctx.turn === undefined)) {
+        ctx.setStatus(statusAfterCall(ctx));
       }
       return [];
     }
@@ -259,6 +275,27 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       return [];
     case 'session:exported':
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
+      return [];
+    case 'session:rewound': {
+      const conflicts = event.conflicts > 0 ? `, ${event.conflicts} left alone (changed since)` : '';
+      ctx.pushNotice(
+        event.undone
+          ? `Rewind undone: ${event.restored} file(s) put back${conflicts}.`
+          : `Files rewound to before message ${event.toSequence}: ${event.restored} restored${conflicts}.` +
+              (event.forkedSessionId !== undefined ? ' The conversation continues in a fork.' : ''),
+      );
+      return [];
+    }
+    case 'agent:handoff':
+      ctx.pushNotice(
+        event.returned
+          ? `${event.toAgent} finished the delegated task (${event.stopReason ?? 'ended'}).`
+          : `${event.fromAgent} handed a task to ${event.toAgent}.`,
+      );
+      return [];
+    case 'session:message_appended':
+      // A note added without a turn (relavium/appendMessage): it shows when the transcript
+      // is next loaded.
       return [];
     case 'session:cancelled':
       if (ctx.turn !== undefined) {

@@ -39,6 +39,7 @@ export class ViewSync {
       header: state.header,
       footer: state.footer,
       connection: state.connection,
+      attachments: [...state.attachments],
       upserts: upserts.map((item) => ({ ...item })),
       order: orderChanged ? order : undefined,
     };

@@ -5,6 +5,7 @@
  * only the items whose revision moved (see `model/viewSync.ts`).
  */
 
+import type { AttachmentChip } from '../model/contextParts';
 import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus } from '../protocol';
 
 export interface UserItem {
@@ -14,6 +15,8 @@ export interface UserItem {
   text: string;
   /** The durable message sequence, once known: enables "fork from here". */
   sequence?: number;
+  /** Context sent with the message (selection, files), shown as chips. */
+  attachments?: AttachmentChip[];
 }
 
 export interface AssistantItem {
@@ -30,12 +33,22 @@ export interface AssistantItem {
 export type ToolState = 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'interrupted';
 export type ApprovalState = 'pending' | 'approved' | 'approved_always' | 'rejected';
 
+/** The diff of a proposed file change, as the approval card shows it. */
+export interface ApprovalDiffView {
+  unified: string;
+  added: number;
+  removed: number;
+  truncated: boolean;
+}
+
 export interface ApprovalView {
   action: ApprovalAction;
   preview: ApprovalPreview;
   state: ApprovalState;
   /** True while this client holds the server's open approval request (buttons enabled). */
   answerable: boolean;
+  /** A file change's diff (kept after the answer, so the card still shows what changed). */
+  diff?: ApprovalDiffView;
 }
 
 export interface ToolItem {
@@ -88,6 +101,10 @@ export interface HeaderView {
   title?: string;
   agentRef?: string;
   status: SessionStatus | 'none';
+  /** The agent the next new session starts with (picked before the first message). */
+  nextAgent?: string;
+  /** The model the next session asks first (picked before the first message). */
+  nextModel?: string;
   /** Older transcript pages exist on the server ("Load earlier messages"). */
   hasMoreHistory: boolean;
   loading: boolean;
@@ -115,6 +132,8 @@ export interface ChatViewState {
   header: HeaderView;
   footer: FooterView;
   connection: ConnectionView;
+  /** Context waiting in the composer for the next message. */
+  attachments: readonly AttachmentChip[];
   items: readonly ChatItem[];
 }
 
@@ -125,6 +144,7 @@ export interface ViewPatch {
   header: HeaderView;
   footer: FooterView;
   connection: ConnectionView;
+  attachments: AttachmentChip[];
   upserts: ChatItem[];
   /** Item ids in display order; absent when unchanged since the last patch. */
   order?: string[];

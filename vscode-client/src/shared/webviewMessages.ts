@@ -13,6 +13,7 @@ import type { ViewPatch } from './viewState';
 /** Host → webview. */
 export type HostToWebview =
   | { type: 'patch'; patch: ViewPatch }
+  | { type: 'files'; query: string; files: string[] }
   | { type: 'sessions'; query: string; sessions: SessionSummary[]; error?: string }
   | { type: 'sessionsChanged' }
   | { type: 'setDraft'; text: string }
@@ -24,10 +25,12 @@ export type WebviewToHost =
   | { type: 'send'; text: string }
   | { type: 'abort' }
   | { type: 'approval'; callId: string; decision: ApprovalDecision }
+  | { type: 'openDiff'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
+  | { type: 'apply'; text: string; lang: string }
   | { type: 'openLink'; href: string }
   | { type: 'listSessions'; query: string }
   | { type: 'resume'; sessionId: string }
@@ -36,6 +39,13 @@ export type WebviewToHost =
   | { type: 'newChat' }
   | { type: 'export' }
   | { type: 'loadEarlier' }
+  | { type: 'detach'; id: string }
+  | { type: 'pickAgent' }
+  | { type: 'findFiles'; query: string }
+  | { type: 'attachFile'; path: string }
+  | { type: 'editMessage'; itemId: string }
+  | { type: 'retryTurn'; itemId: string }
+  | { type: 'pickModel' }
   | { type: 'restartServer' };
 
 const MAX_TEXT = 200_000;
@@ -48,6 +58,8 @@ const BARE: ReadonlySet<string> = new Set([
   'export',
   'loadEarlier',
   'restartServer',
+  'pickAgent',
+  'pickModel',
 ]);
 
 function text(value: unknown, max: number): value is string {
@@ -90,9 +102,23 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
         DECISIONS.includes(message.decision)
         ? { type, callId: message.callId, decision: message.decision as ApprovalDecision }
         : undefined;
+    case 'openDiff':
+      return id(message.callId) ? { type, callId: message.callId } : undefined;
+    case 'findFiles':
+      return text(message.query, 500) ? { type, query: message.query } : undefined;
+    case 'attachFile':
+      return text(message.path, 4096) && message.path !== '' ? { type, path: message.path } : undefined;
+    case 'editMessage':
+    case 'retryTurn':
     case 'retry':
     case 'fork':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
+    case 'apply':
+      return text(message.text, MAX_TEXT) && text(message.lang, 100)
+        ? { type, text: message.text, lang: message.lang }
+        : undefined;
+    case 'detach':
+      return id(message.id) ? { type, id: message.id } : undefined;
     case 'resume':
       return id(message.sessionId) ? { type, sessionId: message.sessionId } : undefined;
     case 'rename':

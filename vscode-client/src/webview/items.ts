@@ -11,14 +11,19 @@ import type {
   ToolState,
   UserItem,
 } from '../shared/viewState';
+import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
-import { renderBlocks } from './markdownDom';
+import { renderNodes } from './markdownDom';
 import { renderPlan } from './planView';
 
 /** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
 export interface ItemContext {
   canFork: boolean;
+  /** Whether code blocks offer "Apply" (a session exists to run the approval in). */
+  canApply: boolean;
+  /** The newest user message: "Retry" is offered on it and the answers after it. */
+  lastUserId?: string;
 }
 
 const TOOL_STATE_LABELS: Record<ToolState, string> = {
@@ -36,21 +41,37 @@ const APPROVAL_STATE_LABELS: Record<ApprovalView['state'], string> = {
   rejected: 'Rejected',
 };
 
-function forkAction(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
-  if (!context.canFork || item.sequence === undefined) {
-    return [];
-  }
+function messageActions(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
   const actions = element('div', 'message-actions');
-  const button = actionButton('Fork from here', 'fork', { itemId: item.id });
-  button.title = 'Start a new session with the conversation up to this message';
-  actions.append(button);
+  const copy = actionButton('Copy', 'copyMessage', { itemId: item.id });
+  copy.title = 'Copy this message';
+  actions.append(copy);
+  if (context.canFork && item.sequence !== undefined) {
+    if (item.kind === 'user') {
+      const edit = actionButton('Edit', 'editMessage', { itemId: item.id });
+      edit.title = 'Edit and resend in a fork (this version stays in the sessions list)';
+      actions.append(edit);
+    }
+    if (item.id === context.lastUserId) {
+      const retry = actionButton('Retry', 'retryTurn', { itemId: item.id });
+      retry.title = 'Send this message again in a fork before it (the first answer stays reachable)';
+      actions.append(retry);
+    }
+    const fork = actionButton('Fork', 'fork', { itemId: item.id });
+    fork.title = 'Start a new session with the conversation up to this message';
+    actions.append(fork);
+  }
   return [actions];
 }
 
 function renderUser(item: UserItem, context: ItemContext): HTMLElement {
   const node = element('div', 'message user');
-  node.append(element('div', 'role', 'You'), element('div', 'user-text', item.text));
-  node.append(...forkAction(item, context));
+  node.append(element('div', 'role', 'You'));
+  if (item.attachments !== undefined && item.attachments.length > 0) {
+    node.append(renderChips(item.attachments, false));
+  }
+  node.append(element('div', 'user-text', item.text));
+  node.append(...messageActions(item, context));
   return node;
 }
 
@@ -71,13 +92,13 @@ function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement
     node.append(details);
   }
   const body = element('div', 'markdown');
-  renderBlocks(parseMarkdown(item.text), body);
+  renderNodes(parseMarkdown(item.text), body, { apply: context.canApply });
   if (item.streaming) {
     body.append(element('span', 'cursor', '▍'));
   }
   node.append(body);
   if (!item.streaming) {
-    node.append(...forkAction(item, context));
+    node.append(...messageActions(item, context));
   }
   return node;
 }
@@ -93,11 +114,44 @@ function previewLine(action: ApprovalView['action'], preview: ApprovalPreview): 
   }
 }
 
+/** The unified diff, one line per element so +/- lines can be coloured. */
+function renderDiff(diff: NonNullable<ApprovalView['diff']>): HTMLElement {
+  const block = element('pre', 'approval-diff');
+  const lines = diff.unified.split('\n');
+  if (lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  for (const line of lines) {
+    const kind =
+      line.startsWith('+++') || line.startsWith('---')
+        ? 'diff-file'
+        : line.startsWith('@@')
+          ? 'diff-hunk'
+          : line.startsWith('+')
+            ? 'diff-add'
+            : line.startsWith('-')
+              ? 'diff-del'
+              : 'diff-context';
+    block.append(element('span', `diff-line ${kind}`, line + '\n'));
+  }
+  return block;
+}
+
 function renderApproval(card: ToolItem, approval: ApprovalView): HTMLElement {
   const node = element('div', `approval approval-${approval.state}`);
-  node.append(element('div', 'approval-what', previewLine(approval.action, approval.preview)));
+  const what = previewLine(approval.action, approval.preview);
+  const diff = approval.diff;
+  node.append(
+    element('div', 'approval-what', diff === undefined ? what : `${what} (+${diff.added} −${diff.removed})`),
+  );
+  if (diff !== undefined) {
+    node.append(renderDiff(diff));
+  }
   if (approval.state === 'pending' && approval.answerable) {
     const buttons = element('div', 'approval-buttons');
+    if (diff !== undefined && !diff.truncated) {
+      buttons.append(actionButton('Review in diff editor', 'openDiff', { callId: card.callId }, 'secondary'));
+    }
     buttons.append(
       actionButton('Approve', 'approval', { callId: card.callId, decision: 'approve' }, 'primary'),
       actionButton('Reject', 'approval', { callId: card.callId, decision: 'reject' }, 'secondary'),

@@ -17,6 +17,8 @@ const STATUS_LABELS: Record<HeaderView['status'], string> = {
   idle: 'ready',
   streaming: 'answering…',
   awaiting_approval: 'waiting for approval',
+  awaiting_peer: 'waiting for a sub-agent',
+  failed: 'last turn failed',
   ended: 'ended',
 };
 
@@ -38,7 +40,13 @@ headerButtons.append(
 );
 const titleRow = element('div', 'title-row');
 titleRow.append(title, status);
-header.append(titleRow, headerButtons);
+const agentPicker = actionButton('agent', 'pickAgent', {}, 'picker');
+agentPicker.title = 'Pick the agent';
+const modelPicker = actionButton('model', 'pickModel', {}, 'picker');
+modelPicker.title = 'Pick the model (applies from the next turn)';
+const pickers = element('div', 'pickers');
+pickers.append(agentPicker, modelPicker);
+header.append(titleRow, pickers, headerButtons);
 
 const sessions = new SessionsPanel();
 const scroller = element('main', 'transcript');
@@ -54,7 +62,7 @@ const emptyHint = element(
 scroller.append(loadEarlier, list, emptyHint);
 const transcript = new TranscriptView(scroller, list);
 
-const composer = new Composer();
+const composer = new Composer(() => transcript.lastUserText());
 const meta = element('div', 'meta');
 const footer = element('footer', 'footer');
 footer.append(composer.root, meta);
@@ -77,13 +85,18 @@ function renderHeader(view: HeaderView): void {
     ? 'Loading…'
     : (view.title ?? (view.sessionId === undefined ? 'New chat' : 'Untitled chat'));
   status.textContent = STATUS_LABELS[view.status];
+  agentPicker.textContent = `Agent: ${view.agentRef ?? view.nextAgent ?? 'default'} ▾`;
   status.dataset.status = view.status;
   loadEarlier.hidden = !view.hasMoreHistory;
 }
 
-function renderFooter(view: FooterView): void {
+function renderFooter(view: FooterView, header: HeaderView): void {
+  const model =
+    view.model ??
+    (header.nextModel === undefined ? undefined : header.nextModel.split('/').slice(1).join('/'));
+  modelPicker.textContent = `Model: ${model ?? 'default'} ▾`;
   const pieces = [
-    view.model ?? 'model: server default',
+    view.model === undefined ? 'model: server default' : `model: ${view.model}`,
     `${formatTokens(view.inputTokens)} in${formatCache(view)} / ${formatTokens(view.outputTokens)} out`,
     formatCost(view.costMicrocents, view.priced),
   ];
@@ -94,17 +107,27 @@ function applyPatch(patch: ViewPatch): void {
   const running = patch.header.status === 'streaming' || patch.header.status === 'awaiting_approval';
   renderBanner(patch.connection);
   renderHeader(patch.header);
-  renderFooter(patch.footer);
-  transcript.apply(patch, { canFork: patch.header.sessionId !== undefined && !running });
+  renderFooter(patch.footer, patch.header);
+  const hasSession = patch.header.sessionId !== undefined;
+  transcript.apply(patch, { canFork: hasSession && !running, canApply: hasSession && !running });
   emptyHint.hidden = list.childElementCount > 0;
   composer.update(running, patch.connection.state === 'running');
+  composer.setAttachments(patch.attachments);
 }
 
 function codeOf(target: HTMLElement): string {
   return target.closest('.code-block')?.querySelector('.code-text')?.textContent ?? '';
 }
 
-const FORWARDED = new Set(['newChat', 'rename', 'export', 'loadEarlier', 'restartServer']);
+const FORWARDED = new Set([
+  'newChat',
+  'rename',
+  'export',
+  'loadEarlier',
+  'restartServer',
+  'pickAgent',
+  'pickModel',
+]);
 
 function onAction(target: HTMLElement, action: string): WebviewToHost | undefined {
   const data = target.dataset;
@@ -115,6 +138,12 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'copy', text: codeOf(target) };
     case 'insertCode':
       return { type: 'insert', text: codeOf(target) };
+    case 'applyCode':
+      return {
+        type: 'apply',
+        text: codeOf(target),
+        lang: target.closest<HTMLElement>('.code-block')?.dataset.lang ?? '',
+      };
     case 'approval':
       if (data.decision === 'approve' || data.decision === 'reject' || data.decision === 'approve_always') {
         target
@@ -126,10 +155,20 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
         return { type: 'approval', callId: data.callId ?? '', decision: data.decision };
       }
       return undefined;
+    case 'openDiff':
+      return { type: 'openDiff', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
+    case 'copyMessage':
+      return { type: 'copy', text: transcript.textOf(data.itemId ?? '') };
+    case 'editMessage':
+      return { type: 'editMessage', itemId: data.itemId ?? '' };
+    case 'retryTurn':
+      return { type: 'retryTurn', itemId: data.itemId ?? '' };
     case 'retry':
       return { type: 'retry', itemId: data.itemId ?? '' };
+    case 'detach':
+      return { type: 'detach', id: data.id ?? '' };
     case 'resume':
       sessions.toggle(false);
       return { type: 'resume', sessionId: data.sessionId ?? '' };
@@ -166,6 +205,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'sessions':
       sessions.show(message.query, message.sessions, message.error);
+      break;
+    case 'files':
+      composer.showFiles(message.query, message.files);
       break;
     case 'sessionsChanged':
       sessions.refresh();

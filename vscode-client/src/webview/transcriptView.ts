@@ -13,12 +13,30 @@ const FOLLOW_THRESHOLD = 48;
 export class TranscriptView {
   private readonly nodes = new Map<string, HTMLElement>();
   private readonly items = new Map<string, ChatItem>();
-  private context: ItemContext = { canFork: false };
+  private context: ItemContext = { canFork: false, canApply: false };
 
   constructor(
     private readonly scroller: HTMLElement,
     private readonly list: HTMLElement,
   ) {}
+
+  /** The text of a message (for "Copy"). */
+  textOf(itemId: string): string {
+    const item = this.items.get(itemId);
+    return item?.kind === 'user' || item?.kind === 'assistant' ? item.text : '';
+  }
+
+  /** The newest user message's text (Up in an empty composer recalls it). */
+  lastUserText(): string | undefined {
+    let text: string | undefined;
+    for (const node of this.list.children) {
+      const item = this.items.get((node as HTMLElement).dataset.itemId ?? '');
+      if (item?.kind === 'user') {
+        text = item.text;
+      }
+    }
+    return text;
+  }
 
   /** Apply one patch from the host. */
   apply(patch: ViewPatch, context: ItemContext): void {
@@ -29,7 +47,8 @@ export class TranscriptView {
       this.items.clear();
       this.list.replaceChildren();
     }
-    const contextChanged = context.canFork !== this.context.canFork;
+    const contextChanged =
+      context.canFork !== this.context.canFork || context.canApply !== this.context.canApply;
     this.context = context;
     for (const item of patch.upserts) {
       this.items.set(item.id, item);
@@ -45,8 +64,31 @@ export class TranscriptView {
     if (patch.order !== undefined) {
       this.reorder(patch.order);
     }
+    this.trackLastUser();
     if (following || patch.full) {
       this.scroller.scrollTop = this.scroller.scrollHeight;
+    }
+  }
+
+  /** "Retry" sits on the newest user message: move it when another one arrives. */
+  private trackLastUser(): void {
+    let last: string | undefined;
+    for (const node of this.list.children) {
+      const id = (node as HTMLElement).dataset.itemId ?? '';
+      if (this.items.get(id)?.kind === 'user') {
+        last = id;
+      }
+    }
+    const previous = this.context.lastUserId;
+    if (last === previous) {
+      return;
+    }
+    this.context = { ...this.context, lastUserId: last };
+    for (const id of [previous, last]) {
+      const item = id === undefined ? undefined : this.items.get(id);
+      if (item !== undefined) {
+        this.render(item);
+      }
     }
   }
 

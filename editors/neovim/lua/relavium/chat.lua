@@ -69,6 +69,12 @@ local function new_chat(label)
     vim.keymap.set('n', '<CR>', function()
       prompt_and_send(chat)
     end, { buffer = bufnr, desc = 'Relavium: send a message' })
+    vim.keymap.set('n', 'i', function()
+      require('relavium.compose').open(chat)
+    end, { buffer = bufnr, desc = 'Relavium: compose a message (@file, #selection, /commands)' })
+    vim.keymap.set('n', 'yc', function()
+      require('relavium.chat_actions').yank_code_block(chat)
+    end, { buffer = bufnr, desc = 'Relavium: yank the code block under (or above) the cursor' })
     vim.keymap.set('n', '<C-c>', function()
       M.abort(chat)
     end, { buffer = bufnr, desc = 'Relavium: abort the running turn' })
@@ -168,8 +174,9 @@ function M.for_session(session_id)
   return chats_by_session[session_id]
 end
 
---- Open a chat split and start a session with `agent` (default: the `agent` option).
-function M.open(agent)
+--- Open a chat split and start a session with `agent` (default: the `agent` option);
+--- `on_started(chat)` runs once the session exists.
+function M.open(agent, on_started)
   local chat = new_chat('new')
   chat.buffer:show(config.options.chat_split, config.options.chat_size)
   render.notice(chat, 'starting a session…')
@@ -182,7 +189,11 @@ function M.open(agent)
     end
     chat.buffer:clear()
     render.header(chat, result)
+    chat.model = result.model
     chat:bind(result.sessionId, result.agentRef, 0)
+    if on_started then
+      on_started(chat)
+    end
   end)
   if not started then
     render.notice(chat, '✗ the relavium server could not be started')
@@ -214,8 +225,9 @@ local function watch_turn(chat)
   timer:start(wait, 0, vim.schedule_wrap(check))
 end
 
---- Send `text` in `chat` (default: the current chat, opening one when there is none).
-function M.send(text, chat)
+--- Send `text` in `chat` (default: the current chat, opening one when there is none), with
+--- optional `attachments` (content parts: the composer's @file / #selection context).
+function M.send(text, chat, attachments)
   chat = chat or M.current() or M.open(nil)
   last_used = chat
   if not chat.session_id then
@@ -224,9 +236,15 @@ function M.send(text, chat)
   end
   render.user_message(chat, text)
   chat.busy = true
+  chat.last_user = { text = text }
+  local params = { sessionId = chat.session_id, text = text, wait = false }
+  if attachments and #attachments > 0 then
+    params.attachments = attachments
+    render.notice(chat, require('relavium.compose').attachment_summary(attachments))
+  end
   -- `wait = false`: the server answers once the turn has started; the turn then streams in
   -- as events and ends with `session:turn_completed` (no request stays open for a turn).
-  client.request(protocol.SEND_MESSAGE, { sessionId = chat.session_id, text = text, wait = false },
+  client.request(protocol.SEND_MESSAGE, params,
     function(err, result)
       if not chat.buffer:is_valid() then
         return

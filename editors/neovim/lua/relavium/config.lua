@@ -18,6 +18,7 @@ M.defaults = {
   approval_timeout_ms = 300000,
   transcript_limit = 1000,
   mappings = true,
+  show_diffs = true, -- open a file change's diff in a split while its approval is asked
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -43,6 +44,7 @@ local OPTION_TYPES = {
   approval_timeout_ms = { 'number' },
   transcript_limit = { 'number' },
   mappings = { 'boolean' },
+  show_diffs = { 'boolean' },
 }
 
 local function check_option(key, value)

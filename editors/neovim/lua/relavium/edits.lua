@@ -10,6 +10,8 @@
 ---    lines `x` and `` — `"x\n\n"` once written). Such an edit is widened to the whole
 ---    (empty) line so Neovim's end-of-line handling applies.
 --- 3. An edit for an older version of a buffer is refused (see `stale_reason`).
+--- 4. Each edit is its own undo step: the buffer's undo block is closed before it, so `u`
+---    takes back one agent edit (or one rewind), never the user's typing with it.
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -106,6 +108,17 @@ function M.stale_reason(params)
   return nil
 end
 
+-- Setting 'undolevels' (even to its own value) closes the current undo block (:help undo).
+local function close_undo_block(change)
+  local path = type(change.textDocument) == 'table' and file_path(change.textDocument.uri)
+  local bufnr = path and vim.fn.bufnr(path) or -1
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd('let &undolevels = &undolevels')
+    end)
+  end
+end
+
 --- Prepare ApplyWorkspaceEditParams for Neovim's handler (changes `params` in place).
 function M.prepare(params, root)
   local edit = type(params) == 'table' and params.edit or nil
@@ -117,6 +130,7 @@ function M.prepare(params, root)
       create_missing(change, root)
     elseif type(change) == 'table' and change.kind == nil then
       widen_empty_document_edits(change)
+      close_undo_block(change)
     end
   end
 end

@@ -41,10 +41,75 @@ function M.setup(options)
   context.send_now(vim.api.nvim_get_current_buf(), nil)
 end
 
---- `:RelaviumChat [agent]`: a new chat split with a new session.
-function M.chat(agent)
+--- The `agent=… model=…` words of `:RelaviumChat` (a bare word is the agent).
+function M.parse_chat_args(args)
+  local parsed = {}
+  for word in (args or ''):gmatch('%S+') do
+    local key, value = word:match('^(%a+)=(.+)$')
+    if key == 'agent' or key == 'model' then
+      parsed[key] = value
+    elseif not key then
+      parsed.agent = word
+    end
+  end
+  return parsed
+end
+
+--- `:RelaviumChat [agent=…] [model=…]`: a new chat split with a new session.
+function M.chat(args)
   ensure_setup()
-  return require('relavium.chat').open(agent)
+  local parsed = M.parse_chat_args(args)
+  local on_started = nil
+  if parsed.model then
+    on_started = function(chat)
+      require('relavium.chat_actions').set_model(chat, parsed.model)
+    end
+  end
+  return require('relavium.chat').open(parsed.agent, on_started)
+end
+
+--- `:RelaviumModel [model]`: switch the current chat's model (a picker without an argument).
+function M.model(model)
+  ensure_setup()
+  local chat = require('relavium.chat').current()
+  local actions = require('relavium.chat_actions')
+  if model and model ~= '' then
+    actions.set_model(chat, model)
+  else
+    actions.pick_model(chat)
+  end
+end
+
+--- `:RelaviumAgent [agent]`: a new chat with an agent (a picker without an argument).
+function M.agent(agent)
+  ensure_setup()
+  if agent and agent ~= '' then
+    return require('relavium.chat').open(agent)
+  end
+  require('relavium.chat_actions').pick_agent()
+end
+
+--- `:RelaviumRetry` / `:RelaviumEdit`: the last message again / edited, in a fork before it.
+function M.retry()
+  ensure_setup()
+  require('relavium.chat_actions').retry(require('relavium.chat').current())
+end
+
+function M.edit()
+  ensure_setup()
+  require('relavium.chat_actions').edit(require('relavium.chat').current())
+end
+
+--- `:RelaviumCompose`: a composer for the current chat (@file, #selection, /commands).
+function M.compose()
+  ensure_setup()
+  local chat = require('relavium.chat').current() or require('relavium.chat').open(nil)
+  return require('relavium.compose').open(chat)
+end
+
+--- `:RelaviumYank`: yank the code block under the cursor (or the last one) of the chat.
+function M.yank()
+  return require('relavium.chat_actions').yank_code_block(require('relavium.chat').current())
 end
 
 --- `:RelaviumSend {text}`: send in the current chat (one is opened when needed).
@@ -87,6 +152,12 @@ end
 function M.export(export_format)
   ensure_setup()
   require('relavium.sessions').export(export_format)
+end
+
+--- `:RelaviumRewind [message]`: rewind files and conversation to before a turn.
+function M.rewind(to_sequence)
+  ensure_setup()
+  require('relavium.rewind').pick(tonumber(to_sequence))
 end
 
 --- Stop the server; `on_stopped()` runs when its process has exited.

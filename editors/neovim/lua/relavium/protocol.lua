@@ -32,6 +32,18 @@ M.FORK_SESSION = 'relavium/forkSession'
 M.LIST_AGENTS = 'relavium/listAgents'
 M.LIST_TOOLS = 'relavium/listTools'
 M.LIST_MODELS = 'relavium/listModels'
+M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
+M.REWIND = 'relavium/rewind'
+M.UNDO_REWIND = 'relavium/undoRewind'
+M.UPDATE_SESSION = 'relavium/updateSession'
+M.APPEND_MESSAGE = 'relavium/appendMessage'
+M.RESTORE_SESSION = 'relavium/restoreSession'
+M.PURGE_SESSION = 'relavium/purgeSession'
+M.LIST_ARTIFACTS = 'relavium/listArtifacts'
+M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.SESSION_MODELS = 'relavium/sessionModels'
+M.SET_MODEL = 'relavium/setModel'
+M.APPLY_CODE = 'relavium/applyCode'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -57,6 +69,9 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_TRIMMED = 'session:trimmed',
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
+  SESSION_REWOUND = 'session:rewound',
+  SESSION_MESSAGE_APPENDED = 'session:message_appended',
+  AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
@@ -88,6 +103,8 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   IDLE = 'idle',
   STREAMING = 'streaming',
   AWAITING_APPROVAL = 'awaiting_approval',
+  AWAITING_PEER = 'awaiting_peer',
+  FAILED = 'failed',
   ENDED = 'ended',
 })
 
@@ -115,6 +132,13 @@ M.ERROR_CODE = closed('.ERROR_CODE', {
   BUDGET_EXCEEDED = 'budget_exceeded',
   CANCELLED = 'cancelled',
   INTERNAL = 'internal',
+})
+
+--- `DescriptionSource` values.
+M.DESCRIPTION_SOURCE = closed('.DESCRIPTION_SOURCE', {
+  USER = 'user',
+  AGENT = 'agent',
+  INTROSPECTION = 'introspection',
 })
 
 --- `MessageRole` values.

@@ -82,13 +82,19 @@ end
 
 local handlers = {}
 
-handlers[EVENT.SESSION_TURN_STARTED] = function(chat)
+handlers[EVENT.SESSION_TURN_STARTED] = function(chat, event)
   if chat.block ~= 'user' then
     M.reset_turn(chat) -- a turn this client did not start (another editor, a replay)
+  end
+  if chat.last_user and event.userMessageSequence then
+    chat.last_user.sequence = event.userMessageSequence -- what :RelaviumRetry / Edit fork before
   end
 end
 
 handlers[EVENT.AGENT_TOKEN] = function(chat, event)
+  if event.model then
+    chat.turn.model = event.model
+  end
   begin_text(chat)
   chat.buffer:stream(event.token or '', false)
 end
@@ -151,10 +157,14 @@ handlers[EVENT.SESSION_TURN_COMPLETED] = function(chat, event)
   if event.error then
     table.insert(lines, error_line(event.error))
   end
-  table.insert(lines, string.format('── %s · %s in / %s out tokens · %s · total %s ──',
+  -- The model that answered (after a switch, or a fallback) settles with the turn.
+  if turn.model then
+    chat.model = turn.model
+  end
+  table.insert(lines, string.format('── %s · %s in / %s out tokens · %s · total %s · %s ──',
     format.one_line(event.stopReason, 40), format.tokens(used.inputTokens),
     format.tokens(used.outputTokens), format.cost(turn.cost, turn.priced),
-    format.cost(chat.total_cost or 0, turn.priced)))
+    format.cost(chat.total_cost or 0, turn.priced), format.one_line(chat.model or 'default model', 80)))
   chat.buffer:append_lines(lines)
   chat.block = nil
   chat.completed_turns = (chat.completed_turns or 0) + 1
@@ -241,8 +251,13 @@ end
 function M.message(chat, message)
   local role = message.role
   if role == ROLE.USER then
-    M.user_message(chat, text_of(message.content))
+    local text = text_of(message.content)
+    chat.last_user = { text = text, sequence = message.sequenceNumber }
+    M.user_message(chat, text)
     return
+  end
+  if role == ROLE.ASSISTANT and message.modelId then
+    chat.model = message.modelId
   end
   if role == ROLE.SYSTEM then
     if message.compaction then

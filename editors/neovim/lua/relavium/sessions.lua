@@ -76,6 +76,10 @@ function M.resume(session_id)
         plan.show(chat, resumed.plan)
         render.notice(chat, '')
         render.notice(chat, '── resumed ──')
+        if record.status == 'streaming' or record.status == 'awaiting_approval' then
+          -- Another window runs a turn: it streams in here; sending waits until it ends.
+          render.notice(chat, '── a turn is running in another window ──')
+        end
         render.reset_turn(chat)
         bind(record.agentSlug, resumed.lastEventSequence or 0)
       end)

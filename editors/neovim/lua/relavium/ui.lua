@@ -33,25 +33,34 @@ end
 
 --- `relavium/requestApproval` handler: ask with vim.ui.select and answer the server.
 ---
+--- A file change's diff opens first in a split (relavium.diff_view), whose keys answer too.
 --- A server request must be answered from within this handler, so an asynchronous
---- vim.ui.select (a picker plugin) is waited for with vim.wait, at most
+--- vim.ui.select (a picker plugin) or the diff keys are waited for with vim.wait, at most
 --- `approval_timeout_ms`; no answer (or a dismissed picker) is a rejection.
 function M.request_approval(params)
   if type(params) ~= 'table' then
     return { decision = DECISION.REJECT }
   end
   local decision
+  local view
+  if type(params.diff) == 'table' and config.options.show_diffs then
+    local ok, opened = pcall(require('relavium.diff_view').open, params, function(chosen)
+      decision = decision or chosen
+    end)
+    view = ok and opened or nil
+  end
   vim.ui.select(APPROVAL_CHOICES, {
     prompt = M.approval_prompt(params),
     kind = 'relavium_approval',
   }, function(choice)
-    decision = (choice and APPROVAL_DECISIONS[choice]) or DECISION.REJECT
+    decision = decision or (choice and APPROVAL_DECISIONS[choice]) or DECISION.REJECT
   end)
   if decision == nil then
     vim.wait(config.options.approval_timeout_ms, function()
       return decision ~= nil
     end, 20)
   end
+  require('relavium.diff_view').close(view)
   decision = decision or DECISION.REJECT
   record_in_chat(params, decision)
   return { decision = decision }

@@ -1,0 +1,162 @@
+"""Delegation: a session hands a task to another agent's child session (``docs/design.md`` §2.5).
+
+The ``delegate`` tool (``tools/delegate.py``) calls :meth:`ChildSessions.delegate` of the
+calling session. A child is an ordinary session with ``parentSessionId`` set: it is created
+with the named agent, runs the task as its first turn (the task message is attributed to the
+delegating agent), and its final answer becomes the tool result. Meanwhile the parent is
+``awaiting_peer``. A handoff record (from, to, reason, the parent's message that asked) is
+stored and announced with ``agent:handoff`` when the child starts and when it returns.
+
+Limits: at most :data:`MAX_DEPTH` levels of delegation, :data:`MAX_CONCURRENT_CHILDREN`
+children running per parent, and a child may spend only what is left under the parent's cost
+cap — everything a session's descendants spend counts toward its own cap. Aborting the
+parent's turn cancels the tool call, which aborts the child's turn (``send_message`` aborts
+its turn when its caller is cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.events import AgentHandoff
+from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.tools.base import DelegationOutcome, DelegationRequest
+from relavium_lsp.tools.delegate import DELEGATE_TOOL
+
+if TYPE_CHECKING:
+    from relavium_lsp.engine.live import LiveSessions
+
+MAX_DEPTH = 2
+MAX_CONCURRENT_CHILDREN = 2
+_TITLE_CHARS = 80
+_RECENT_MESSAGES = 16
+
+
+class ChildSessions:
+    """The delegations of one parent session (its ``Delegator``)."""
+
+    def __init__(self, parent: AgentSession, live: LiveSessions) -> None:
+        self._parent = parent
+        self._live = live
+        self._running = 0
+
+    async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
+        """Run ``request.task`` in a new child session of ``request.agent``; its answer."""
+        parent = self._parent
+        store = parent.scope.store
+        refusal = await self._refusal(request)
+        if refusal is not None:
+            return DelegationOutcome(refusal, failed=True)
+        self._running += 1
+        try:
+            remaining = parent.governor.remaining_microcents()
+            child = await self._live.create(
+                context=parent.record.context,
+                agent_ref=request.agent,
+                title=_title(request),
+                source=parent.record.source,
+                parent_session_id=parent.id,
+                cost_cap=remaining,
+            )
+            sequence, call_id = await self._asking_message(request)
+            await store.run(
+                lambda s: s.record_handoff(
+                    parent.id,
+                    child_session_id=child.id,
+                    from_agent=parent.agent.id,
+                    to_agent=child.agent.id,
+                    reason=request.reason,
+                    sequence_number=sequence,
+                    call_id=call_id,
+                )
+            )
+            handoff = AgentHandoff(
+                from_agent=parent.agent.id,
+                to_agent=child.agent.id,
+                reason=request.reason,
+                child_session_id=child.id,
+            )
+            parent.scope.emit(handoff)
+            await parent.set_status("awaiting_peer")
+            try:
+                result = await child.send_message(request.task, author=parent.agent.id)
+            except asyncio.CancelledError:
+                # The parent's turn was aborted: the child's turn was aborted with it.
+                parent.scope.emit(
+                    handoff.model_copy(update={"returned": True, "stop_reason": "aborted"})
+                )
+                raise
+            finally:
+                parent.governor.children_microcents = await store.run(
+                    lambda s: s.descendants_cost(parent.id)
+                )
+            await parent.set_status("streaming")
+            parent.scope.emit(
+                handoff.model_copy(update={"returned": True, "stop_reason": result.stop_reason})
+            )
+        finally:
+            self._running -= 1
+        if result.stop_reason in ("stop", "length", "tool_use"):
+            return DelegationOutcome(
+                result.text or f"({child.agent.id} finished without a text answer)",
+                child_session_id=child.id,
+            )
+        why = result.error.message if result.error is not None else result.stop_reason
+        return DelegationOutcome(
+            f"The {child.agent.id} agent did not finish the task ({why}). Its session is "
+            f"{child.id}.",
+            failed=True,
+            child_session_id=child.id,
+        )
+
+    async def _refusal(self, request: DelegationRequest) -> str | None:
+        """Why this delegation may not start, or ``None``."""
+        parent = self._parent
+        store = parent.scope.store
+        config = await self._live.workspace_config(parent.record.context.working_dir)
+        if request.agent not in config.agents:
+            known = ", ".join(sorted(config.agents))
+            return f"There is no agent {request.agent!r} in this workspace (known: {known})."
+        depth = await store.run(lambda s: s.delegation_depth(parent.id))
+        if depth + 1 > MAX_DEPTH:
+            return (
+                f"Delegation is limited to {MAX_DEPTH} levels; this session is already a "
+                "delegated one. Do the task yourself."
+            )
+        if self._running >= MAX_CONCURRENT_CHILDREN:
+            return f"At most {MAX_CONCURRENT_CHILDREN} delegated tasks may run at once."
+        parent.governor.children_microcents = await store.run(
+            lambda s: s.descendants_cost(parent.id)
+        )
+        if parent.governor.remaining_microcents() == 0:
+            return "The session's cost cap is spent; a delegated task could not run."
+        return None
+
+    async def _asking_message(self, request: DelegationRequest) -> tuple[int, str | None]:
+        """The parent's assistant message holding this ``delegate`` call, and the call's id."""
+        parent_id = self._parent.id
+        recent, _ = await self._parent.scope.store.run(
+            lambda s: s.get_transcript(parent_id, limit=_RECENT_MESSAGES)
+        )
+        for message in reversed(recent):
+            if message.role != "assistant":
+                continue
+            for part in message.content:
+                if (
+                    isinstance(part, ToolCallPart)
+                    and part.name == DELEGATE_TOOL
+                    and part.args.get("agent") == request.agent
+                    and part.args.get("task") == request.task
+                ):
+                    return message.sequence_number, part.id
+            return message.sequence_number, None
+        return 0, None
+
+
+def _title(request: DelegationRequest) -> str:
+    first_line = request.task.strip().splitlines()[0] if request.task.strip() else request.agent
+    if len(first_line) > _TITLE_CHARS:
+        first_line = first_line[: _TITLE_CHARS - 1] + "…"
+    return f"{request.agent}: {first_line}"

@@ -1,0 +1,191 @@
+"""Checking a damaged history database and recovering what still reads (issue 16).
+
+:func:`scan_history` reads every session — its row and its visible messages, the transcript —
+one at a time, on a fresh connection after each failure (SQLCipher leaves a connection that met
+a damaged page failing every later statement). It also reads each session's event log and
+costs, which a transcript does not need but a healthy file has.
+
+:func:`recover_history` copies every session that reads into a fresh encrypted database with
+the same key, then swaps it in: the damaged file (and its ``-wal``/``-shm``) is kept beside it
+as ``history.db.damaged-<time>``, never deleted. Event logs and cost rows are not copied (a
+session's totals are on its row); what could not be read is reported by id. Run it with no
+server using the file (close the editors first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import functools
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import sqlcipher3
+
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
+from relavium_lsp.errors import StoreError
+from relavium_lsp.store import transfer
+from relavium_lsp.store.damage import is_corruption
+from relavium_lsp.store.db import Connection, open_database
+from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.sessions import SessionStore
+
+T = TypeVar("T")
+_COMPANIONS = ("-wal", "-shm")
+
+
+@dataclass
+class HistoryScan:
+    """What reads in a history database and what does not."""
+
+    path: Path
+    integrity: list[str] = field(default_factory=list)
+    readable: list[tuple[AgentSessionRecord, list[SessionMessage]]] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)  # session id → why
+    damaged_logs: dict[str, str] = field(default_factory=dict)  # events/costs of a session
+    listing_error: str | None = None  # the session table itself could not be listed
+
+    @property
+    def healthy(self) -> bool:
+        """Nothing damaged anywhere."""
+        return (
+            self.integrity == ["ok"]
+            and not self.unreadable
+            and not self.damaged_logs
+            and self.listing_error is None
+        )
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """The outcome of :func:`recover_history`."""
+
+    scan: HistoryScan
+    kept_damaged: Path
+    copied: int
+
+
+class _Reader:
+    """One connection, reopened after every damage error (see the module doc)."""
+
+    def __init__(self, path: Path, key: DbKey) -> None:
+        self._path, self._key = path, key
+        self._connection: Connection = open_database(path, key)
+
+    def attempt(self, read: Callable[[Connection], T]) -> T:
+        """``read`` on the connection; after damage, once more on a fresh one.
+
+        The retry matters: a connection poisoned by an earlier read (or by the integrity
+        check, which may report damage without raising) would fail a healthy session too.
+        """
+        for last_try in (False, True):
+            try:
+                return read(self._connection)
+            except sqlcipher3.DatabaseError as error:
+                if not is_corruption(error):
+                    raise
+                self.reset()
+                if last_try:
+                    raise
+        raise AssertionError("unreachable")
+
+    def reset(self) -> None:
+        """A fresh connection (whatever state the old one was left in)."""
+        with contextlib.suppress(Exception):
+            self._connection.close()
+        self._connection = open_database(self._path, self._key)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._connection.close()
+
+
+def scan_history(path: Path, key: DbKey) -> HistoryScan:
+    """Read every session of ``path``; raises only when the file does not open at all."""
+    scan = HistoryScan(path=path)
+    reader = _Reader(path, key)
+    try:
+        scan.integrity = _integrity(reader)
+        reader.reset()  # the check read every page: start the sessions on a clean connection
+        try:
+            ids = reader.attempt(_session_ids)
+        except sqlcipher3.DatabaseError as error:
+            scan.listing_error = str(error)
+            return scan
+        for session_id in ids:
+            try:
+                found = reader.attempt(functools.partial(_snapshot, session_id=session_id))
+            except sqlcipher3.DatabaseError as error:
+                scan.unreadable[session_id] = str(error)
+                continue
+            if found is not None:
+                scan.readable.append(found)
+            try:
+                reader.attempt(functools.partial(_read_logs, session_id=session_id))
+            except sqlcipher3.DatabaseError as error:
+                scan.damaged_logs[session_id] = str(error)
+    finally:
+        reader.close()
+    return scan
+
+
+def recover_history(path: Path, key: DbKey, *, now: datetime.datetime | None = None) -> Recovery:
+    """Copy every readable session into a fresh database and swap it in (see the module doc)."""
+    scan = scan_history(path, key)
+    stamp = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    fresh = path.with_name(f"{path.name}.recovering-{stamp}")
+    kept = path.with_name(f"{path.name}.damaged-{stamp}")
+    if fresh.exists() or kept.exists():
+        raise StoreError(f"{fresh} or {kept} already exists; try again in a second")
+    store = SessionStore.open(fresh, key)
+    try:
+        for record, messages in scan.readable:
+            transfer.import_session(store.connection, record, messages)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        store.close()
+    for suffix in ("", *_COMPANIONS):
+        damaged = Path(str(path) + suffix)
+        if damaged.exists():
+            os.replace(damaged, Path(str(kept) + suffix))
+    for suffix in ("", *_COMPANIONS):
+        made = Path(str(fresh) + suffix)
+        if made.exists():
+            os.replace(made, Path(str(path) + suffix))
+    return Recovery(scan=scan, kept_damaged=kept, copied=len(scan.readable))
+
+
+def _integrity(reader: _Reader) -> list[str]:
+    try:
+        rows = reader.attempt(lambda c: c.execute("PRAGMA integrity_check(20)").fetchall())
+    except sqlcipher3.DatabaseError as error:
+        return [str(error)]
+    return [str(row[0]) for row in rows]
+
+
+def _session_ids(connection: Connection) -> list[str]:
+    # Deleted sessions are hidden, not gone: a recovery keeps them too, as they were.
+    rows = connection.execute("SELECT id FROM agent_sessions ORDER BY created_at").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _snapshot(
+    connection: Connection, *, session_id: str
+) -> tuple[AgentSessionRecord, list[SessionMessage]] | None:
+    return transfer.export_snapshot(connection, session_id)
+
+
+def _read_logs(connection: Connection, *, session_id: str) -> None:
+    for table in ("session_events", "session_costs"):
+        for _row in _all_rows(connection, table, session_id):
+            pass
+
+
+def _all_rows(connection: Connection, table: str, session_id: str) -> Iterator[object]:
+    yield from connection.execute(
+        f"SELECT * FROM {table} WHERE session_id = ?",  # noqa: S608 (a fixed table name)
+        (session_id,),
+    )

@@ -1,0 +1,85 @@
+"""edit_file through the registry: exact replacements on the editor's text, a diff to approve."""
+
+from __future__ import annotations
+
+import asyncio
+
+from relavium_lsp.tools.host import ApprovalRequest
+
+SOURCE = "def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n"
+
+
+def edit(path: str, *pairs: tuple[str, str], replace_all: bool = False) -> dict[str, object]:
+    return {
+        "path": path,
+        "edits": [{"old": old, "new": new, "replaceAll": replace_all} for old, new in pairs],
+    }
+
+
+async def test_several_replacements_on_an_unsaved_buffer(harness) -> None:
+    path = harness.workspace / "app.py"
+    path.write_text("on disk\n")
+    harness.host.buffers[path] = SOURCE
+    outcome = await harness.call(
+        "edit_file", edit("app.py", ("a - b", "a + b"), ("add(2, 3)", "add(2, 4)"))
+    )
+    assert not outcome.is_error, outcome.result
+    assert outcome.result == "Edited app.py: 2 replacements (+2 -2 lines)."
+    [(written, text, _)] = harness.host.writes
+    assert written == path
+    assert text == "def add(a, b):\n    return a + b\n\n\nprint(add(2, 4))\n"
+    [request] = harness.host.requests
+    assert isinstance(request, ApprovalRequest) and request.change is not None
+    diff = request.change.diff
+    assert "-    return a - b\n+    return a + b\n" in diff.unified
+    assert (diff.stat.added, diff.stat.removed) == (2, 2)
+    [event] = harness.events_of("agent:approval_requested")
+    assert event.to_wire()["diffStat"] == {"added": 2, "removed": 2}
+    assert "return" not in repr(event.to_wire())
+
+
+async def test_a_non_matching_old_is_a_clear_error_and_nothing_changes(harness) -> None:
+    path = harness.workspace / "app.py"
+    path.write_text(SOURCE)
+    outcome = await harness.call(
+        "edit_file",
+        edit("app.py", ("a - b", "a + b"), ("def add(a, b):\n    return a * b", "x")),
+    )
+    assert outcome.is_error
+    assert "edit 2 of 2: `old` was not found, so nothing was changed" in outcome.result
+    assert "line 2 of `old` ('    return a * b') differs" in outcome.result
+    assert harness.host.writes == [] and harness.host.requests == []
+    assert path.read_text() == SOURCE
+
+
+async def test_an_ambiguous_old_is_refused_unless_replace_all(harness) -> None:
+    path = harness.workspace / "f.py"
+    path.write_text("x = 1\ny = 1\n")
+    refused = await harness.call("edit_file", edit("f.py", ("= 1", "= 2")))
+    assert refused.is_error and "occurs 2 times" in refused.result
+    done = await harness.call("edit_file", edit("f.py", ("= 1", "= 2"), replace_all=True))
+    assert not done.is_error, done.result
+    assert path.read_text() == "x = 2\ny = 2\n"
+
+
+async def test_a_buffer_the_user_changes_during_approval_is_not_overwritten(
+    harness, make_host
+) -> None:
+    path = harness.workspace / "app.py"
+    path.write_text(SOURCE)
+    host = make_host(hold=True)
+    host.buffers[path] = SOURCE
+    ctx = harness.context(host=host)
+    task = asyncio.create_task(harness.call("edit_file", edit("app.py", ("a - b", "a + b")), ctx))
+    await host.asked.wait()
+    host.buffers[path] = "# mine\n" + SOURCE
+    assert host.release is not None
+    host.release.set_result("approve")
+    outcome = await task
+    assert outcome.is_error and "changed in the editor after the agent read it" in outcome.result
+    assert host.writes == []
+
+
+async def test_edit_file_needs_an_existing_file(harness) -> None:
+    outcome = await harness.call("edit_file", edit("missing.py", ("a", "b")))
+    assert outcome.is_error and "does not exist" in outcome.result
