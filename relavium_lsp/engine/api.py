@@ -208,16 +208,17 @@ class Engine:
             )
         try:
             last_event = await self._services.bus.last_sequence(session_id)
+            plan = await self.plan(session_id)  # kept in the event log too
         except DatabaseCorrupted as error:
             # The messages are the transcript; a damaged event log must not lock a session
             # out (issue 16). Replays start from nothing; the log line names the file.
             logger.warning("resuming %s without its event log: %s", session_id, error.message)
-            last_event = 0
+            last_event, plan = 0, None
         return ResumeResult(
             session=session.record,
             messages=messages,
             last_event_sequence=last_event,
-            plan=await self.plan(session_id),
+            plan=plan,
         )
 
     async def send(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
-from relavium_lsp.errors import StoreError
+from relavium_lsp.errors import DatabaseCorrupted, StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 
 Listener = Callable[[StampedEvent], None]
@@ -89,7 +89,12 @@ class EventBus:
         """Deliver this session's events written by other processes from now on."""
         if session_id in self._baseline:
             return
-        last = await self._store.run(lambda s: s.last_event_sequence(session_id))
+        try:
+            last = await self._store.run(lambda s: s.last_event_sequence(session_id))
+        except DatabaseCorrupted:
+            # A damaged event log must not keep the session from opening (issue 16): other
+            # windows' events go unseen here; the store has logged which file to recover.
+            return
         # Events up to ``last`` that a local pump has persisted but not delivered yet are
         # still delivered by it: the baseline only bounds what catch_up reads back.
         self._baseline.setdefault(session_id, last)

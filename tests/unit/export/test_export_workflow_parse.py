@@ -50,9 +50,15 @@ def test_authoring_fields_and_extra_metadata_survive() -> None:
     assert "owner: team-a" in serialize_workflow(document)
 
 
-_TIMESTAMPED = export_workflow_yaml(*plain_turns()).replace(
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+# An export with one timestamp left unquoted: YAML reads it as a datetime, not text.
+_UNQUOTED_TIMESTAMP = export_workflow_yaml(*plain_turns()).replace(
     "createdAt: '2025-03-01T09:00:00.000Z'", "createdAt: 2025-03-01T09:00:00Z"
 )
+
 ERRORS = {
     "unknown top-level key": (MINIMAL + "colour: blue\n", 12, "colour"),
     "unknown node key": (
@@ -76,9 +82,8 @@ ERRORS = {
     ),
     "agent without agent_ref": (MINIMAL.replace("type: output", "type: agent"), 9, "agent_ref"),
     "timestamp where text belongs": (
-        _TIMESTAMPED,
-        # The line of the bad value (its place moves with the default agent's snapshot).
-        _TIMESTAMPED.splitlines().index("    createdAt: 2025-03-01T09:00:00Z") + 1,
+        _UNQUOTED_TIMESTAMP,
+        _line_of(_UNQUOTED_TIMESTAMP, "createdAt: 2025"),
         "createdAt",
     ),
     "not a mapping": ("- a\n- b\n", 1, "mapping"),
