@@ -7,7 +7,8 @@ Run: ``python -m bench.search [--quick]``. Rows (:mod:`bench.report`):
   formatting, events — for a symbol defined once. Anchor: the same ``rg`` binary run directly
   on the same tree for the same literal (plain output, gitignore respected), awaited the same
   way, so the ratio is what the tool adds to the search itself.
-- find_files, 5,000 files, against ``rg --files`` with the same glob.
+- find_files, 5,000 files, against ``rg --files --sort path`` with the same glob (the tool
+  lists paths sorted, so the anchor sorts too).
 - the pure-Python fallback (context only: it runs only when no ``rg`` is installed).
 
 Samples are interleaved (tool, anchor, tool, …) so load on the shared machine colours both.
@@ -140,8 +141,8 @@ async def measure(samples: int) -> list[Row]:
             (
                 f"find_files '*4321.py', {FILES:,} files",
                 tool("find_files", {"pattern": "*4321.py"}),
-                "rg --files -g directly",
-                direct([*base, "--files", "-g", "*4321.py", "./"]),
+                "rg --files --sort path -g directly",
+                direct([*base, "--files", "--sort", "path", "-g", "*4321.py", "./"]),
             ),
         ]
         rows: list[Row] = []

@@ -30,6 +30,7 @@ import sqlcipher3
 from relavium_lsp import __version__
 from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.commands.doctor_probe import probe_providers
+from relavium_lsp.commands.recover import key_available, run_check
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.errors import RelaviumError
@@ -39,7 +40,7 @@ from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.logs import LOG_FILE_NAME, LOG_LEVEL_ENV
 from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
 from relavium_lsp.store.db import PLAINTEXT_SQLITE_HEADER, read_header
-from relavium_lsp.store.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, resolve_db_key
+from relavium_lsp.store.keys import KEY_ENV, resolve_db_key
 from relavium_lsp.store.sessions import SessionStore
 
 Status = Literal["ok", "problem", "info"]
@@ -97,8 +98,6 @@ def run(arguments: argparse.Namespace) -> int:
     if not root.handlers:
         root.addHandler(logging.NullHandler())
     if arguments.check:
-        from relavium_lsp.commands.recover import run_check
-
         return run_check(arguments.history, as_json=arguments.json)
     checks = collect_checks(workspace, probe=not arguments.offline)
     problems = [check for check in checks if check.status == "problem"]
@@ -228,19 +227,6 @@ def _keychain(home: Path) -> Check:
     return Check("Keychain", "ok", f"{name} (database key and API keys are kept there)")
 
 
-def _key_available(home: Path) -> bool:
-    """Whether some key source exists, so that resolving the key will not create one."""
-    if os.environ.get(KEY_ENV, "").strip() or os.path.lexists(home / KEY_FILE_NAME):
-        return True
-    backend = usable_keychain()
-    if backend is None:
-        return False
-    try:
-        return backend.get_password(KEYRING_SERVICE, KEYRING_ACCOUNT) is not None
-    except Exception:  # a failing backend means the server will fall back to the key file
-        return False
-
-
 def _database(home: Path) -> Check:
     path = history_db_path()
     name = "History database"
@@ -252,7 +238,7 @@ def _database(home: Path) -> Check:
                 name, "problem", f"{path} is a plain, unencrypted SQLite file",
                 "it was not written by relavium-lsp; move it away",
             )  # fmt: skip
-        if not _key_available(home):
+        if not key_available(home):
             return Check(
                 name,
                 "problem",

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.paths import history_db_path, relavium_home
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.keychain import usable_keychain
+from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
+from relavium_lsp.store.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, resolve_db_key
 from relavium_lsp.store.salvage import HistoryScan, recover_history, scan_history
 
 
@@ -34,11 +36,38 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_recover)
 
 
+def key_available(home: Path) -> bool:
+    """Whether some key source exists, so that resolving the key will not create one."""
+    if os.environ.get(KEY_ENV, "").strip() or os.path.lexists(home / KEY_FILE_NAME):
+        return True
+    backend = usable_keychain()
+    if backend is None:
+        return False
+    try:
+        return backend.get_password(KEYRING_SERVICE, KEYRING_ACCOUNT) is not None
+    except Exception:  # a failing backend means the server will fall back to the key file
+        return False
+
+
+def _no_key_message(path: Path) -> str | None:
+    """Why the database cannot be read (no key source: resolving would create a new key)."""
+    if key_available(relavium_home()):
+        return None
+    return (
+        f"{path} exists but no key was found ({KEY_ENV} unset, no keychain entry, no key "
+        "file); set the key it was created with — a new key would not open it"
+    )
+
+
 def run_recover(arguments: argparse.Namespace) -> int:
     """Recover; exit status 0 when every session was copied, 1 when some were lost."""
     path = history_db_path(arguments.history)
     if not path.exists():
         print(f"{path} does not exist; nothing to recover")
+        return 1
+    problem = _no_key_message(path)
+    if problem is not None:
+        print(f"cannot recover: {problem}")
         return 1
     try:
         recovery = recover_history(path, resolve_db_key(relavium_home()))
@@ -62,6 +91,10 @@ def run_check(history: str | None, *, as_json: bool) -> int:
     if not path.exists():
         print(f"{path} does not exist yet; nothing to check")
         return 0
+    problem = _no_key_message(path)
+    if problem is not None:
+        print(json.dumps({"ok": False, "error": problem}) if as_json else problem)
+        return 1
     try:
         scan = scan_history(path, resolve_db_key(relavium_home()))
     except RelaviumError as error:

@@ -103,9 +103,24 @@ DEFAULT_AGENT = AgentDefinition(
         "You are Relavium, a careful coding assistant working inside the user's editor.\n"
         "Workspace: {{ctx.workingDir}}. Active file: {{ctx.activeFile}}. "
         "Selection: {{ctx.selection}}. Git ref: {{ctx.gitRef}}.\n"
-        "Use tools to read files before you change them. Change existing files with "
-        "edit_file (exact text copied from the file → its replacement); use write_file only "
-        "to create a file. Keep answers short and concrete."
+        "Use tools to read files before you change them: find code with search_files and "
+        "find_files. Change existing files with edit_file (exact text copied from the file → "
+        "its replacement); use write_file only to create a file. For a task of several steps, "
+        "keep a short plan with update_plan and tick its steps off as you go. Keep answers "
+        "short and concrete."
     ),
-    tools=["read_file", "edit_file", "write_file", "list_directory", "search_files", "git_status"],
+    tools=[
+        "read_file",
+        "edit_file",
+        "write_file",
+        "list_directory",
+        "search_files",
+        "find_files",
+        "update_plan",
+        "git_status",
+        "editor_diagnostics",
+        "editor_symbols",
+        "editor_references",
+        "editor_definition",
+    ],
 )

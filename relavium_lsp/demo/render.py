@@ -234,6 +234,15 @@ def describe_event(envelope: dict[str, Any], style: Style) -> tuple[str, str]:
             f"{envelope.get('toolId')} {mark} {envelope.get('durationMs')} ms · {summary}",
             "green" if ok else "red",
         )
+    if kind == "agent:plan_updated":
+        entries = [entry for entry in envelope.get("entries") or [] if isinstance(entry, dict)]
+        done = sum(entry.get("status") == "completed" for entry in entries)
+        marks = {"completed": "[x]", "in_progress": "[~]"}
+        steps = "  ".join(
+            f"{marks.get(str(entry.get('status')), '[ ]')} {entry.get('content')}"
+            for entry in entries
+        )
+        return one_line(f"plan {done}/{len(entries)} done · {steps}", 120), "blue"
     if kind == "cost:updated":
         cost = format_cost(
             int(envelope.get("costMicrocents", 0)), bool(envelope.get("priced", True))

@@ -73,7 +73,10 @@ class DemoRun:
             (f"Open {script.DEMO_SOURCE_PATH} and select lines", self._open_and_select),
             (f"{methods.START_SESSION}: context detected by the server", self._start_session),
             ("Ask about the selection", self._ask_about_selection),
-            ("Ask for a change: read_file, edit_file, diff, approval", self._ask_for_change),
+            (
+                "Ask for a change: plan, search, read_file, edit_file, diff, approval",
+                self._ask_for_change,
+            ),
             ("The change on disk: git diff", self._show_diff),
             ("Close editor window 1 (shutdown, exit)", self._stop_server),
             (f"Editor window 2, a new server: {methods.RESUME_SESSION}", self._resume),
@@ -234,6 +237,16 @@ class DemoRun:
             raise DemoFailure("the write was never put to the user for approval")
         if not editor.record.applied_writes:
             raise DemoFailure("no workspace/applyEdit arrived for the write")
+        types = [event.get("type") for event in editor.record.events]
+        if "agent:plan_updated" not in types:
+            raise DemoFailure("the agent never showed its plan (update_plan)")
+        searched = [
+            event
+            for event in editor.record.events
+            if event.get("type") == "agent:tool_result" and event.get("toolId") == "search_files"
+        ]
+        if not searched or not searched[0].get("success"):
+            raise DemoFailure("the agent's search_files call did not succeed")
         target = self._workspace() / script.DEMO_SOURCE_PATH
         on_disk = await asyncio.to_thread(target.read_text, encoding="utf-8")
         if on_disk != script.DEMO_SOURCE_AFTER:

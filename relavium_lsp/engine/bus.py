@@ -188,6 +188,19 @@ class EventBus:
         if channel.pump is None:
             channel.pump = asyncio.create_task(self._pump(session_id, channel))
 
+    def release(self, session_id: str) -> None:
+        """Forget an idle session's queue and lock (its live object was dropped, issue 16).
+
+        Only what is idle goes: a queue with events in flight or a held lock stays. Emitting
+        again later simply starts a new queue. What is being watched stays watched.
+        """
+        channel = self._channels.get(session_id)
+        if channel is not None and not channel.pending and channel.pump is None:
+            del self._channels[session_id]
+        lock = self._delivery_locks.get(session_id)
+        if lock is not None and not lock.locked():
+            del self._delivery_locks[session_id]
+
     async def drain(self, session_id: str) -> None:
         """Wait until every event emitted so far for the session is persisted and delivered."""
         channel = self._channels.get(session_id)

@@ -37,6 +37,8 @@ from relavium_lsp.store.models import utc_timestamp
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
 ConfigLoader = Callable[[Path | None], WorkspaceConfig]
+# Live sessions kept in memory before idle ones are dropped (reloaded on next use).
+MAX_LIVE_SESSIONS = 256
 
 
 def effective_scope_tier(context: SessionContext, configured: FsScopeTier) -> FsScopeTier:
@@ -158,6 +160,7 @@ class LiveSessions:
         """The live session for an id, loading (and recovering) it from the store if needed."""
         live = self._live.get(session_id)
         if live is not None:
+            self._live[session_id] = self._live.pop(session_id)  # most recently used last
             return live
         lock = self._loading.setdefault(session_id, asyncio.Lock())
         try:
@@ -211,7 +214,25 @@ class LiveSessions:
         )
         session.scope.delegator = ChildSessions(session, self)
         self._live[record.id] = session
+        self._evict_idle()
         return session
+
+    def _evict_idle(self) -> None:
+        """Keep at most :data:`MAX_LIVE_SESSIONS` in memory: drop the least recently used.
+
+        Issue 16: each live session holds ~30 KB, and a client starting sessions in a loop
+        grew the server without bound. A dropped session is reloaded from the store the next
+        time anything needs it; one with a running turn, a lease or remembered "always
+        allow" answers is never dropped.
+        """
+        excess = len(self._live) - MAX_LIVE_SESSIONS
+        for session_id, session in list(self._live.items()):
+            if excess <= 0:
+                return
+            if session.evictable:
+                del self._live[session_id]
+                self._services.bus.release(session_id)
+                excess -= 1
 
     def clock(self) -> LeaseClock:
         """The facts a lease decision needs now (a private store's engine has no keeper)."""

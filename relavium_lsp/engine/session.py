@@ -144,6 +144,11 @@ class AgentSession:
             return True
         return self._turn is not None and not self._turn.done()
 
+    @property
+    def evictable(self) -> bool:
+        """Whether dropping this object loses nothing the store does not hold (see live.py)."""
+        return not self.busy and self._lease_token is None and not self.scope.approvals.remembered()
+
     def snapshot(self) -> SessionSnapshot:
         """The session as it is now (row, agent, policy, chain), frozen."""
         return SessionSnapshot(

@@ -2,8 +2,9 @@
 
 The demo (``make demo``) builds its sample workspace from :data:`DEMO_FILES`, selects
 :data:`DEMO_SELECTION` and sends :data:`DEMO_PROMPTS` in order; the offline model then
-replays the recorded answers: an explanation of the selection, then ``read_file`` →
-``edit_file`` (one exact-text replacement, :data:`DEMO_EDIT`) → a closing summary. Anything
+replays the recorded answers: an explanation of the selection, then for the change a plan
+(``update_plan``) and a code search (``search_files``), ``read_file`` → ``edit_file`` (one
+exact-text replacement, :data:`DEMO_EDIT`), the plan ticked off, and a closing summary. Anything
 else gets the offline model's explanation of how to configure a real provider.
 """
 
@@ -61,10 +62,29 @@ SELECTION_ANSWER = (
     'and returns the result, so `greet("world")` returns `"Hello, world!"`. It has no type '
     "hints, so nothing says that `name` must be a string."
 )
+PLAN_PREAMBLE = "First a short plan, and a search for where `greet` is defined."
+SEARCH_PATTERN = "def greet"
+PLAN_STEPS: tuple[str, ...] = (
+    "Find greet",
+    "Add type hints and a docstring",
+    "Check the edited file",
+)
 CHANGE_PREAMBLE = "I'll add the annotations and a one-line docstring."
 CHANGE_SUMMARY = (
     f"Done: `greet` in `{DEMO_SOURCE_PATH}` now takes `name: str`, returns `str` and has a "
     "docstring. The change arrived as an editor edit, so you can review or undo it."
 )
+PLAN_CALL_ID = "call_demo_plan"
+SEARCH_CALL_ID = "call_demo_search_files"
+PLAN_DONE_CALL_ID = "call_demo_plan_done"
 READ_CALL_ID = "call_demo_read_file"
 EDIT_CALL_ID = "call_demo_edit_file"
+
+
+def plan_entries(done: int) -> list[dict[str, str]]:
+    """The plan with its first ``done`` steps completed and the next one in progress."""
+    entries = []
+    for index, step in enumerate(PLAN_STEPS):
+        status = "completed" if index < done else "in_progress" if index == done else "pending"
+        entries.append({"content": step, "status": status})
+    return entries

@@ -71,11 +71,23 @@ def _words(text: str, per_piece: int = 4) -> list[str]:
 def _scripted_responses() -> list[ScriptedResponse]:
     read_args = json.dumps({"path": demo.DEMO_SOURCE_PATH})
     edit_args = json.dumps({"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]})
+    plan_args = json.dumps({"plan": demo.plan_entries(0)})
+    search_args = json.dumps({"pattern": demo.SEARCH_PATTERN, "glob": "*.py"})
+    done_args = json.dumps({"plan": demo.plan_entries(len(demo.PLAN_STEPS))})
     return [
         openai_stream(text=_words(demo.SELECTION_ANSWER), usage=(412, 71), model=OFFLINE_MODEL_ID),
         openai_stream(
+            text=_words(demo.PLAN_PREAMBLE),
+            tool_calls=[
+                ScriptedToolCall(demo.PLAN_CALL_ID, "update_plan", plan_args),
+                ScriptedToolCall(demo.SEARCH_CALL_ID, "search_files", search_args),
+            ],
+            usage=(436, 52),
+            model=OFFLINE_MODEL_ID,
+        ),
+        openai_stream(
             tool_calls=[ScriptedToolCall(demo.READ_CALL_ID, "read_file", read_args)],
-            usage=(436, 18),
+            usage=(471, 18),
             model=OFFLINE_MODEL_ID,
         ),
         openai_stream(
@@ -84,7 +96,12 @@ def _scripted_responses() -> list[ScriptedResponse]:
             usage=(512, 84),
             model=OFFLINE_MODEL_ID,
         ),
-        openai_stream(text=_words(demo.CHANGE_SUMMARY), usage=(618, 46), model=OFFLINE_MODEL_ID),
+        openai_stream(
+            tool_calls=[ScriptedToolCall(demo.PLAN_DONE_CALL_ID, "update_plan", done_args)],
+            usage=(618, 40),
+            model=OFFLINE_MODEL_ID,
+        ),
+        openai_stream(text=_words(demo.CHANGE_SUMMARY), usage=(672, 46), model=OFFLINE_MODEL_ID),
     ]
 
 
@@ -133,9 +150,14 @@ async def record(path: Path) -> int:
             history.append(_assistant(await _call(provider, history)))
             history.append(_user(demo.ASK_FOR_CHANGE))
             history.append(_assistant(await _call(provider, history)))
+            history.append(_tool_result(demo.PLAN_CALL_ID, "Plan updated."))
+            history.append(_tool_result(demo.SEARCH_CALL_ID, f"{demo.DEMO_SOURCE_PATH}:1: def"))
+            history.append(_assistant(await _call(provider, history)))
             history.append(_tool_result(demo.READ_CALL_ID, demo.DEMO_SOURCE))
             history.append(_assistant(await _call(provider, history)))
             history.append(_tool_result(demo.EDIT_CALL_ID, f"Edited {demo.DEMO_SOURCE_PATH}."))
+            history.append(_assistant(await _call(provider, history)))
+            history.append(_tool_result(demo.PLAN_DONE_CALL_ID, "Plan updated."))
             await _call(provider, history)
     return len(provider.calls)
 

@@ -10,25 +10,20 @@ whole-file replacement, and the approval carries the diff.
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
 from pydantic import Field
 
-from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (
-    ApprovalNeed,
     PreparedCall,
     ToolArgs,
     ToolDefinition,
     ToolLimits,
     ToolRun,
 )
-from relavium_lsp.tools.fs import read_current_text, write_through_host
+from relavium_lsp.tools.fs import file_change_approval, read_current_text, write_through_host
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
-from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import (
     Replacement,
     apply_replacements,
@@ -103,16 +98,7 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
 
         return PreparedCall(
             run=run,
-            approval=ApprovalNeed(
-                action="fs_write",
-                preview=ApprovalPreview(path=label),
-                scope_key=str(resolved.parent),
-                inside_workspace=roots.inside_workspace(resolved),
-                # The path as asked for and as resolved: a symlink must not hide either.
-                protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
-                or protected_pattern(resolved, ctx.policy.protected_paths),
-                change=change,
-            ),
+            approval=file_change_approval(args.path, resolved, roots, ctx, change, label),
         )
 
     return [

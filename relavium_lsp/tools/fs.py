@@ -208,6 +208,28 @@ def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> st
     return "\n".join([header, *out]) if out else f"{header}\n(empty directory)"
 
 
+def file_change_approval(
+    asked: str,
+    resolved: Path,
+    roots: ScopeRoots,
+    ctx: ToolCallContext,
+    change: FileChange,
+    label: str,
+) -> ApprovalNeed:
+    """What a change to one file asks the user (``write_file`` and ``edit_file`` alike)."""
+    protected = ctx.policy.protected_paths
+    return ApprovalNeed(
+        action="fs_write",
+        preview=ApprovalPreview(path=label),
+        scope_key=str(resolved.parent),
+        inside_workspace=roots.inside_workspace(resolved),
+        # The path as asked for and as resolved: a symlink must not hide either.
+        protected=protected_pattern(PurePath(asked), protected)
+        or protected_pattern(resolved, protected),
+        change=change,
+    )
+
+
 def _edit_label(ctx: ToolCallContext) -> str:
     return f"Relavium: {ctx.session_title or ctx.session_id}"
 
@@ -263,16 +285,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
 
         return PreparedCall(
             run=run,
-            approval=ApprovalNeed(
-                action="fs_write",
-                preview=ApprovalPreview(path=label),
-                scope_key=str(resolved.parent),
-                inside_workspace=roots.inside_workspace(resolved),
-                # The path as asked for and as resolved: a symlink must not hide either.
-                protected=protected_pattern(PurePath(args.path), ctx.policy.protected_paths)
-                or protected_pattern(resolved, ctx.policy.protected_paths),
-                change=change,
-            ),
+            approval=file_change_approval(args.path, resolved, roots, ctx, change, label),
         )
 
     async def prepare_list(args: ListDirectoryArgs, ctx: ToolCallContext) -> PreparedCall:

@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import Field
@@ -25,6 +25,7 @@ from pydantic import Field
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.command_changes import record_after, snapshot_before
 from relavium_lsp.tools.command_policy import CommandPolicy
 from relavium_lsp.tools.definition import (
     ApprovalNeed,
@@ -117,6 +118,8 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
         checked = check_command(args, ctx)
 
         async def run() -> ToolRun:
+            # The files it changes are checkpointed like the file tools' (§6.3).
+            before = await snapshot_before(ctx, checked.cwd)
             stream = OutputStream(ctx.emit, "run_command", ctx.call_id)
             try:
                 result = await run_in_pty(
@@ -129,7 +132,9 @@ def process_tools(limits: ToolLimits) -> list[ToolDefinition[RunCommandArgs]]:
                 )
             finally:
                 stream.close()
-            return render_result(checked.display, result, limits.command_timeout_s)
+            rendered = render_result(checked.display, result, limits.command_timeout_s)
+            note = await record_after(ctx, before) if before is not None else ""
+            return replace(rendered, text=f"{rendered.text}\n{note}") if note else rendered
 
         return PreparedCall(run=run, approval=checked.approval)
 

@@ -105,7 +105,11 @@ def test_make_demo_runs_twice_with_real_effects(tmp_path: Path) -> None:
     nodes = {node["id"]: node for node in workflow["nodes"]}
     assert list(nodes) == ["input", "turn-1", "turn-2", "output"]
     assert nodes["turn-1"]["prompt_template"] == script.ASK_ABOUT_SELECTION
-    assert nodes["turn-2"]["tools"] == ["read_file", "edit_file"]
+    assert nodes["turn-2"]["tools"] == ["update_plan", "search_files", "read_file", "edit_file"]
+    # The plan rides in the export, every step ticked off.
+    plan = workflow["metadata"]["relaviumExport"]["plan"]
+    assert [step["content"] for step in plan] == list(script.PLAN_STEPS)
+    assert {step["status"] for step in plan} == {"completed"}
     assert nodes["turn-2"]["agent_ref"] == "relavium-default"
 
     # The database is encrypted, and holds the session when opened with the demo's key.
@@ -122,10 +126,16 @@ def test_make_demo_runs_twice_with_real_effects(tmp_path: Path) -> None:
         assert record.context.active_file == script.DEMO_SOURCE_PATH
         assert record.exported_workflow_path == "untitled"
         roles = [message.role for message in store.iter_messages(session_id)]
+        # The change turn: plan + search, read, edit, plan ticked off, summary.
         assert roles == [
             "user",
             "assistant",
             "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "tool",
             "assistant",
             "tool",
             "assistant",

@@ -12,6 +12,11 @@ describe('parseWebviewMessage', () => {
     });
     assert.deepEqual(parseWebviewMessage({ type: 'rename' }), { type: 'rename', sessionId: undefined });
     assert.deepEqual(parseWebviewMessage({ type: 'abort', extra: 'ignored' }), { type: 'abort' });
+    assert.deepEqual(parseWebviewMessage({ type: 'openDiff', callId: 'c1' }), {
+      type: 'openDiff',
+      callId: 'c1',
+    });
+    assert.deepEqual(parseWebviewMessage({ type: 'rewind', itemId: 'u1' }), { type: 'rewind', itemId: 'u1' });
   });
 
   it('rejects malformed and hostile messages', () => {
@@ -27,6 +32,8 @@ describe('parseWebviewMessage', () => {
       { type: 'approval', callId: '', decision: 'approve' },
       { type: 'resume', sessionId: { toString: () => 'x' } },
       { type: 'delete', sessionId: 'x'.repeat(201) },
+      { type: 'openDiff', callId: '' },
+      { type: 'rewind', itemId: 42 },
       { type: '__proto__' },
       { type: 'constructor' },
     ];

@@ -200,3 +200,14 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def test_check_and_recover_never_invent_a_key(history: tuple[Path, Path, list[str], int]) -> None:
+    home = history[0]
+    env = server_env(home, {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"})
+    for command in (("doctor", "--check"), ("recover",)):
+        done = _cli(env, *command)
+        assert done.returncode == 1
+        assert "no key was found" in done.stdout
+    assert not (home / ".relavium" / "history.key").exists()
+    assert [p.name for p in (home / ".relavium").iterdir()] == ["history.db"]

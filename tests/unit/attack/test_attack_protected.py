@@ -102,6 +102,19 @@ async def test_auto_edits_asks_for_every_protected_path(tmp_path: Path) -> None:
             )
             for index, path in enumerate([*PROTECTED_PATHS, "src/ok.py"])
         ]
+        # edit_file writes too: an existing protected file edited in place asks as well.
+        calls.append(
+            ScriptedToolCall(
+                id="call-edit",
+                name="edit_file",
+                arguments=json.dumps(
+                    {
+                        "path": ".relavium/agents/coder.agent.yaml",
+                        "edits": [{"old": "id: coder", "new": "id: pwned"}],
+                    }
+                ),
+            )
+        )
         model.script(
             openai_stream(tool_calls=calls, usage=(80, 20)),
             openai_stream(text=["Done."], usage=(90, 2)),
@@ -114,8 +127,10 @@ async def test_auto_edits_asks_for_every_protected_path(tmp_path: Path) -> None:
             )
             assert result["stopReason"] == "stop", result
             asked = [approval["preview"]["path"] for approval in client.approvals]
-            assert asked == [path for path in PROTECTED_PATHS if path not in JAIL_REFUSED]
-            assert {approval["toolId"] for approval in client.approvals} == {"write_file"}
+            expected = [path for path in PROTECTED_PATHS if path not in JAIL_REFUSED]
+            assert asked == [*expected, ".relavium/agents/coder.agent.yaml"]
+            tools = [approval["toolId"] for approval in client.approvals]
+            assert tools == ["write_file"] * len(expected) + ["edit_file"]
 
     for path in PROTECTED_PATHS:
         target = workspace / path

@@ -204,38 +204,36 @@ async def test_offline_demo_conversation_replays():
         LlmMessage(role="assistant", content=(TextPart(text="…"),)),
         user(demo.ASK_FOR_CHANGE),
     ]
-    read = await collect(
-        provider.stream(LlmRequest(model=OFFLINE_MODEL_ID, messages=tuple(history)))
-    )
-    (read_call,) = [c for c in read if isinstance(c, ToolCallEnd)]
-    assert (read_call.name, read_call.args) == ("read_file", {"path": demo.DEMO_SOURCE_PATH})
-    assert read[-1].stop_reason == "tool_use"
 
-    history += [
-        LlmMessage(
-            role="assistant",
-            content=(ToolCallPart(id=read_call.id, name="read_file", args=read_call.args),),
-        ),
-        LlmMessage(
-            role="tool",
-            content=(ToolResultPart(tool_call_id=read_call.id, result="whatever is on disk"),),
-        ),
-    ]
-    write = await collect(
-        provider.stream(LlmRequest(model=OFFLINE_MODEL_ID, messages=tuple(history)))
-    )
-    (write_call,) = [c for c in write if isinstance(c, ToolCallEnd)]
-    assert write_call.name == "edit_file"
-    assert write_call.args == {"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]}
-    assert text_of(write) == demo.CHANGE_PREAMBLE
+    async def step(expected: list[str]) -> tuple[list[ToolCallEnd], list]:
+        chunks = await collect(
+            provider.stream(LlmRequest(model=OFFLINE_MODEL_ID, messages=tuple(history)))
+        )
+        calls = [c for c in chunks if isinstance(c, ToolCallEnd)]
+        assert [call.name for call in calls] == expected
+        assert chunks[-1].stop_reason == "tool_use"
+        history.append(
+            LlmMessage(
+                role="assistant",
+                content=tuple(ToolCallPart(id=c.id, name=c.name, args=c.args) for c in calls),
+            )
+        )
+        for call in calls:
+            result = ToolResultPart(tool_call_id=call.id, result="whatever the tool said")
+            history.append(LlmMessage(role="tool", content=(result,)))
+        return calls, chunks
 
-    history += [
-        LlmMessage(
-            role="assistant",
-            content=(ToolCallPart(id=write_call.id, name="edit_file", args=write_call.args),),
-        ),
-        LlmMessage(role="tool", content=(ToolResultPart(tool_call_id=write_call.id, result="ok"),)),
-    ]
+    (plan_call, search_call), first = await step(["update_plan", "search_files"])
+    assert plan_call.args == {"plan": demo.plan_entries(0)}
+    assert search_call.args["pattern"] == demo.SEARCH_PATTERN
+    assert text_of(first) == demo.PLAN_PREAMBLE
+    (read_call,), _ = await step(["read_file"])
+    assert read_call.args == {"path": demo.DEMO_SOURCE_PATH}
+    (edit_call,), edit = await step(["edit_file"])
+    assert edit_call.args == {"path": demo.DEMO_SOURCE_PATH, "edits": [demo.DEMO_EDIT]}
+    assert text_of(edit) == demo.CHANGE_PREAMBLE
+    (done_call,), _ = await step(["update_plan"])
+    assert done_call.args == {"plan": demo.plan_entries(len(demo.PLAN_STEPS))}
     final = await collect(
         provider.stream(LlmRequest(model=OFFLINE_MODEL_ID, messages=tuple(history)))
     )
@@ -253,6 +251,6 @@ async def test_offline_model_explains_itself_for_anything_else():
 
 async def test_bundled_cassette_regenerates_byte_identical(tmp_path):
     path = tmp_path / "offline.json"
-    assert await record(path) == 4
+    assert await record(path) == 6
     bundled = resources.files("relavium_lsp.llm").joinpath("cassettes", "offline.json").read_text()
     assert path.read_text() == bundled

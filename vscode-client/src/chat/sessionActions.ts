@@ -13,6 +13,7 @@ import {
   type ListSessionsResult,
   type OpenUntitledParams,
   type OpenUntitledResult,
+  type RewindResult,
 } from '../protocol';
 import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
@@ -195,6 +196,49 @@ export async function forkFromItem(controller: ChatController, itemId: string): 
     controller.changed();
   } catch (error) {
     showFailure('fork', error);
+  }
+}
+
+/** What a rewind did, in one line for a notice. */
+export function describeRewind(result: RewindResult): string {
+  const parts = [`${result.restored.length + result.deleted.length} file(s) restored`];
+  if (result.conflicts.length > 0) {
+    parts.push(`left alone (you changed them since): ${result.conflicts.map((c) => c.path).join(', ')}`);
+  }
+  if (result.failed.length > 0) {
+    parts.push(`not restored: ${result.failed.map((f) => `${f.path} (${f.reason})`).join(', ')}`);
+  }
+  return parts.join('; ');
+}
+
+/**
+ * "Restore to here" on a user message: the agent's file changes since that message go back
+ * (as editor edits, undoable), and the chat continues in a fork that ends before it.
+ */
+export async function rewindToItem(controller: ChatController, itemId: string): Promise<void> {
+  const sessionId = controller.model.sessionId;
+  const item = controller.model.findItem(itemId);
+  if (sessionId === undefined || item?.kind !== 'user' || item.sequence === undefined) {
+    return;
+  }
+  const choice = await vscode.window.showWarningMessage(
+    'Restore the files the agent changed since this message, and continue the chat from before it?',
+    { modal: true, detail: 'Files you changed yourself since are left alone. The original chat is kept.' },
+    'Restore',
+  );
+  if (choice !== 'Restore') {
+    return;
+  }
+  try {
+    const result = await controller.server.request<RewindResult>(Methods.rewind, {
+      sessionId,
+      toSequence: item.sequence,
+    });
+    await controller.openSession(result.sessionId);
+    controller.model.pushNotice(`Restored to before that message: ${describeRewind(result)}.`);
+    controller.changed();
+  } catch (error) {
+    showFailure('restore', error);
   }
 }
 

@@ -7,7 +7,7 @@ import { attachFile, editMessage, findFiles, retryTurn, submitComposer } from '.
 import type { ApprovalBroker } from './approvals';
 import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
-import { deleteSession, exportCurrent, forkFromItem, renameSession } from './sessionActions';
+import { deleteSession, exportCurrent, forkFromItem, renameSession, rewindToItem } from './sessionActions';
 
 /** What the router needs besides the controller. */
 export interface RouterDeps {
@@ -70,6 +70,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     }
     case 'fork':
       await forkFromItem(controller, message.itemId);
+      return;
+    case 'rewind':
+      await rewindToItem(controller, message.itemId);
       return;
     case 'copy':
       await vscode.env.clipboard.writeText(message.text);

@@ -22,6 +22,7 @@ import {
 import {
   Methods,
   type ApprovalMode,
+  type EditorQueryParams,
   type InitializationOptions,
   type OpenUntitledParams,
   type OpenUntitledResult,
@@ -32,6 +33,7 @@ import {
   type SessionsChangedParams,
 } from '../protocol';
 import type { ConnectionView } from '../shared/viewState';
+import { EDITOR_TOOLS, answerEditorQuery } from './editorTools';
 import { resolveServerCommand } from './serverCommand';
 
 /** What the rest of the extension does with the server's messages. */
@@ -55,7 +57,12 @@ export class ServerRequestError extends Error {
   }
 }
 
-const CAPABILITIES: RelaviumClientCapabilities = { approvals: true, openUntitled: true, editorState: true };
+const CAPABILITIES: RelaviumClientCapabilities = {
+  approvals: true,
+  openUntitled: true,
+  editorState: true,
+  editorTools: EDITOR_TOOLS,
+};
 const RESTART_WINDOW_MS = 3 * 60_000;
 const MAX_RESTARTS = 5;
 
@@ -285,6 +292,7 @@ export class RelaviumServer implements vscode.Disposable {
     client.onRequest(Methods.openUntitled, (params: OpenUntitledParams) =>
       this.handlers.openUntitled(params),
     );
+    client.onRequest(Methods.editorQuery, (params: EditorQueryParams) => answerEditorQuery(params));
     client.onDidChangeState((change) => {
       if (this.client !== client) {
         return;

@@ -28,6 +28,7 @@ export type WebviewToHost =
   | { type: 'openDiff'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
+  | { type: 'rewind'; itemId: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
   | { type: 'apply'; text: string; lang: string }
@@ -112,6 +113,7 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     case 'retryTurn':
     case 'retry':
     case 'fork':
+    case 'rewind':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
     case 'apply':
       return text(message.text, MAX_TEXT) && text(message.lang, 100)

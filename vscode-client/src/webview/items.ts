@@ -60,6 +60,11 @@ function messageActions(item: UserItem | AssistantItem, context: ItemContext): H
     const fork = actionButton('Fork', 'fork', { itemId: item.id });
     fork.title = 'Start a new session with the conversation up to this message';
     actions.append(fork);
+    if (item.kind === 'user') {
+      const restore = actionButton('Restore to here', 'rewind', { itemId: item.id });
+      restore.title = 'Put back the files the agent changed since this message, and continue from before it';
+      actions.append(restore);
+    }
   }
   return [actions];
 }

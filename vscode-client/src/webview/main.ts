@@ -159,6 +159,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'openDiff', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
+    case 'rewind':
+      return { type: 'rewind', itemId: data.itemId ?? '' };
     case 'copyMessage':
       return { type: 'copy', text: transcript.textOf(data.itemId ?? '') };
     case 'editMessage':

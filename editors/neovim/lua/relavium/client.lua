@@ -58,7 +58,12 @@ function M.capabilities()
       workspaceEdit = { documentChanges = true },
     },
     experimental = {
-      relavium = { approvals = true, openUntitled = true, editorState = true },
+      relavium = {
+        approvals = true,
+        openUntitled = true,
+        editorState = true,
+        editorTools = require('relavium.editor_tools').FEATURES,
+      },
     },
   })
 end
@@ -77,6 +82,9 @@ local function handlers()
     end,
     [protocol.OPEN_UNTITLED] = function(_, params)
       return require('relavium.ui').open_untitled(params)
+    end,
+    [protocol.EDITOR_QUERY] = function(_, params)
+      return require('relavium.editor_tools').answer(params)
     end,
     ['workspace/applyEdit'] = function(err, params, ctx, handler_config)
       local edits = require('relavium.edits')
