@@ -9,6 +9,10 @@ engine event                ``session/update``
 ``agent:tool_result``       ``tool_call_update``: ``in_progress`` first if the client was not
                             told yet, then ``completed`` / ``failed`` with the output summary
                             (and the ``diff`` of an applied write)
+``agent:tool_output``       ``tool_call_update`` of a running ``run_command``: ``in_progress``
+                            with the output so far as text content (``content`` replaces,
+                            so each update carries the whole stream; the events are already
+                            throttled and capped per call)
 ``cost:updated``            ``usage_update`` (tokens of the last call, context size, cost)
 ``agent:plan_updated``      ``plan`` (the whole list of entries; resume and load send the
                             current plan too)
@@ -60,10 +64,13 @@ from relavium_lsp.contracts.events import (
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.plan import PlanEntry as OurPlanEntry
 from relavium_lsp.contracts.session import SessionSummary
+from relavium_lsp.contracts.terminal import AgentToolOutput
 
 MICROCENTS_PER_DOLLAR = 100_000_000
 MAX_TITLE_CHARS = 80
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+# Tools whose live ``agent:tool_output`` is shown in their own call's content.
+LIVE_OUTPUT_TOOLS = frozenset({"run_command"})
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_use": "end_turn",
@@ -112,6 +119,8 @@ class EventMapper:
     def __init__(self, book: CallBook, context_window: Callable[[str], int | None]) -> None:
         self._book = book
         self._context_window = context_window
+        # Live output so far of running calls, by (session id, call id).
+        self._live: dict[tuple[str, str], str] = {}
 
     def map(self, event: StampedEvent) -> list[SessionUpdate]:
         """The updates for one event (often none)."""
@@ -122,6 +131,8 @@ class EventMapper:
             return [thought_chunk(payload.text)] if payload.text else []
         if isinstance(payload, AgentToolCall):
             return [self._tool_call(event.session_id, payload)]
+        if isinstance(payload, AgentToolOutput):
+            return self._tool_output(event.session_id, payload)
         if isinstance(payload, AgentToolResult):
             return self._tool_result(event.session_id, payload)
         if isinstance(payload, CostUpdated):
@@ -130,6 +141,8 @@ class EventMapper:
             return [plan_update(payload.entries)]
         if isinstance(payload, TurnCompleted):
             self._book.forget_session(event.session_id)
+            for key in [key for key in self._live if key[0] == event.session_id]:
+                del self._live[key]
         return []
 
     def _tool_call(self, session_id: str, payload: AgentToolCall) -> ToolCallStart:
@@ -148,10 +161,30 @@ class EventMapper:
             raw_input=payload.tool_input,
         )
 
+    def _tool_output(self, session_id: str, payload: AgentToolOutput) -> list[SessionUpdate]:
+        if payload.tool_id not in LIVE_OUTPUT_TOOLS or not payload.text:
+            return []
+        key = (session_id, payload.call_id)
+        text = self._live.get(key, "") + payload.text
+        self._live[key] = text
+        record = self._book.get(session_id, payload.call_id)
+        if record is not None:
+            # The status below tells the client the call runs; the result need not repeat it.
+            record.started = True
+        return [
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=payload.call_id,
+                status="in_progress",
+                content=[text_content(text)],
+            )
+        ]
+
     def _tool_result(self, session_id: str, payload: AgentToolResult) -> list[SessionUpdate]:
         record = self._book.close(session_id, payload.call_id)
+        streamed = self._live.pop((session_id, payload.call_id), None) is not None
         updates: list[SessionUpdate] = []
-        if record is None or not record.started:
+        if not streamed and (record is None or not record.started):
             updates.append(status_update(payload.call_id, "in_progress"))
         content: list[ToolContent] = []
         if payload.success and record is not None and record.diff is not None:
