@@ -11,6 +11,7 @@ import { ProposedChanges } from './chat/proposedChanges';
 import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
+import { publishTestDiagnostic } from './server/testDiagnostic';
 import { CHAT_VIEW_ID, ChatViewProvider } from './view/chatViewProvider';
 
 let server: RelaviumServer | undefined;
@@ -18,6 +19,7 @@ let server: RelaviumServer | undefined;
 /** Called by VS Code when the extension activates. */
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Relavium');
+  publishTestDiagnostic(context);
   // The handlers run only after start(), by which time `chat` and `approvals` exist.
   const relavium: RelaviumServer = new RelaviumServer(output, {
     onSessionEvent: (event) => {

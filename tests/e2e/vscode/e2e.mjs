@@ -8,6 +8,7 @@
 // state. Without it the full scenario runs against the real `relavium-lsp serve`.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import {
   accessSync,
   constants,
@@ -16,6 +17,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -77,7 +79,7 @@ function pathWithoutServer() {
     .join(path.delimiter);
 }
 
-const root = mkdtempSync(path.join(tmpdir(), 'relavium-e2e-'));
+const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');
 const settings = {
   'workbench.startupEditor': 'none',
@@ -104,11 +106,73 @@ const demo = options.smoke ? undefined : loadDemo(path.join(path.dirname(serverC
 let codeServer;
 let browser;
 let workbench;
+// The test-only diagnostic the extension publishes (RELAVIUM_TEST_DIAGNOSTIC), which
+// editor_diagnostics must answer from VS Code.
+const LINT_MESSAGE = 'relavium-e2e: suspicious greeting';
 // The server's environment: a second server process given the same one shares the history.
 const serverEnv = {
   RELAVIUM_HOME: path.join(root, 'relavium-home'),
   RELAVIUM_DB_KEY: randomBytes(32).toString('hex'),
+  ...(demo === undefined
+    ? {}
+    : {
+        RELAVIUM_TEST_DIAGNOSTIC: JSON.stringify({
+          path: path.join(workspace, demo.sourcePath),
+          line: 1,
+          message: LINT_MESSAGE,
+        }),
+      }),
 };
+
+/** One OpenAI-style streamed completion (server-sent events). */
+function completionEvents(delta, finishReason) {
+  const chunk = (d, finish) => ({
+    id: 'chatcmpl-e2e',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'loopback-lint',
+    choices: [{ index: 0, delta: d, finish_reason: finish }],
+  });
+  return [chunk({ role: 'assistant', content: '' }, null), chunk(delta, null), chunk({}, finishReason)]
+    .map((event) => `data: ${JSON.stringify(event)}\n\n`)
+    .join('') + 'data: [DONE]\n\n';
+}
+
+// A loopback OpenAI-compatible model: it asks editor_diagnostics first, then answers with
+// what the tool returned. The requests it saw are kept for the assertions.
+const modelRequests = [];
+const loopbackModel = createServer((request, response) => {
+  let body = '';
+  request.on('data', (piece) => (body += piece));
+  request.on('end', () => {
+    if (request.method !== 'POST') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ object: 'list', data: [] }));
+      return;
+    }
+    const json = JSON.parse(body);
+    modelRequests.push(json);
+    const last = json.messages[json.messages.length - 1];
+    const events =
+      last.role === 'tool'
+        ? completionEvents({ content: `The editor reports: ${last.content}` }, 'stop')
+        : completionEvents(
+            {
+              tool_calls: [
+                {
+                  index: 0,
+                  id: 'call-diagnostics',
+                  type: 'function',
+                  function: { name: 'editor_diagnostics', arguments: JSON.stringify({ path: demo.sourcePath }) },
+                },
+              ],
+            },
+            'tool_calls',
+          );
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(events);
+  });
+});
 
 before(async () => {
   mkdirSync(workspace, { recursive: true });
@@ -121,6 +185,18 @@ before(async () => {
       `system_prompt: "You help."\ntools: [${tools}]\n`;
     files['.relavium/agents/reviewer.agent.yaml'] = agent('reviewer', 'relavium-offline-alt', '');
     files['.relavium/agents/writer.agent.yaml'] = agent('writer', 'relavium-offline-demo', 'read_file, write_file');
+    // A third agent names the loopback model, so the model picker offers it.
+    files['.relavium/agents/linter.agent.yaml'] = agent('linter', 'loopback-lint', 'editor_diagnostics').replace(
+      'provider: offline',
+      'provider: loop',
+    );
+    await new Promise((resolve) => loopbackModel.listen(0, '127.0.0.1', resolve));
+    mkdirSync(serverEnv.RELAVIUM_HOME, { recursive: true });
+    writeFileSync(
+      path.join(serverEnv.RELAVIUM_HOME, 'config.toml'),
+      `[providers.loop]\nkind = "openai"\nbase_url = "http://127.0.0.1:${loopbackModel.address().port}/v1"\n` +
+        'allow_local_endpoint = true\ntimeout_s = 30\n',
+    );
   }
   for (const [relative, content] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(workspace, relative)), {
@@ -149,6 +225,7 @@ before(async () => {
 });
 
 after(async () => {
+  loopbackModel.close();
   await browser?.close();
   await codeServer?.stop();
   if (!options['keep-temp']) {
@@ -515,6 +592,33 @@ describe('VS Code: Relavium chat view', () => {
           copyFileSync(file, path.join(options.screenshots, `${name}.png`));
         }
       }
+    });
+
+    step('editor_diagnostics is answered by VS Code with the problems it reports', async () => {
+      const chat = workbench.chat();
+      await chat.locator('.pickers button', { hasText: 'Model:' }).click();
+      const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+        hasText: 'loopback-lint',
+      });
+      await row.first().waitFor({ timeout: 30_000 });
+      await row.first().click();
+      await chat.locator('.notice', { hasText: 'Model switched to loopback-lint' }).waitFor({ timeout: 30_000 });
+      const input = chat.locator('.composer-input');
+      await input.fill(`Any problems in ${demo.sourcePath}?`);
+      await input.press('Enter');
+      const card = chat.locator('.tool-card.state-succeeded', { hasText: 'editor_diagnostics' }).last();
+      await card.waitFor({ timeout: 60_000 });
+      assert.match((await card.locator('.tool-output pre').textContent()) ?? '', new RegExp(LINT_MESSAGE));
+      await chat
+        .locator('.message.assistant .markdown', { hasText: 'The editor reports' })
+        .last()
+        .waitFor({ timeout: 60_000 });
+      await workbench.screenshot('16-editor-diagnostics');
+      const offered = modelRequests[0].tools.map((tool) => tool.function.name);
+      assert.ok(offered.includes('editor_diagnostics'), 'declared: VS Code answers it');
+      const toolMessage = modelRequests[1].messages.at(-1);
+      assert.equal(toolMessage.role, 'tool');
+      assert.match(toolMessage.content, new RegExp(`${demo.sourcePath.replace('.', '\\.')}:1:1: warning: ${LINT_MESSAGE}`));
     });
   }
 });
