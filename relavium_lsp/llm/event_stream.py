@@ -8,6 +8,7 @@ Subclasses say how to start a state, what event data becomes, and how a body end
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Generic, Protocol, TypeVar
 
 from relavium_lsp.contracts.events import TokenUsage
@@ -24,7 +25,7 @@ class _Reports(Protocol):
 State = TypeVar("State", bound=_Reports)
 
 
-class EventStreamDecoder(Generic[State]):
+class EventStreamDecoder(ABC, Generic[State]):
     """Base of the SSE decoders (see the module docstring and :class:`StreamDecoder`)."""
 
     def __init__(
@@ -42,11 +43,13 @@ class EventStreamDecoder(Generic[State]):
         self._sse = SseStream(fast=fast_sse)
         self.state = self._new_state()
 
+    @abstractmethod
     def _new_state(self) -> State:
-        raise NotImplementedError
+        """A fresh per-response state."""
 
+    @abstractmethod
     def _events(self, events: list[EventData]) -> list[LlmChunk]:
-        raise NotImplementedError
+        """The chunks these events make."""
 
     @property
     def usage(self) -> TokenUsage:

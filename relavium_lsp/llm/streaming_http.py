@@ -10,6 +10,7 @@ its URLs, auth headers, request body, stream decoder and how its model list read
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,7 @@ class ModelsResult:
     url: str = ""
 
 
-class StreamingHttpProvider:
+class StreamingHttpProvider(ABC):
     """Base of the HTTP adapters (see the module docstring)."""
 
     def __init__(
@@ -82,21 +83,25 @@ class StreamingHttpProvider:
         """Whether calls without an API key are pointless (the vendor's own endpoint)."""
         return True
 
+    @abstractmethod
     def _stream_url(self) -> str:
-        raise NotImplementedError
+        """Where a streamed call is POSTed."""
 
+    @abstractmethod
     def _models_url(self) -> str:
-        raise NotImplementedError
+        """Where the model list is fetched."""
 
+    @abstractmethod
     def _headers(self) -> dict[str, str]:
         """Headers every request carries (auth included)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _request_body(self, request: LlmRequest) -> dict[str, Any]:
-        raise NotImplementedError
+        """The wire body of one call."""
 
+    @abstractmethod
     def _decoder(self, content_type: str) -> StreamDecoder:
-        raise NotImplementedError
+        """The decoder for a response of this content type."""
 
     def _models_from(self, payload: Any) -> list[RemoteModel]:
         """The models in a ``/models`` answer (OpenAI's and Anthropic's share ``data``)."""

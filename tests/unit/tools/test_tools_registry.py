@@ -6,34 +6,14 @@ import json
 
 import pytest
 
+from relavium_lsp.contracts.agent import BUILTIN_TOOL_NAMES
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.bounding import MAX_RESULT_BYTES, MAX_RESULT_LINES
 from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
 from relavium_lsp.tools.registry import READ_TOOL_OUTPUT, ToolRegistry, default_registry
 
-BUILT_INS = {
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_directory",
-    "search_files",
-    "find_files",
-    "run_command",
-    "terminal_start",
-    "terminal_output",
-    "terminal_kill",
-    "git_status",
-    "git_commit",
-    "http_request",
-    "update_plan",
-    "editor_diagnostics",
-    "editor_symbols",
-    "editor_references",
-    "editor_definition",
-    "read_tool_output",
-    "delegate",
-}
+BUILT_INS = set(BUILTIN_TOOL_NAMES)  # the agent config's list: one source of truth
 
 
 class EchoArgs(ToolArgs):
