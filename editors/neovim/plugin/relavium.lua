@@ -56,6 +56,16 @@ command('RelaviumAbort', function()
   relavium().abort()
 end, { desc = 'Relavium: abort the running turn' })
 
+command('RelaviumOutput', function(opts)
+  relavium().output(opts.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return require('relavium.output').call_ids()
+  end,
+  desc = 'Relavium: show the live output of the latest command [callId]',
+})
+
 command('RelaviumSessions', function()
   relavium().sessions()
 end, { desc = 'Relavium: search sessions and resume one' })

@@ -18,6 +18,7 @@ COMMANDS = [
     "RelaviumSend",
     "RelaviumAsk",
     "RelaviumAbort",
+    "RelaviumOutput",
     "RelaviumSessions",
     "RelaviumSessionList",
     "RelaviumResume",

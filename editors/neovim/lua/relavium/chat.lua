@@ -6,6 +6,7 @@
 local chat_buffer = require('relavium.chat_buffer')
 local client = require('relavium.client')
 local config = require('relavium.config')
+local output = require('relavium.output')
 local protocol = require('relavium.protocol')
 local render = require('relavium.render')
 local sequencer = require('relavium.sequencer')
@@ -106,6 +107,7 @@ function Chat:bind(session_id, agent, last_sequence)
   chats_by_session[session_id] = self
   self.sequencer = sequencer.new(function(event)
     render.event(self, event)
+    output.on_event(event)
   end, fetch_backlog(session_id))
   for _, event in ipairs(orphans[session_id] or {}) do
     self.sequencer:accept(event)

@@ -130,6 +130,12 @@ function M.abort()
   require('relavium.chat').abort()
 end
 
+--- `:RelaviumOutput [callId]`: the live output of the latest (or that) command.
+function M.output(call_id)
+  ensure_setup()
+  return require('relavium.output').open(call_id)
+end
+
 --- `:RelaviumSessions`: search this workspace's sessions and resume one.
 function M.sessions()
   ensure_setup()
