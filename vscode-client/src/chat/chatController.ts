@@ -28,6 +28,7 @@ import {
 import type { RelaviumServer } from '../server/relaviumServer';
 import { ServerRequestError } from '../server/relaviumServer';
 import type { HostToWebview } from '../shared/webviewMessages';
+import { OutputTerminals } from './outputTerminals';
 import { switchModel } from './pickers';
 
 /** The chat webview as the controller sees it. */
@@ -58,6 +59,8 @@ export function describeError(error: unknown): { code: string; message: string }
 export class ChatController implements vscode.Disposable {
   readonly model = new ChatModel();
   private readonly sync = new ViewSync();
+  /** Terminals that show a command card's output ("Open in terminal"). */
+  readonly outputTerminals = new OutputTerminals((callId) => this.model.toolCard(callId));
   private view: ChatView | undefined;
   private viewReady = false;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -127,6 +130,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The model changed: send a patch soon (token bursts coalesce into one patch). */
   changed(): void {
+    this.outputTerminals.refresh();
     this.flushTimer ??= setTimeout(() => {
       this.flush();
     }, FLUSH_DELAY_MS);
@@ -471,5 +475,6 @@ export class ChatController implements vscode.Disposable {
 
   dispose(): void {
     clearTimeout(this.flushTimer);
+    this.outputTerminals.dispose();
   }
 }

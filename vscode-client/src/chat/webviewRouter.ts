@@ -61,6 +61,9 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
     case 'openDiff':
       await deps.approvals.openDiff(message.callId);
       return;
+    case 'openTerminal':
+      controller.outputTerminals.show(message.callId);
+      return;
     case 'retry': {
       const item = controller.model.findItem(message.itemId);
       if (item?.kind === 'error' && item.retryText !== undefined) {

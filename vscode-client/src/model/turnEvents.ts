@@ -216,6 +216,7 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'agent:tool_output': {
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       card.liveOutput = liveTail((card.liveOutput ?? '') + event.text);
+      card.liveOutputChars = (card.liveOutputChars ?? 0) + event.text.length;
       card.rev = ctx.nextRev();
       return [];
     }

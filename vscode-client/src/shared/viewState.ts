@@ -64,6 +64,8 @@ export interface ToolItem {
   approval?: ApprovalView;
   /** The tail of a running command's terminal output (`agent:tool_output`), until its result. */
   liveOutput?: string;
+  /** How many characters of live output arrived in all (the tail above may have dropped some). */
+  liveOutputChars?: number;
 }
 
 export interface ErrorItem {

@@ -26,6 +26,7 @@ export type WebviewToHost =
   | { type: 'abort' }
   | { type: 'approval'; callId: string; decision: ApprovalDecision }
   | { type: 'openDiff'; callId: string }
+  | { type: 'openTerminal'; callId: string }
   | { type: 'retry'; itemId: string }
   | { type: 'fork'; itemId: string }
   | { type: 'rewind'; itemId: string }
@@ -104,6 +105,7 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
         ? { type, callId: message.callId, decision: message.decision as ApprovalDecision }
         : undefined;
     case 'openDiff':
+    case 'openTerminal':
       return id(message.callId) ? { type, callId: message.callId } : undefined;
     case 'findFiles':
       return text(message.query, 500) ? { type, query: message.query } : undefined;

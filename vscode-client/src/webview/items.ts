@@ -194,6 +194,12 @@ function renderTool(card: ToolItem): HTMLElement {
   if (card.liveOutput !== undefined && card.liveOutput !== '') {
     node.append(element('pre', 'tool-live', card.liveOutput));
   }
+  if (
+    card.toolId === 'run_command' &&
+    (card.state === 'running' || card.state === 'succeeded' || card.state === 'failed')
+  ) {
+    node.append(actionButton('Open in terminal', 'openTerminal', { callId: card.callId }, 'secondary'));
+  }
   if (card.outputSummary !== undefined && card.outputSummary !== '') {
     const details = element('details', 'tool-output');
     details.dataset.key = 'output';

@@ -157,6 +157,8 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return undefined;
     case 'openDiff':
       return { type: 'openDiff', callId: data.callId ?? '' };
+    case 'openTerminal':
+      return { type: 'openTerminal', callId: data.callId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
     case 'rewind':
