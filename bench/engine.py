@@ -9,7 +9,9 @@ OpenAI-compatible adapter — against a loopback provider (:mod:`bench.paced`):
 2. per-token latency at realistic rates (50, 200 and 1,000 tokens/s): the provider writes a
    delta → the event carrying it reaches a bus subscriber (p99) — HTTP, SSE parsing, stamping,
    the durable event log and delivery;
-3. throughput of an unpaced 10,000-token turn, as a ratio to the adapter alone reading the same
+3. where each token's time goes at each rate (:mod:`bench.token_stages`): provider write →
+   adapter delta → the bus's pump takes it → persisted to the event log → subscriber;
+4. throughput of an unpaced 10,000-token turn, as a ratio to the adapter alone reading the same
    stream (what the engine adds on top of parsing).
 
 The LSP-level rows (``bench.lsp``) measure the same paths through a real server process and
@@ -30,6 +32,7 @@ import httpx
 
 from bench.paced import Latencies, PacedProvider, Turn, percentile
 from bench.report import Goal, Row, print_rows
+from bench.token_stages import StageClock, instrument
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
@@ -72,8 +75,11 @@ async def run(quick: bool) -> list[Row]:
         os.environ["HOME"] = str(home)
         os.environ["RELAVIUM_HOME"] = str(home / ".relavium")
         write_config(home, workspace, server.url + "/v1")
+        clock = StageClock()
+        instrument(clock)
         engine = await open_engine(FilesystemHost())
         current: list[Turn] = []
+        stage_rows: list[Row] = []
         latencies = {rate: Latencies() for rate in RATES}
         live: list[Latencies] = []
 
@@ -82,6 +88,7 @@ async def run(quick: bool) -> list[Row]:
                 live[0].record(current[0], event.payload.token, time.perf_counter())
 
         await engine.subscribe(on_event)
+        await engine.subscribe(clock.on_event)
         session = await engine.start(
             context=SessionContext(working_dir=str(workspace)), agent_ref="bench"
         )
@@ -100,7 +107,11 @@ async def run(quick: bool) -> list[Row]:
         for _ in range(short_turns):
             await turn(20, None, None)
         for rate in RATES:
+            clock.stamps.clear()
+            clock.enabled = True
             await turn(paced_tokens[rate], rate, latencies[rate])
+            clock.enabled = False
+            stage_rows += clock.rows(current[0], rate)
         engine_seconds = await turn(burst, None, None)
         await engine.close()
         adapter_seconds = await adapter_alone(provider, server.url, burst)
@@ -134,6 +145,7 @@ async def run(quick: bool) -> list[Row]:
                 note=f"{len(latencies[rate].values):,} tokens",
             )
         )
+    rows += stage_rows
     rows.append(
         Row(
             f"engine throughput, unpaced {burst:,}-token turn",
