@@ -241,6 +241,11 @@ class EventBus:
             channel.idle.set()
 
     async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:
+        # Committed right here when nothing could make that wait, else on the store's worker
+        # thread: the two thread hand-offs were most of a token's latency (issue 25).
+        stamped = self._store.append_events_now(session_id, batch)
+        if stamped is not None:
+            return stamped
         try:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:

@@ -51,6 +51,7 @@ from relavium_lsp.store.db import (
     open_database,
     relaxed_durability,
     write_transaction,
+    write_transaction_now,
 )
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.migrations import migrate
@@ -546,13 +547,20 @@ class SessionStore:
     # -- events -----------------------------------------------------------------------------
 
     def append_events(
-        self, session_id: str, payloads: Sequence[EventPayload]
+        self, session_id: str, payloads: Sequence[EventPayload], *, wait: bool = True
     ) -> list[StampedEvent]:
-        """Stamp a batch with the next sequence numbers and one timestamp, in one commit."""
+        """Stamp a batch with the next sequence numbers and one timestamp, in one commit.
+
+        ``wait=False``: never wait for another process's write lock — raise
+        :class:`~relavium_lsp.store.db.WriteLockBusy` at once (nothing written) instead.
+        """
         if not payloads:
             return []
         now = utc_timestamp()
-        with relaxed_durability(self._connection), write_transaction(self._connection):
+        transaction = (
+            write_transaction(self._connection) if wait else write_transaction_now(self._connection)
+        )
+        with relaxed_durability(self._connection), transaction:
             messages.require_session(self._connection, session_id)
             last = self.last_event_sequence(session_id)
             stamped = [
