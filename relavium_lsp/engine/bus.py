@@ -7,9 +7,10 @@ that missed something can always fetch it back with :meth:`EventBus.events_after
 
 Persistence is write-behind with adaptive batching: :meth:`EventBus.emit` never blocks; a
 per-session pump writes whatever has queued up in one transaction, then delivers it. While a
-write is in flight new events accumulate, so under a fast token stream batches grow instead
-of the stream slowing down. Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of
-the same model in a batch are merged into one event — coalesced, never reordered or dropped.
+write is in flight — and while a burst already read is still being emitted — new events
+accumulate, so under a fast token stream batches grow instead of the stream slowing down.
+Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of the same model in a batch are
+merged into one event — coalesced, never reordered or dropped.
 
 A *watched* session (one this process serves) also gets the events other processes write:
 :meth:`EventBus.catch_up` reads the durable log past the newest sequence delivered, and a
@@ -32,6 +33,8 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 Listener = Callable[[StampedEvent], None]
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
+# How many times the pump yields, at most, for a burst still being emitted before it commits.
+GATHER_ROUNDS = 32
 _log = logging.getLogger(__name__)
 
 
@@ -227,6 +230,7 @@ class EventBus:
     async def _pump(self, session_id: str, channel: _Channel) -> None:
         try:
             while channel.pending:
+                await _gather(channel)
                 batch = coalesce(channel.pending)
                 channel.pending = []
                 stamped = await self._persist(session_id, batch)
@@ -280,6 +284,22 @@ class EventBus:
             self._delivered[session_id] = event.sequence_number
         for listener in list(self._listeners):
             _call(listener, event)
+
+
+async def _gather(channel: _Channel) -> None:
+    """Yield while events keep arriving, so a burst already read commits as one batch.
+
+    A commit on the event loop (``append_events_now``) never suspends the pump, so batches
+    would no longer grow while a write is in flight: deltas a single network read delivered
+    would each get a commit and a notification of their own, and a loaded server would fall
+    behind the stream (issue 25). The producer emits one delta per step; when a step adds
+    nothing it is waiting for the network, and the batch goes. One loop step when idle.
+    """
+    for _ in range(GATHER_ROUNDS):
+        count = len(channel.pending)
+        await asyncio.sleep(0)
+        if len(channel.pending) == count:
+            return
 
 
 def _call(listener: Listener, event: StampedEvent) -> None:

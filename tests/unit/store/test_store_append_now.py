@@ -22,7 +22,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnStarted,
 )
-from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.bus import GATHER_ROUNDS, EventBus
 from relavium_lsp.store import async_store
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db import BUSY_TIMEOUT_MS
@@ -173,12 +173,18 @@ async def test_the_bus_delivers_the_durable_log_in_order_whichever_thread_commit
     texts = [f"t{number} " for number in range(40)]
     for text in texts[:20]:
         bus.emit(session_id, AgentToken(token=text, model="m"))
-        await asyncio.sleep(0)  # the turn's yield per delta: the pump commits as it streams
+        await asyncio.sleep(0)  # the turn's yield per delta
+        if len(text) % 2:
+            await bus.drain(session_id)  # the network is slow: each delta commits on its own
+    await bus.drain(session_id)
     task, release = await _block_worker(store)
     for text in texts[20:]:
         bus.emit(session_id, AgentToken(token=text, model="m"))
         await asyncio.sleep(0)
     bus.emit(session_id, SessionCancelled())
+    for _ in range(GATHER_ROUNDS + 2):
+        await asyncio.sleep(0)  # the pump stops gathering and hands the batch to the worker
+    assert store._in_flight == 2  # the held call and the batch queued behind it
     release.set()
     await task
     await bus.drain(session_id)
@@ -190,4 +196,22 @@ async def test_the_bus_delivers_the_durable_log_in_order_whichever_thread_commit
     assert isinstance(durable[-1].payload, SessionCancelled)
     committers = {thread for statement, thread in seen if statement.startswith("INSERT")}
     assert len(committers) == 2 and threading.get_ident() in committers  # both paths ran
+    await store.close()
+
+
+async def test_a_burst_already_read_commits_as_one_batch(db_path: Path, db_key: DbKey) -> None:
+    """Deltas emitted back to back (one network read) share one commit and one event."""
+    store, session_id = await _open_with_session(db_path, db_key)
+    bus = EventBus(store)
+    delivered: list[StampedEvent] = []
+    bus.subscribe(delivered.append)
+    for number in range(10):
+        bus.emit(session_id, AgentToken(token=f"t{number} ", model="m"))
+        await asyncio.sleep(0)  # the turn yields once per delta, as TurnRunner does
+    bus.emit(session_id, SessionCancelled())
+    await bus.drain(session_id)
+    assert [event.type for event in delivered] == ["agent:token", "session:cancelled"]
+    first = delivered[0].payload
+    assert isinstance(first, AgentToken) and first.token == "".join(f"t{n} " for n in range(10))
+    assert await store.run(lambda s: s.events_after(session_id, 0)) == delivered
     await store.close()
