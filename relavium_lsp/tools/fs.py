@@ -130,11 +130,13 @@ async def write_through_host(
     if now != change.old_text:
         return changed_meanwhile(label)
     if ctx.journal is not None:
-        await ctx.journal.before_change(resolved, now)
+        ctx.journal.before_change(resolved, now)
+        await ctx.journal.commit()  # stored before the editor overwrites it
     outcome = await ctx.host.write_file(resolved, change.new_text, label=_edit_label(ctx))
     if outcome.applied:
         if ctx.journal is not None:
-            await ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.commit_later()  # the turn goes on while it is written
         return None
     why = f": {outcome.reason}" if outcome.reason else ""
     return ToolRun(
