@@ -370,12 +370,19 @@ _CHECKPOINT_STATEMENTS = (
 )
 
 
+def _model_choice(connection: Connection) -> None:
+    # The model a front end switched the session to (relavium/setModel, ACP's model option),
+    # as "<provider id>/<model>"; NULL: the agent's own (store/model_choice.py).
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN model_choice TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
     Migration(3, "turn leases and the session change log", _leases_and_changes),
     Migration(4, "file checkpoints and rewinds", _file_checkpoints),
     Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
+    Migration(8, "the model a session was switched to", _model_choice),
 )
 
 
