@@ -161,13 +161,15 @@ def test_a_process_killed_while_checkpointing_leaves_a_consistent_set(
         env=env,
     )
     assert child.stdout is not None
-    assert child.stdout.readline().strip() == "ready", child.stderr
-    reported = 0
-    while reported < 300:  # dozens of commits in, with writes still going on
-        line = child.stdout.readline()
-        assert line, child.stderr.read() if child.stderr else "the writer exited early"
-        reported = int(line.split()[1])
-    os.kill(child.pid, signal.SIGKILL)
+    try:
+        assert child.stdout.readline().strip() == "ready", child.stderr
+        reported = 0
+        while reported < 300:  # dozens of commits in, with writes still going on
+            line = child.stdout.readline()
+            assert line, child.stderr.read() if child.stderr else "the writer exited early"
+            reported = int(line.split()[1])
+    finally:
+        os.kill(child.pid, signal.SIGKILL)  # it writes until killed: never leave it running
     with child:
         rest = child.stdout.read()
     assert child.returncode == -signal.SIGKILL
