@@ -71,6 +71,7 @@ from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.watch import ListListener, SharedLogWatcher, interval_from_env
+from relavium_lsp.engine.workspace_memory import MemoryListener, WorkspaceMemories
 from relavium_lsp.errors import (
     DatabaseCorrupted,
     InvalidInput,
@@ -109,6 +110,7 @@ __all__ = [
     "LeaseSettings",
     "ListListener",
     "Listener",
+    "MemoryListener",
     "ModelChoice",
     "ReplayReport",
     "ResumeResult",
@@ -116,6 +118,7 @@ __all__ = [
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
+    "WorkspaceMemories",
     "first_choice",
     "key_lookup_for",
     "open_engine",
@@ -153,6 +156,9 @@ class Engine:
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
+        # The workspaces' long-term memories (§2.6): read, write, watch.
+        self.memory = services.memory or WorkspaceMemories(services.store)
+        self._watcher.on_other_commits(self.memory.poll)
 
     # -- opening and driving sessions -------------------------------------------------------
 
@@ -188,6 +194,7 @@ class Engine:
         and this process follows it through the shared event log (docs/design.md §7.1).
         """
         session = await self._live.get(session_id)
+        session.workspace_memory = None  # a resumed session is given the current memory
         elsewhere = await self._live.running_elsewhere(session_id)
         if elsewhere is None:
             session.refresh(await self._live.require_record(session_id))
@@ -604,6 +611,12 @@ class Engine:
             after_sequence = await bus.last_sequence(session_id)
         return await bus.follow(session_id, after_sequence, listener)
 
+    async def watch_memory(self, listener: MemoryListener) -> Unsubscribe:
+        """Hear of every new workspace memory revision, from any process (§2.6)."""
+        unsubscribe = await self.memory.watch(listener)
+        self._watcher.start()
+        return unsubscribe
+
     def watch_sessions(self, listener: ListListener) -> Unsubscribe:
         """Call ``listener`` with session-list changes made by any process on this history.
 
@@ -726,6 +739,7 @@ async def open_engine(
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
         leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
+        memory=WorkspaceMemories(store),
     )
     sessions = LiveSessions(
         services,

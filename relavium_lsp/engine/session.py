@@ -45,6 +45,7 @@ from relavium_lsp.engine.planning import plan_turn
 from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnRunner
+from relavium_lsp.engine.workspace_memory import prompt_memory
 from relavium_lsp.errors import (
     DiskFull,
     InvalidInput,
@@ -114,6 +115,8 @@ class AgentSession:
         self.last_input_tokens: int | None = None
         # The newest checkpoint's working memory, given with every turn (None: not read yet).
         self.working_memory: str | None = None
+        # The workspace's long-term memory, read at the first turn here (None: not read yet).
+        self.workspace_memory: str | None = None
         # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
         # whether another process took it over (then this turn must leave the store alone).
         self._lease_token: str | None = None
@@ -157,6 +160,7 @@ class AgentSession:
             policy=self.policy,
             chain=self.chain,
             working_memory=self.working_memory or "",
+            workspace_memory=self.workspace_memory or "",
         )
 
     def context_window(self) -> int:
@@ -382,6 +386,8 @@ class AgentSession:
             if self.working_memory is None:
                 latest = await store.run(lambda s: latest_checkpoint(s, self.id))
                 self.working_memory = latest.working_memory if latest is not None else ""
+            if self.workspace_memory is None:
+                self.workspace_memory = await prompt_memory(self.scope.memory, self.record)
             plan = await plan_turn(
                 self.scope, self.snapshot(), user_sequence=started.sequence_number
             )
