@@ -109,12 +109,15 @@ class Section:
 
 
 def split_sections(text: str) -> list[Section]:
-    """The document's sections in order; headings are ``## `` lines."""
+    """The document's sections in order; headings are ``## `` lines outside code fences."""
     sections: list[Section] = []
     title: str | None = None
     lines: list[str] = []
+    fenced = False  # a "## " line inside a ``` block is code, not a heading
     for line in text.splitlines():
-        match = _HEADING.match(line)
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        match = None if fenced else _HEADING.match(line)
         if match is None:
             lines.append(line)
             continue

@@ -25,6 +25,12 @@ def test_sections_round_trip() -> None:
     assert merge_sections(DOC, "") == DOC
 
 
+def test_a_heading_inside_a_code_fence_is_code() -> None:
+    doc = "## Shell\n```sh\n## not a heading\n```\n"
+    assert [s.title for s in split_sections(doc)] == ["Shell"]
+    assert merge_sections(doc, "## Other\nx") == doc + "\n## Other\nx\n"
+
+
 def test_merge_replaces_appends_removes_and_collects_notes() -> None:
     merged = merge_sections(
         DOC, "## build\n- make unit\n\n## Style\n(remove)\n\n## Owners\n- Ana\n"
