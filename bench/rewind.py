@@ -4,8 +4,9 @@ Run: ``python -m bench.rewind [--quick]``. A real encrypted store on disk; the e
 in-memory host that computes the ranged edits the LSP host would send (``minimal_edits``), so
 the rows are the server's time, not an editor's or a disk's.
 
-- snapshot: the turn's 100 ``before_change`` calls (each stores the file's text as a blob
-  and a checkpoint row, one commit each) — goal ≤ 50 ms in all.
+- snapshot: the turn's 100 ``before_change`` notes and the journal's ``commit`` (every
+  file's text as a blob and a checkpoint row, in one transaction on the store's worker
+  thread) — goal ≤ 50 ms in all.
 - restore: ``rewind`` of that turn, files only: load the blobs, compare every file with what
   the agent left, build each file's edit, record the rewind (and the texts it replaced) —
   goal ≤ 200 ms.
@@ -29,7 +30,8 @@ from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext
 from relavium_lsp.engine.bus import EventBus
-from relavium_lsp.engine.rewind import TurnJournal, rewind
+from relavium_lsp.engine.checkpoint_journal import TurnJournal
+from relavium_lsp.engine.rewind import rewind
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
@@ -131,11 +133,13 @@ async def _one_turn(
     journal = TurnJournal(store, record.id, user.sequence_number)
     started = time.perf_counter()
     for path in paths:
-        await journal.before_change(path, before[path])
+        journal.before_change(path, before[path])
+    await journal.commit()
     snapshot = time.perf_counter() - started
     for path in paths:
         await editor.write_file(path, after[path], label="bench")
-        await journal.after_change(path, after[path])
+        journal.after_change(path, after[path])
+    await journal.commit()
 
     await store.run(lambda s: s.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
     changed_bytes = sum(len(text.encode()) for text in before.values())

@@ -11,8 +11,8 @@ import asyncio
 import os
 from pathlib import Path
 
+from relavium_lsp.engine.checkpoint_journal import TurnJournal
 from relavium_lsp.engine.prompt import render_prompt, selection_excerpt
-from relavium_lsp.engine.rewind import TurnJournal
 from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnPlan

@@ -590,6 +590,7 @@ export interface AgentToolResultPayload {
   outputSummary: string;
   durationMs: number;
   errorCode?: ErrorCode;
+  diff?: FileDiff;
 }
 
 /** The agent replaced its plan (`entries` is the whole list; empty clears it). */
@@ -958,6 +959,24 @@ export interface DiffStat {
   removed: number;
 }
 
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -1086,24 +1105,6 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
-}
-
-/** A proposed change to one file: unified diff text plus its structure. */
-export interface FileDiff {
-  path: string;
-  created: boolean;
-  unified: string;
-  hunks: DiffHunk[];
-  stat: DiffStat;
-  truncated: boolean;
-}
-
-/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
-export interface DiffHunk {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
 }
 
 /** One problem the editor knows about. */
