@@ -272,6 +272,8 @@ class SessionCheckpoint(WireModel):
     through_sequence: int
     description: str
     working_memory: str
+    # The workspace memory revision this checkpoint's proposal made (absent: none, §2.6).
+    workspace_memory_revision: int | None = None
 
 
 class SessionMessageAppended(WireModel):

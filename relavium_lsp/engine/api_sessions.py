@@ -82,6 +82,7 @@ class SessionDriving(EngineBase):
         and this process follows it through the shared event log (docs/design.md §7.1).
         """
         session = await self._live.get(session_id)
+        session.workspace_memory = None  # a resumed session is given the current memory
         elsewhere = await self._live.running_elsewhere(session_id)
         if elsewhere is None:
             await self._live.follow_stored_model(session)  # switched in another window?
