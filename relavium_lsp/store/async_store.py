@@ -78,7 +78,7 @@ class AsyncSessionStore:
             max_workers=1, thread_name_prefix="relavium-store"
         )
         try:
-            store = await _await_on(executor, lambda: SessionStore.open(path, key))
+            store = await _queue_on(executor, lambda: SessionStore.open(path, key))
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -107,7 +107,20 @@ class AsyncSessionStore:
         if self._closed:
             raise StoreError("the session store is closed")
         self._in_flight += 1
-        return await _await_on(self._executor, lambda: self._call(fn), self._settled)
+        return await _queue_on(self._executor, lambda: self._call(fn), self._settled)
+
+    def submit(self, fn: Callable[[SessionStore], T]) -> asyncio.Future[T]:
+        """Queue ``fn(store)`` now and return a future of its result.
+
+        Unlike :meth:`run` (which queues when its coroutine first runs), the call is in the
+        worker's queue when this returns, so it runs before any store call made afterwards —
+        for writes that go on in the background while their caller carries on. The work runs
+        to completion whether or not anyone awaits the future.
+        """
+        if self._closed:
+            raise StoreError("the session store is closed")
+        self._in_flight += 1
+        return _queue_on(self._executor, lambda: self._call(fn), self._settled)
 
     def _settled(self) -> None:
         """On the event loop, once a worker call has ended (even if its caller went away)."""
@@ -204,7 +217,7 @@ class AsyncSessionStore:
             self._watch.cancel()
         self._in_flight += 1
         try:
-            await _await_on(self._executor, self._store.close, self._settled)
+            await _queue_on(self._executor, self._store.close, self._settled)
         finally:
             self._executor.shutdown(wait=False)
 
@@ -248,15 +261,15 @@ def _fsync(path: Path) -> None:
         os.close(descriptor)
 
 
-async def _await_on(
+def _queue_on(
     executor: concurrent.futures.ThreadPoolExecutor,
     call: Callable[[], T],
     settled: Callable[[], None] | None = None,
-) -> T:
-    """Submit ``call`` and await it without ever cancelling the submitted work.
+) -> asyncio.Future[T]:
+    """Submit ``call`` now and return the future its result arrives in.
 
-    ``settled`` runs on the event loop once the call has ended, whether or not anyone still
-    awaits it.
+    Cancelling that future drops the result, never the submitted work. ``settled`` runs on
+    the event loop once the call has ended, whether or not anyone still awaits it.
     """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
@@ -283,4 +296,4 @@ async def _await_on(
             logger.debug("store call finished after its event loop closed")
 
     work.add_done_callback(hand_over)
-    return await waiter
+    return waiter

@@ -215,3 +215,24 @@ async def test_a_burst_already_read_commits_as_one_batch(db_path: Path, db_key: 
     assert isinstance(first, AgentToken) and first.token == "".join(f"t{n} " for n in range(10))
     assert await store.run(lambda s: s.events_after(session_id, 0)) == delivered
     await store.close()
+
+
+async def test_a_call_queued_with_submit_keeps_the_connection_the_workers(
+    db_path: Path, db_key: DbKey
+) -> None:
+    store, session_id = await _open_with_session(db_path, db_key)
+    started, release = threading.Event(), threading.Event()
+
+    def hold(_store: SessionStore) -> None:
+        started.set()
+        assert release.wait(timeout=60)
+
+    queued = store.submit(hold)
+    assert store.append_events_now(session_id, _tokens("x")) is None  # queued, not yet run
+    assert await asyncio.to_thread(started.wait, 60)
+    assert store.append_events_now(session_id, _tokens("x")) is None  # running
+    release.set()
+    await queued
+    stamped = store.append_events_now(session_id, _tokens("y"))
+    assert stamped is not None and [event.sequence_number for event in stamped] == [1]
+    await store.close()
