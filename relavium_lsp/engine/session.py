@@ -154,7 +154,11 @@ class AgentSession(SessionLease):
         self, user_parts: list[DurableContentPart], author: str | None = None
     ) -> TurnResult:
         self._lease_lost = False
-        fresh = await self.scope.store.run(lambda s: s.get_session(self.id))
+        # One trip to the store's thread for both reads: each trip is two thread hand-offs,
+        # most of a turn's overhead on a busy machine (issue 25).
+        fresh, since_boundary = await self.scope.store.run(
+            lambda s: (s.get_session(self.id), s.count_tokens_since_boundary(self.id))
+        )
         if fresh is None:
             raise SessionNotFound(f"no session with id {self.id!r}")
         self.record = fresh.model_copy(update={"model_id": self.record.model_id})
@@ -181,7 +185,7 @@ class AgentSession(SessionLease):
         synced: asyncio.Future[None] | None = None
         self._in_turn_body = True
         try:
-            await self._auto_compact()
+            await self._auto_compact(since_boundary)
             lease = await self._take_lease()
             started, turn_count = await finish_before_cancelling(
                 # The commit does not wait for its fsync; the fsync runs while the model request
@@ -299,12 +303,15 @@ class AgentSession(SessionLease):
             # Not a correctness matter: SQLite's own auto-checkpoint remains the safety net.
             _log.debug("checkpoint after a turn of %s failed", self.id, exc_info=True)
 
-    async def _auto_compact(self) -> None:
+    async def _auto_compact(self, since_boundary: tuple[int, int]) -> None:
+        """Compact first when the history since the last boundary is past a limit.
+
+        ``since_boundary`` is (visible messages, estimated tokens) after the newest
+        compaction marker, read with the session's row at the start of the turn.
+        """
         window = self.context_window()
         policy = self.policy
-        messages, tokens = await self.scope.store.run(
-            lambda s: s.count_tokens_since_boundary(self.id)
-        )
+        messages, tokens = since_boundary
         used = self.last_input_tokens if self.last_input_tokens is not None else tokens
         keep = policy.max_messages // 2 if policy.max_messages else None
         if policy.max_messages is not None and messages > policy.max_messages:
