@@ -35,6 +35,8 @@ Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
 # How many times the pump yields, at most, for a burst still being emitted before it commits.
 GATHER_ROUNDS = 32
+# Only a stream whose previous batch went out this recently gathers: a slow one commits at once.
+GATHER_WINDOW_S = 0.002
 _log = logging.getLogger(__name__)
 
 
@@ -43,6 +45,8 @@ class _Channel:
     pending: list[EventPayload] = field(default_factory=list)
     pump: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    # When the last batch was taken (event-loop clock): a stream this fast gathers (_gather).
+    last_batch: float = float("-inf")
 
 
 def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
@@ -229,8 +233,11 @@ class EventBus:
 
     async def _pump(self, session_id: str, channel: _Channel) -> None:
         try:
+            loop = asyncio.get_running_loop()
             while channel.pending:
-                await _gather(channel)
+                if loop.time() - channel.last_batch < GATHER_WINDOW_S:
+                    await _gather(channel)
+                channel.last_batch = loop.time()
                 batch = coalesce(channel.pending)
                 channel.pending = []
                 stamped = await self._persist(session_id, batch)
@@ -293,7 +300,8 @@ async def _gather(channel: _Channel) -> None:
     would no longer grow while a write is in flight: deltas a single network read delivered
     would each get a commit and a notification of their own, and a loaded server would fall
     behind the stream (issue 25). The producer emits one delta per step; when a step adds
-    nothing it is waiting for the network, and the batch goes. One loop step when idle.
+    nothing it is waiting for the network, and the batch goes. Only a fast stream (its last
+    batch went out within :data:`GATHER_WINDOW_S`) gathers: a delta after a pause goes at once.
     """
     for _ in range(GATHER_ROUNDS):
         count = len(channel.pending)

@@ -22,6 +22,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnStarted,
 )
+from relavium_lsp.engine import bus as bus_module
 from relavium_lsp.engine.bus import GATHER_ROUNDS, EventBus
 from relavium_lsp.store import async_store
 from relavium_lsp.store.async_store import AsyncSessionStore
@@ -199,8 +200,15 @@ async def test_the_bus_delivers_the_durable_log_in_order_whichever_thread_commit
     await store.close()
 
 
-async def test_a_burst_already_read_commits_as_one_batch(db_path: Path, db_key: DbKey) -> None:
-    """Deltas emitted back to back (one network read) share one commit and one event."""
+async def test_a_burst_already_read_commits_as_one_batch(
+    db_path: Path, db_key: DbKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a fast stream, deltas emitted back to back (one network read) share one commit.
+
+    The first delta after a pause goes out on its own at once; the ones right behind it —
+    the stream is fast now — are gathered into one event.
+    """
+    monkeypatch.setattr(bus_module, "GATHER_WINDOW_S", 3600.0)  # "recent", however slow the CI
     store, session_id = await _open_with_session(db_path, db_key)
     bus = EventBus(store)
     delivered: list[StampedEvent] = []
@@ -210,10 +218,25 @@ async def test_a_burst_already_read_commits_as_one_batch(db_path: Path, db_key: 
         await asyncio.sleep(0)  # the turn yields once per delta, as TurnRunner does
     bus.emit(session_id, SessionCancelled())
     await bus.drain(session_id)
-    assert [event.type for event in delivered] == ["agent:token", "session:cancelled"]
-    first = delivered[0].payload
-    assert isinstance(first, AgentToken) and first.token == "".join(f"t{n} " for n in range(10))
+    tokens = [e.payload.token for e in delivered if isinstance(e.payload, AgentToken)]
+    assert tokens == ["t0 ", "".join(f"t{n} " for n in range(1, 10))]
+    assert delivered[-1].type == "session:cancelled"
     assert await store.run(lambda s: s.events_after(session_id, 0)) == delivered
+    await store.close()
+
+
+async def test_a_slow_stream_commits_each_delta_at_once(
+    db_path: Path, db_key: DbKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bus_module, "GATHER_WINDOW_S", 0.0)  # every delta comes after a pause
+    store, session_id = await _open_with_session(db_path, db_key)
+    bus = EventBus(store)
+    delivered: list[StampedEvent] = []
+    bus.subscribe(delivered.append)
+    for number in range(3):
+        bus.emit(session_id, AgentToken(token=f"t{number} ", model="m"))
+        await asyncio.sleep(0)  # one step: the pump has committed and delivered it
+        assert len(delivered) == number + 1
     await store.close()
 
 
