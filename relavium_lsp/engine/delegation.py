@@ -7,8 +7,9 @@ delegating agent), and its final answer becomes the tool result. Meanwhile the p
 ``awaiting_peer``. A handoff record (from, to, reason, the parent's message that asked) is
 stored and announced with ``agent:handoff`` when the child starts and when it returns.
 
-Limits: at most :data:`MAX_DEPTH` levels of delegation, :data:`MAX_CONCURRENT_CHILDREN`
-children running per parent, and a child may spend only what is left under the parent's cost
+Limits (the ``[delegation]`` configuration, per delegating agent; the defaults are
+``contracts.delegation``'s): levels of delegation, children
+running per parent, and a child may spend only what is left under the parent's cost
 cap — everything a session's descendants spend counts toward its own cap. Aborting the
 parent's turn cancels the tool call, which aborts the child's turn (``send_message`` aborts
 its turn when its caller is cancelled).
@@ -28,8 +29,6 @@ from relavium_lsp.tools.delegate import DELEGATE_TOOL
 if TYPE_CHECKING:
     from relavium_lsp.engine.live import LiveSessions
 
-MAX_DEPTH = 2
-MAX_CONCURRENT_CHILDREN = 2
 _TITLE_CHARS = 80
 _RECENT_MESSAGES = 16
 
@@ -119,14 +118,17 @@ class ChildSessions:
         if request.agent not in config.agents:
             known = ", ".join(sorted(config.agents))
             return f"There is no agent {request.agent!r} in this workspace (known: {known})."
+        limits = config.delegation.for_agent(parent.agent.id)
+        if limits.max_depth == 0:
+            return f"The {parent.agent.id} agent may not delegate. Do the task yourself."
         depth = await store.run(lambda s: s.delegation_depth(parent.id))
-        if depth + 1 > MAX_DEPTH:
+        if depth + 1 > limits.max_depth:
             return (
-                f"Delegation is limited to {MAX_DEPTH} levels; this session is already a "
+                f"Delegation is limited to {limits.max_depth} levels; this session is already a "
                 "delegated one. Do the task yourself."
             )
-        if self._running >= MAX_CONCURRENT_CHILDREN:
-            return f"At most {MAX_CONCURRENT_CHILDREN} delegated tasks may run at once."
+        if self._running >= limits.max_concurrent_children:
+            return f"At most {limits.max_concurrent_children} delegated tasks may run at once."
         parent.governor.children_microcents = await store.run(
             lambda s: s.descendants_cost(parent.id)
         )
