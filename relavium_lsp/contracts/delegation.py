@@ -16,12 +16,12 @@ table wins over the block for that agent's delegations.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN
-from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.base import AuthoredModel, WireModel
 
 DEFAULT_MAX_DEPTH = 2
 DEFAULT_MAX_CONCURRENT_CHILDREN = 2
@@ -73,3 +73,21 @@ class EffectiveDelegation(AuthoredModel):
             if value is not None and name in DelegationLimits.model_fields
         }
         return self.limits.model_copy(update=given)
+
+
+InputFilterKind = Literal["task_only", "last_n", "full_history"]
+MAX_LAST_N = 200
+
+
+class HandoffInputFilter(WireModel):
+    """What of the delegating session's conversation a child receives beside its task.
+
+    ``task_only`` (the default): the task alone. ``last_n``: the ``lastN`` newest visible
+    messages. ``full_history``: every visible message (still within the child's context
+    budget like any history). ``stripToolResults`` leaves tool results out (their calls stay,
+    named). Recorded in the handoff row.
+    """
+
+    kind: InputFilterKind = "task_only"
+    last_n: int | None = Field(default=None, ge=1, le=MAX_LAST_N)
+    strip_tool_results: bool = False

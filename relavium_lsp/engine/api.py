@@ -39,6 +39,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnResult,
 )
+from relavium_lsp.contracts.peers import HandoffAuditRecord
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
@@ -86,6 +87,7 @@ from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
+from relavium_lsp.store import handoffs
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.checkpoints import list_checkpoints
 from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
@@ -386,6 +388,13 @@ class Engine:
         """The delegations a session made (to child sessions), oldest first."""
         await self._live.require_record(session_id)
         return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
+    async def list_handoff_audit(self, session_id: str) -> list[HandoffAuditRecord]:
+        """Resumes and replays of the handoffs a session made or was started by (§2.5)."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: handoffs.list_audit(s.connection, session_id)
+        )
 
     async def checkpoint(
         self, session_id: str, reason: CheckpointReason = "manual"

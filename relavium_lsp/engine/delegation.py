@@ -18,16 +18,23 @@ its turn when its caller is cancelled).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.events import AgentHandoff
+from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord
 from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.store import handoffs
 from relavium_lsp.tools.base import DelegationOutcome, DelegationRequest
 from relavium_lsp.tools.delegate import DELEGATE_TOOL
 
 if TYPE_CHECKING:
+    from relavium_lsp.config import WorkspaceConfig
     from relavium_lsp.engine.live import LiveSessions
+    from relavium_lsp.store.async_store import AsyncSessionStore
+    from relavium_lsp.store.sessions import SessionStore
 
 _TITLE_CHARS = 80
 _RECENT_MESSAGES = 16
@@ -61,14 +68,16 @@ class ChildSessions:
             )
             sequence, call_id = await self._asking_message(request)
             await store.run(
-                lambda s: s.record_handoff(
-                    parent.id,
+                lambda s: handoffs.record_handoff(
+                    s.connection,
+                    session_id=parent.id,
                     child_session_id=child.id,
                     from_agent=parent.agent.id,
                     to_agent=child.agent.id,
                     reason=request.reason,
                     sequence_number=sequence,
                     call_id=call_id,
+                    cost_cap_microcents=remaining,
                 )
             )
             handoff = AgentHandoff(
@@ -155,6 +164,51 @@ class ChildSessions:
                     return message.sequence_number, part.id
             return message.sequence_number, None
         return 0, None
+
+
+def with_child_cap(config: WorkspaceConfig, cap: int) -> WorkspaceConfig:
+    """A child's configuration: at most ``cap`` micro-cents, and a refusal past it."""
+    configured = config.policy.max_cost_microcents
+    limit = cap if configured is None else min(cap, configured)
+    policy = config.policy.model_copy(update={"max_cost_microcents": limit, "on_exceed": "fail"})
+    return dataclasses.replace(config, policy=policy)
+
+
+async def reload_child(
+    store: AsyncSessionStore, record: AgentSessionRecord, config: WorkspaceConfig
+) -> WorkspaceConfig:
+    """A delegated child loaded from the store: its stored cap again, and an audit row.
+
+    The cap was what remained under the parent's when the child started; it is kept in the
+    handoff row so a child resumed after a restart obeys it as it did before. Loading a
+    child in a process that did not create it is a resume of its handoff, so it is audited.
+    """
+    if record.parent_session_id is None:
+        return config
+    child_id = record.id
+    handoff = await store.run(lambda s: handoffs.child_handoff(s.connection, child_id))
+    if handoff is None:
+        return config
+    detail = f"loaded from the store by process {os.getpid()}"
+    await store.run(lambda s: handoffs.record_audit(s.connection, handoff, "resumed", detail))
+    if handoff.cost_cap_microcents is None:
+        return config
+    return with_child_cap(config, handoff.cost_cap_microcents)
+
+
+async def audit_replay(store: AsyncSessionStore, session_id: str, detail: str) -> None:
+    """A replay of a session replays its handoffs (and the one that started it): audit each."""
+
+    def record(s: SessionStore) -> None:
+        connection = s.connection
+        touched: list[HandoffRecord] = list(handoffs.list_handoffs(connection, session_id))
+        own = handoffs.child_handoff(connection, session_id)
+        if own is not None:
+            touched.append(own)
+        for handoff in touched:
+            handoffs.record_audit(connection, handoff, "replayed", detail)
+
+    await store.run(record)
 
 
 def _title(request: DelegationRequest) -> str:

@@ -26,7 +26,7 @@ from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
-from relavium_lsp.engine.delegation import ChildSessions
+from relavium_lsp.engine.delegation import ChildSessions, reload_child, with_child_cap
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -122,10 +122,7 @@ class LiveSessions:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
         if cost_cap is not None:
-            capped = config.policy.model_copy(
-                update={"max_cost_microcents": cost_cap, "on_exceed": "fail"}
-            )
-            config = dataclasses.replace(config, policy=capped)
+            config = with_child_cap(config, cost_cap)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
@@ -173,6 +170,7 @@ class LiveSessions:
                 record = await self.require_record(session_id)
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
+                config = await reload_child(self._services.store, record, config)
                 chain = await self.chain_for(agent, config)
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)

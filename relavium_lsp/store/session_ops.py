@@ -39,6 +39,7 @@ _TABLES_BY_SESSION = (
     "session_events",
     "session_artifacts",
     "session_handoffs",
+    "session_handoff_audit",
 )
 
 

@@ -7,12 +7,17 @@ with a real SQLCipher history.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from relavium_lsp.contracts.usage import TokenUsage
+from relavium_lsp.llm.pricing import price_call
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
     configure_loopback_provider,
@@ -82,3 +87,90 @@ async def test_delegation_limits_come_from_configuration(setup: tuple[Path, Path
                 await client.request(methods.START_SESSION, {"agentRef": "lead"})
             assert f"{path}:2" in str(refused.value)
             assert "max_concurrent_children" in str(refused.value)
+
+
+def _cli_env(home: Path) -> dict[str, str]:
+    """The environment the e2e server gets (same history, same key file)."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "RELAVIUM_HOME": str(home / ".relavium"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+
+
+def _cost(input_tokens: int) -> int:
+    return price_call(
+        "gpt-4o-mini", TokenUsage(input_tokens=input_tokens, output_tokens=5)
+    ).cost_microcents
+
+
+async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) -> None:
+    """The child may spend what was left under the parent's cap when it started; that cap is
+    kept with its handoff, so after a restart the resumed child is still refused past it —
+    although the workspace's own cap (which only warns) would have let its call go out."""
+    workspace, home = setup
+    parent_cost, child_cost = _cost(100_000), _cost(200_000)
+    cap = parent_cost + child_cost * 3 // 4
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        _add_agent(workspace, "lead", "delegate")
+        _project_toml(workspace, f'[chat]\nmax_cost_microcents = {cap}\non_exceed = "warn"\n')
+        model.script(
+            openai_stream(tool_calls=[_delegate("d1", "Sum it up.")], usage=(100_000, 5)),
+            openai_stream(text=["Summed."], usage=(200_000, 5)),
+            openai_stream(text=["Done."]),
+        )
+        async with editor(workspace, home) as client:
+            parent = (await client.request(methods.START_SESSION, {"agentRef": "lead"}))[
+                "sessionId"
+            ]
+            done = await client.request(methods.SEND_MESSAGE, {"sessionId": parent, "text": "Go"})
+            assert done["text"] == "Done."
+            listed = await client.request(methods.LIST_HANDOFFS, {"sessionId": parent})
+            handoff = listed["handoffs"][0]
+            assert handoff["costCapMicrocents"] == cap - parent_cost
+            assert listed["audit"] == []
+            child = handoff["childSessionId"]
+
+    # A replay of the parent (the CLI, its own process) replays its handoff: audited.
+    replay = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "relavium_lsp",
+        "sessions",
+        "replay",
+        parent,
+        "--json",
+        env=_cli_env(home),
+        cwd=workspace,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    output, _ = await replay.communicate()
+    assert replay.returncode == 0, output
+    assert json.loads(output)["turnsReplayed"] == 1
+
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(openai_stream(text=["never sent"]))
+        async with editor(workspace, home) as client:
+            resumed = await client.request(methods.RESUME_SESSION, {"sessionId": child})
+            assert resumed["session"]["parentSessionId"] == parent
+            refused = await client.request(
+                methods.SEND_MESSAGE, {"sessionId": child, "text": "And once more?"}
+            )
+            assert refused["error"]["code"] == "budget_exceeded"
+            assert str(cap - parent_cost) in refused["error"]["message"]
+            assert model.requests == []
+            # Loading the child in a new process resumed its handoff: audited on both sides.
+            for session_id in (parent, child):
+                audit = (await client.request(methods.LIST_HANDOFFS, {"sessionId": session_id}))[
+                    "audit"
+                ]
+                assert [(a["action"], a["handoffId"], a["childSessionId"]) for a in audit] == [
+                    ("replayed", handoff["id"], child),
+                    ("resumed", handoff["id"], child),
+                ]
+                assert audit[0]["detail"] == "replayed 1 turns, 0 differences"

@@ -88,6 +88,10 @@ export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
+export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
+
+export type HandoffAuditAction = 'resumed' | 'replayed';
+
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
@@ -358,6 +362,7 @@ export interface ListArtifactsResult {
 /** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
+  audit: HandoffAuditRecord[];
 }
 
 /** `relavium/checkpointSession`: run an introspection pass now (§2.5). */
@@ -1010,6 +1015,27 @@ export interface HandoffRecord {
   reason: string;
   sequenceNumber: number;
   callId?: string;
+  createdAt: string;
+  costCapMicrocents?: number;
+  inputFilter?: HandoffInputFilter;
+  contextMessages?: number;
+}
+
+/** What of the delegating session's conversation a child receives beside its task. */
+export interface HandoffInputFilter {
+  kind: InputFilterKind;
+  lastN?: number;
+  stripToolResults: boolean;
+}
+
+/** A later use of a handoff: its child resumed in a new process, or a replay of it. */
+export interface HandoffAuditRecord {
+  id: string;
+  sessionId: string;
+  handoffId: string;
+  childSessionId?: string;
+  action: HandoffAuditAction;
+  detail?: string;
   createdAt: string;
 }
 

@@ -81,9 +81,11 @@ async def list_artifacts(ls: RelaviumServer, params: ListArtifactsParams) -> Res
 
 
 async def list_handoffs(ls: RelaviumServer, params: SessionRefParams) -> Result:
-    """The delegations the session made."""
-    handoffs = await (await get_engine(ls)).list_handoffs(params.session_id)
-    return ListHandoffsResult(handoffs=handoffs)
+    """The delegations the session made, and the audit of their resumes and replays."""
+    engine = await get_engine(ls)
+    handoffs = await engine.list_handoffs(params.session_id)
+    audit = await engine.list_handoff_audit(params.session_id)
+    return ListHandoffsResult(handoffs=handoffs, audit=audit)
 
 
 async def checkpoint_session(ls: RelaviumServer, params: CheckpointSessionParams) -> Result:

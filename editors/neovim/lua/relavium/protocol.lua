@@ -198,6 +198,19 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `InputFilterKind` values.
+M.INPUT_FILTER_KIND = closed('.INPUT_FILTER_KIND', {
+  TASK_ONLY = 'task_only',
+  LAST_N = 'last_n',
+  FULL_HISTORY = 'full_history',
+})
+
+--- `HandoffAuditAction` values.
+M.HANDOFF_AUDIT_ACTION = closed('.HANDOFF_AUDIT_ACTION', {
+  RESUMED = 'resumed',
+  REPLAYED = 'replayed',
+})
+
 --- `SessionChangeKind` values.
 M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
   CREATED = 'created',
