@@ -6,6 +6,10 @@ Written in ``config.toml`` and ``project.toml``::
     max_depth = 2                  # levels of delegation below a top-level session
     max_concurrent_children = 2    # children one parent runs at once
 
+    input_filter = "task_only"     # task_only | last_n | full_history: what a child sees
+    input_last_n = 10              # messages for last_n
+    strip_tool_results = false     # leave tool results out of what is handed over
+
     [delegation.agents.lead]       # what the ``lead`` agent may do when it delegates
     max_depth = 1
 
@@ -32,6 +36,25 @@ MAX_CONCURRENT_LIMIT = 32
 AgentKey = Annotated[str, Field(pattern=KEBAB_ID_PATTERN, max_length=64)]
 
 
+InputFilterKind = Literal["task_only", "last_n", "full_history"]
+MAX_LAST_N = 200
+DEFAULT_LAST_N = 10
+
+
+class HandoffInputFilter(WireModel):
+    """What of the delegating session's conversation a child receives beside its task.
+
+    ``task_only`` (the default): the task alone. ``last_n``: the ``lastN`` newest visible
+    messages. ``full_history``: every visible message (still within the child's context
+    budget like any history). ``stripToolResults`` leaves tool results out (their calls stay,
+    named). Recorded in the handoff row.
+    """
+
+    kind: InputFilterKind = "task_only"
+    last_n: int | None = Field(default=None, ge=1, le=MAX_LAST_N)
+    strip_tool_results: bool = False
+
+
 class DelegationLimitsConfig(AuthoredModel):
     """Limits as written in a file; ``None`` leaves the field to a lower layer.
 
@@ -41,6 +64,10 @@ class DelegationLimitsConfig(AuthoredModel):
 
     max_depth: int | None = Field(default=None, ge=0, le=MAX_DEPTH_LIMIT)
     max_concurrent_children: int | None = Field(default=None, ge=1, le=MAX_CONCURRENT_LIMIT)
+    # The handoff input filter a delegation uses unless the call chooses one.
+    input_filter: InputFilterKind | None = None
+    input_last_n: int | None = Field(default=None, ge=1, le=MAX_LAST_N)
+    strip_tool_results: bool | None = None
 
 
 class DelegationConfig(DelegationLimitsConfig):
@@ -54,6 +81,9 @@ class DelegationLimits(AuthoredModel):
 
     max_depth: int = DEFAULT_MAX_DEPTH
     max_concurrent_children: int = DEFAULT_MAX_CONCURRENT_CHILDREN
+    input_filter: InputFilterKind = "task_only"
+    input_last_n: int = DEFAULT_LAST_N
+    strip_tool_results: bool = False
 
 
 class EffectiveDelegation(AuthoredModel):
@@ -73,21 +103,3 @@ class EffectiveDelegation(AuthoredModel):
             if value is not None and name in DelegationLimits.model_fields
         }
         return self.limits.model_copy(update=given)
-
-
-InputFilterKind = Literal["task_only", "last_n", "full_history"]
-MAX_LAST_N = 200
-
-
-class HandoffInputFilter(WireModel):
-    """What of the delegating session's conversation a child receives beside its task.
-
-    ``task_only`` (the default): the task alone. ``last_n``: the ``lastN`` newest visible
-    messages. ``full_history``: every visible message (still within the child's context
-    budget like any history). ``stripToolResults`` leaves tool results out (their calls stay,
-    named). Recorded in the handoff row.
-    """
-
-    kind: InputFilterKind = "task_only"
-    last_n: int | None = Field(default=None, ge=1, le=MAX_LAST_N)
-    strip_tool_results: bool = False

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.events import AgentHandoff
 from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord
+from relavium_lsp.engine.handoff_context import gather_context, resolve_filter
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.store import handoffs
 from relavium_lsp.tools.base import DelegationOutcome, DelegationRequest
@@ -55,9 +56,19 @@ class ChildSessions:
         refusal = await self._refusal(request)
         if refusal is not None:
             return DelegationOutcome(refusal, failed=True)
+        config = await self._live.workspace_config(parent.record.context.working_dir)
+        input_filter = resolve_filter(config.delegation.for_agent(parent.agent.id), request)
         self._running += 1
         try:
             remaining = parent.governor.remaining_microcents()
+            sequence, call_id = await self._asking_message(request)
+            context = await gather_context(
+                store,
+                parent.id,
+                before_sequence=sequence,
+                from_agent=parent.agent.id,
+                input_filter=input_filter,
+            )
             child = await self._live.create(
                 context=parent.record.context,
                 agent_ref=request.agent,
@@ -66,7 +77,6 @@ class ChildSessions:
                 parent_session_id=parent.id,
                 cost_cap=remaining,
             )
-            sequence, call_id = await self._asking_message(request)
             await store.run(
                 lambda s: handoffs.record_handoff(
                     s.connection,
@@ -78,6 +88,8 @@ class ChildSessions:
                     sequence_number=sequence,
                     call_id=call_id,
                     cost_cap_microcents=remaining,
+                    input_filter=context.input_filter,
+                    context_messages=context.messages,
                 )
             )
             handoff = AgentHandoff(
@@ -89,7 +101,8 @@ class ChildSessions:
             parent.scope.emit(handoff)
             await parent.set_status("awaiting_peer")
             try:
-                result = await child.send_message(request.task, author=parent.agent.id)
+                attachments = () if context.part is None else (context.part,)
+                result = await child.send_message(request.task, attachments, author=parent.agent.id)
             except asyncio.CancelledError:
                 # The parent's turn was aborted: the child's turn was aborted with it.
                 parent.scope.emit(

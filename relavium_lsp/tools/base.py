@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ContentPart, MediaPart, ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.delegation import InputFilterKind
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
@@ -86,6 +87,10 @@ class DelegationRequest:
     agent: str
     task: str
     reason: str
+    # The handoff input filter the call chose (None: the agent's configured one).
+    input_filter: InputFilterKind | None = None
+    last_n: int | None = None
+    strip_tool_results: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -174,3 +174,78 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
                     ("resumed", handoff["id"], child),
                 ]
                 assert audit[0]["detail"] == "replayed 1 turns, 0 differences"
+
+
+async def test_handoff_input_filters(setup: tuple[Path, Path]) -> None:
+    """What a child receives of its parent's chat: chosen per call over the agent's
+    configuration, recorded in the handoff row, tool results stripped on request."""
+    workspace, home = setup
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        _add_agent(workspace, "lead", "read_file, delegate")
+        _project_toml(workspace, '[delegation.agents.lead]\ninput_filter = "full_history"\n')
+        read = ScriptedToolCall("r1", "read_file", json.dumps({"path": "app.py"}))
+        model.script(
+            openai_stream(tool_calls=[read]),
+            openai_stream(text=["app.py defines add."]),
+            # The call chooses last_n(3) without tool results.
+            openai_stream(
+                tool_calls=[
+                    _delegate(
+                        "d1",
+                        "Document add.",
+                        input_filter="last_n",
+                        last_n=3,
+                        strip_tool_results=True,
+                    )
+                ]
+            ),
+            openai_stream(text=["Documented."]),
+            openai_stream(text=["ok"]),
+            # No choice in the call: the agent's configured full history.
+            openai_stream(tool_calls=[_delegate("d2", "Test add.")]),
+            openai_stream(text=["Tested."]),
+            openai_stream(text=["ok again"]),
+        )
+        async with editor(workspace, home) as client:
+            parent = (await client.request(methods.START_SESSION, {"agentRef": "lead"}))[
+                "sessionId"
+            ]
+            for text in ("Read app.py", "Delegate the docs", "Now the tests"):
+                await client.request(methods.SEND_MESSAGE, {"sessionId": parent, "text": text})
+            handoffs = (await client.request(methods.LIST_HANDOFFS, {"sessionId": parent}))[
+                "handoffs"
+            ]
+            assert [h["inputFilter"] for h in handoffs] == [
+                {"kind": "last_n", "lastN": 3, "stripToolResults": True},
+                {"kind": "full_history", "stripToolResults": False},
+            ]
+            assert [h["contextMessages"] for h in handoffs] == [3, 9]
+
+            async def handed_over(child: str) -> tuple[str, str]:
+                messages = (await client.request(methods.GET_TRANSCRIPT, {"sessionId": child}))[
+                    "messages"
+                ]
+                task, context = messages[0]["content"]
+                return task["text"], context["text"]
+
+            task, context = await handed_over(handoffs[0]["childSessionId"])
+            assert task == "Document add."
+            assert "lead agent's conversation (3 messages, last_n(3), tool results stripped)" in (
+                context
+            )
+            assert "[assistant lead] app.py defines add." in context
+            assert "[user] Delegate the docs" in context
+            assert "Read app.py" not in context  # older than the last 3
+            assert "def add" not in context  # the file's text was a tool result
+
+            task, context = await handed_over(handoffs[1]["childSessionId"])
+            assert task == "Test add."
+            assert "(9 messages, full_history)" in context
+            assert "[user] Read app.py" in context
+            assert '(calls read_file {"path": "app.py"})' in context
+            assert "(read_file returned: " in context and "def add" in context
+            assert "(calls delegate " in context and "Documented." in context
+            # The child's model got the context as part of its task message.
+            child_request = model.requests[6].json()
+            assert "Context handed over from the lead agent" in json.dumps(child_request)

@@ -66,6 +66,13 @@ def test_project_over_global_per_field_and_agent_tables_over_the_block(tmp_path:
         ("[delegation]\nmax_dept = 2\n", 2, "delegation.max_dept"),
         ("[delegation.agents.lead]\nmax_depth = 1\nfoo = 2\n", 3, "delegation.agents.lead.foo"),
         ("[delegation.agents.Not_Kebab]\nmax_depth = 1\n", 1, "delegation.agents.Not_Kebab"),
+        ("[delegation]\ninput_filter = 'everything'\n", 2, "delegation.input_filter"),
+        ("[delegation]\n\ninput_last_n = 0\n", 3, "delegation.input_last_n"),
+        (
+            "[delegation.agents.a]\nstrip_tool_results = 1\n",
+            2,
+            "delegation.agents.a.strip_tool_results",
+        ),
     ],
 )
 def test_malformed_values_name_file_line_and_field(
@@ -86,3 +93,28 @@ def test_a_malformed_global_block_names_the_global_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         load_workspace_config(None, home=home)
     assert (raised.value.file, raised.value.line) == (str(path), 2)
+
+
+def test_the_input_filter_defaults_to_the_task_alone_and_merges_per_agent(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    _write(home / "config.toml", '[delegation]\ninput_filter = "last_n"\ninput_last_n = 4\n')
+    _write(
+        workspace / ".relavium" / "project.toml",
+        '[delegation.agents.lead]\ninput_filter = "full_history"\nstrip_tool_results = true\n',
+    )
+    assert load_workspace_config(None, home=tmp_path / "nobody").delegation.for_agent(
+        "x"
+    ).input_filter == ("task_only")
+    delegation = load_workspace_config(workspace, home=home).delegation
+    other = delegation.for_agent("other")
+    assert (other.input_filter, other.input_last_n, other.strip_tool_results) == (
+        "last_n",
+        4,
+        False,
+    )
+    lead = delegation.for_agent("lead")
+    assert (lead.input_filter, lead.input_last_n, lead.strip_tool_results) == (
+        "full_history",
+        4,
+        True,
+    )
