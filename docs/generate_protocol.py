@@ -18,7 +18,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import chat_ui, editor_tools, events, rewind, session_ops, wire
+from relavium_lsp.contracts import (
+    chat_ui,
+    editor_tools,
+    events,
+    peers,
+    rewind,
+    session_ops,
+    wire,
+)
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -79,6 +87,10 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      session_ops.ListArtifactsResult),
     (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
      session_ops.ListHandoffsResult),
+    (methods.SEND_PEER_MESSAGE, "client → server", "request", peers.SendPeerMessageParams,
+     peers.SendPeerMessageResult),
+    (methods.LIST_PEER_MESSAGES, "client → server", "request", peers.ListPeerMessagesParams,
+     peers.ListPeerMessagesResult),
     (methods.CHECKPOINT_SESSION, "client → server", "request",
      session_ops.CheckpointSessionParams, "the `session:checkpoint` event's payload"),
     (methods.LIST_INTROSPECTIONS, "client → server", "request", wire.SessionRefParams,

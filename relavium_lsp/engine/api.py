@@ -39,7 +39,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnResult,
 )
-from relavium_lsp.contracts.peers import HandoffAuditRecord
+from relavium_lsp.contracts.peers import HandoffAuditRecord, PeerMessage, PeerMode
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import (
@@ -87,7 +87,7 @@ from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
-from relavium_lsp.store import handoffs
+from relavium_lsp.store import handoffs, peer_messages
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.checkpoints import list_checkpoints
 from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
@@ -388,6 +388,24 @@ class Engine:
         """The delegations a session made (to child sessions), oldest first."""
         await self._live.require_record(session_id)
         return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
+    async def send_peer_message(
+        self, session_id: str, to_session_ids: Sequence[str], text: str, mode: PeerMode
+    ) -> PeerMessage:
+        """Send a peer message from a session that is not running a turn (§2.5)."""
+        sender = await self._live.get(session_id)
+        if sender.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; send it afterwards")
+        return await self._live.peers.send(sender, to_session_ids, text, mode)
+
+    async def list_peer_messages(
+        self, session_id: str, direction: Literal["sent", "received", "all"] = "all"
+    ) -> list[PeerMessage]:
+        """Peer messages a session sent and/or received, with their deliveries."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: peer_messages.list_messages(s.connection, session_id, direction)
+        )
 
     async def list_handoff_audit(self, session_id: str) -> list[HandoffAuditRecord]:
         """Resumes and replays of the handoffs a session made or was started by (§2.5)."""

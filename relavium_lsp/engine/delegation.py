@@ -27,8 +27,9 @@ from relavium_lsp.contracts.events import AgentHandoff
 from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord
 from relavium_lsp.engine.handoff_context import gather_context, resolve_filter
 from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.errors import RelaviumError
 from relavium_lsp.store import handoffs
-from relavium_lsp.tools.base import DelegationOutcome, DelegationRequest
+from relavium_lsp.tools.base import DelegationOutcome, DelegationRequest, PeerRequest
 from relavium_lsp.tools.delegate import DELEGATE_TOOL
 
 if TYPE_CHECKING:
@@ -130,6 +131,34 @@ class ChildSessions:
             f"{child.id}.",
             failed=True,
             child_session_id=child.id,
+        )
+
+    async def message_peer(self, request: PeerRequest) -> DelegationOutcome:
+        """Send a peer message for the ``message_session`` tool (``engine/peers.py``)."""
+        parent = self._parent
+        messenger = self._live.peers
+        try:
+            to_session_id = await messenger.resolve(parent, request.to)
+            message = await messenger.send(
+                parent,
+                [to_session_id],
+                request.text,
+                "await_reply" if request.await_reply else "fire_and_forget",
+                call_id=request.call_id,
+                from_turn=True,
+            )
+        except RelaviumError as error:
+            return DelegationOutcome(error.message, failed=True)
+        delivery = message.deliveries[0]
+        if delivery.status == "replied":
+            return DelegationOutcome(delivery.reply or "(no text in the reply)")
+        if delivery.status == "delivered":
+            return DelegationOutcome(
+                f"Delivered to session {to_session_id}: it will see the message on its next turn."
+            )
+        why = delivery.error or delivery.status
+        return DelegationOutcome(
+            f"Session {to_session_id} did not take the message ({why}).", failed=True
         )
 
     async def _refusal(self, request: DelegationRequest) -> str | None:

@@ -27,6 +27,7 @@ from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
 from relavium_lsp.engine.delegation import ChildSessions, reload_child, with_child_cap
+from relavium_lsp.engine.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -72,6 +73,8 @@ class LiveSessions:
         self._approval_override = approval_override
         self._live: dict[str, AgentSession] = {}
         self._loading: dict[str, asyncio.Lock] = {}
+        # Peer messages between the sessions served here (docs/design.md §2.5).
+        self.peers = PeerMessenger(services, self)
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))

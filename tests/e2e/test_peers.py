@@ -249,3 +249,212 @@ async def test_handoff_input_filters(setup: tuple[Path, Path]) -> None:
             # The child's model got the context as part of its task message.
             child_request = model.requests[6].json()
             assert "Context handed over from the lead agent" in json.dumps(child_request)
+
+
+def _message(call_id: str, to: str, text: str, *, await_reply: bool) -> ScriptedToolCall:
+    arguments = json.dumps({"to": to, "text": text, "await_reply": await_reply})
+    return ScriptedToolCall(call_id, "message_session", arguments)
+
+
+async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """Fire-and-forget and awaited peer messages with their delivery records, the sender
+    awaiting_peer, an abort that cascades, and the safety refusals."""
+    workspace, home = setup
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        _add_agent(workspace, "lead", "message_session")
+        model.script(
+            # B (lead) asks the coder's session and waits for the answer.
+            openai_stream(
+                tool_calls=[_message("m1", "coder", "What is in app.py?", await_reply=True)]
+            ),
+            openai_stream(text=["It defines add."]),  # A (coder) answers
+            openai_stream(text=["The coder says: add."]),  # B wraps up
+            # B asks again; A stalls mid-answer and B is aborted.
+            openai_stream(
+                tool_calls=[_message("m2", "coder", "Explain at length.", await_reply=True)]
+            ),
+            openai_stream(text=["Once ", "upon "], ending="stall"),
+        )
+        async with editor(workspace, home) as client:
+            coder = (await client.request(methods.START_SESSION, {"agentRef": "coder"}))[
+                "sessionId"
+            ]
+            lead = (await client.request(methods.START_SESSION, {"agentRef": "lead"}))["sessionId"]
+
+            # 1. Fire and forget, from the editor: the lead's session gets an attributed note.
+            sent = (
+                await client.request(
+                    methods.SEND_PEER_MESSAGE,
+                    {"sessionId": coder, "toSessionIds": [lead], "text": "FYI: tests are green."},
+                )
+            )["message"]
+            assert (sent["mode"], sent["fromAgent"], sent["hops"]) == (
+                "fire_and_forget",
+                "coder",
+                1,
+            )
+            [delivery] = sent["deliveries"]
+            assert (delivery["toSessionId"], delivery["status"]) == (lead, "delivered")
+            assert delivery["sequenceNumber"] == 1 and delivery["deliveredAt"]
+            note = (await client.request(methods.GET_TRANSCRIPT, {"sessionId": lead}))["messages"][
+                0
+            ]
+            assert (note["role"], note["agentSlug"]) == ("user", "coder")
+            assert note["content"][0]["text"] == (
+                f"Message from the coder agent (session {coder}):\n\nFYI: tests are green."
+            )
+
+            # 2. The lead's agent asks the coder's session (by agent id) and waits.
+            done = await client.request(methods.SEND_MESSAGE, {"sessionId": lead, "text": "Ask"})
+            assert done["text"] == "The coder says: add."
+            lead_transcript = await client.request(methods.GET_TRANSCRIPT, {"sessionId": lead})
+            result = lead_transcript["messages"][3]["content"][0]
+            assert result["result"] == "It defines add." and not result.get("isError")
+            asked = (await client.request(methods.GET_TRANSCRIPT, {"sessionId": coder}))["messages"]
+            assert (asked[0]["role"], asked[0]["agentSlug"]) == ("user", "lead")
+            assert "awaiting your reply:\n\nWhat is in app.py?" in asked[0]["content"][0]["text"]
+            assert asked[1]["agentSlug"] == "coder"
+            received = (
+                await client.request(
+                    methods.LIST_PEER_MESSAGES, {"sessionId": coder, "direction": "received"}
+                )
+            )["messages"]
+            assert [(m["fromSessionId"], m["mode"], m["callId"]) for m in received] == [
+                (lead, "await_reply", "m1")
+            ]
+            assert received[0]["deliveries"][0]["status"] == "replied"
+            assert received[0]["deliveries"][0]["reply"] == "It defines add."
+            assert received[0]["deliveries"][0]["sequenceNumber"] == asked[0]["sequenceNumber"]
+            both = await client.request(methods.LIST_PEER_MESSAGES, {"sessionId": coder})
+            assert len(both["messages"]) == 2  # the note it sent and the question it got
+
+            # 3. An abort of the waiting sender cascades to the recipient's turn.
+            turn = asyncio.ensure_future(
+                client.request(methods.SEND_MESSAGE, {"sessionId": lead, "text": "More"})
+            )
+            tokens = len(client.events_of(coder, "agent:token"))
+            await client.wait_for_event(coder, "agent:token", count=tokens + 1)
+            states = {
+                s["id"]: s["status"]
+                for s in (await client.request(methods.LIST_SESSIONS, {}))["sessions"]
+            }
+            assert states[lead] == "awaiting_peer" and states[coder] == "streaming"
+            # A busy recipient is not interrupted: that delivery fails, with the reason.
+            third = (await client.request(methods.START_SESSION, {"agentRef": "relavium-default"}))[
+                "sessionId"
+            ]
+            busy = (
+                await client.request(
+                    methods.SEND_PEER_MESSAGE,
+                    {"sessionId": third, "toSessionIds": [coder], "text": "psst"},
+                )
+            )["message"]["deliveries"][0]
+            assert busy["status"] == "failed" and "running a turn" in busy["error"]
+            with pytest.raises(JsonRpcException) as sender_busy:
+                await client.request(
+                    methods.SEND_PEER_MESSAGE,
+                    {"sessionId": lead, "toSessionIds": [third], "text": "from a busy sender"},
+                )
+            assert "running a turn" in str(sender_busy.value)
+            assert await client.request(methods.ABORT_TURN, {"sessionId": lead}) == {
+                "aborted": True
+            }
+            assert (await turn)["stopReason"] == "aborted"
+            await client.wait_until(
+                lambda: any(
+                    e["stopReason"] == "aborted"
+                    for e in client.events_of(coder, "session:turn_completed")
+                ),
+                "the recipient's turn is aborted too",
+            )
+            assert await model.wait_for_disconnect(4)
+            sent_by_lead = (
+                await client.request(
+                    methods.LIST_PEER_MESSAGES, {"sessionId": lead, "direction": "sent"}
+                )
+            )["messages"]
+            assert [m["deliveries"][0]["status"] for m in sent_by_lead] == ["replied", "aborted"]
+            states = {
+                s["id"]: s["status"]
+                for s in (await client.request(methods.LIST_SESSIONS, {}))["sessions"]
+            }
+            assert states[lead] == "idle" and states[coder] == "idle"
+
+            # 4. Safety: one workspace only, size caps, no self-messages, one awaited recipient.
+            elsewhere_dir = make_git_workspace(tmp_path / "other")
+            elsewhere = (
+                await client.request(
+                    methods.START_SESSION,
+                    {"agentRef": "relavium-default", "context": {"workingDir": str(elsewhere_dir)}},
+                )
+            )["sessionId"]
+            with pytest.raises(JsonRpcException) as foreign:
+                await client.request(
+                    methods.SEND_PEER_MESSAGE,
+                    {"sessionId": coder, "toSessionIds": [elsewhere], "text": "hi"},
+                )
+            assert "another workspace" in str(foreign.value)
+            for params, why in (
+                ({"toSessionIds": [lead], "text": "x" * 8_001}, "8000"),
+                ({"toSessionIds": [coder], "text": "me"}, "itself"),
+                (
+                    {"toSessionIds": [lead, elsewhere], "text": "q", "mode": "await_reply"},
+                    "exactly one",
+                ),
+            ):
+                with pytest.raises(JsonRpcException) as refused:
+                    await client.request(methods.SEND_PEER_MESSAGE, {"sessionId": coder, **params})
+                assert refused.value.code == -32602 and why in str(refused.value)
+
+            # Purging a session erases what it sent and what it received.
+            await client.request(methods.PURGE_SESSION, {"sessionId": coder})
+            left = await client.request(methods.LIST_PEER_MESSAGES, {"sessionId": lead})
+            assert [(m["fromSessionId"], m["deliveries"]) for m in left["messages"]] == [
+                (lead, []),
+                (lead, []),
+            ]
+
+
+async def test_peer_messages_are_passed_on_a_limited_number_of_times(
+    setup: tuple[Path, Path],
+) -> None:
+    """a1 awaits a2, whose turn awaits a3, whose turn awaits a4: a4's turn may not send on."""
+    workspace, home = setup
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        for agent in ("a1", "a2", "a3", "a4"):
+            _add_agent(workspace, agent, "message_session")
+        model.script(
+            openai_stream(tool_calls=[_message("h1", "a2", "hop 1", await_reply=True)]),
+            openai_stream(tool_calls=[_message("h2", "a3", "hop 2", await_reply=True)]),
+            openai_stream(tool_calls=[_message("h3", "a4", "hop 3", await_reply=True)]),
+            openai_stream(tool_calls=[_message("h4", "a1", "hop 4", await_reply=True)]),
+            openai_stream(text=["a4 done"]),
+            openai_stream(text=["a3 done"]),
+            openai_stream(text=["a2 done"]),
+            openai_stream(text=["a1 done"]),
+        )
+        async with editor(workspace, home) as client:
+            sessions = {}
+            for agent in ("a1", "a2", "a3", "a4"):
+                started = await client.request(methods.START_SESSION, {"agentRef": agent})
+                sessions[agent] = started["sessionId"]
+            done = await client.request(
+                methods.SEND_MESSAGE, {"sessionId": sessions["a1"], "text": "start the chain"}
+            )
+            assert done["text"] == "a1 done"
+            last = await client.request(methods.GET_TRANSCRIPT, {"sessionId": sessions["a4"]})
+            refused = last["messages"][2]["content"][0]
+            assert refused["isError"] is True
+            assert "at most 3 times" in refused["result"]
+            sent = await client.request(methods.LIST_PEER_MESSAGES, {"sessionId": sessions["a4"]})
+            assert [m["hops"] for m in sent["messages"]] == [3]  # only the one it received
+            replies = []
+            for agent in ("a1", "a2", "a3"):
+                listed = await client.request(
+                    methods.LIST_PEER_MESSAGES, {"sessionId": sessions[agent], "direction": "sent"}
+                )
+                [message] = listed["messages"]
+                replies.append((message["hops"], message["deliveries"][0]["reply"]))
+            assert replies == [(1, "a2 done"), (2, "a3 done"), (3, "a4 done")]

@@ -37,6 +37,8 @@ export const Methods = {
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  sendPeerMessage: 'relavium/sendPeerMessage',
+  listPeerMessages: 'relavium/listPeerMessages',
   checkpointSession: 'relavium/checkpointSession',
   listIntrospections: 'relavium/listIntrospections',
   sessionModels: 'relavium/sessionModels',
@@ -91,6 +93,10 @@ export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'fail
 export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
 
 export type HandoffAuditAction = 'resumed' | 'replayed';
+
+export type PeerMode = 'fire_and_forget' | 'await_reply';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
 
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
@@ -363,6 +369,30 @@ export interface ListArtifactsResult {
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
   audit: HandoffAuditRecord[];
+}
+
+/** `relavium/sendPeerMessage`: send a message from one session to others. */
+export interface SendPeerMessageParams {
+  sessionId: string;
+  toSessionIds: string[];
+  text: string;
+  mode?: PeerMode;
+}
+
+/** Result of `relavium/sendPeerMessage`: the message with every delivery's outcome. */
+export interface SendPeerMessageResult {
+  message: PeerMessage;
+}
+
+/** `relavium/listPeerMessages`: the peer messages a session sent and/or received. */
+export interface ListPeerMessagesParams {
+  sessionId: string;
+  direction?: 'sent' | 'received' | 'all';
+}
+
+/** Result of `relavium/listPeerMessages`: oldest first. */
+export interface ListPeerMessagesResult {
+  messages: PeerMessage[];
 }
 
 /** `relavium/checkpointSession`: run an introspection pass now (§2.5). */
@@ -1037,6 +1067,30 @@ export interface HandoffAuditRecord {
   action: HandoffAuditAction;
   detail?: string;
   createdAt: string;
+}
+
+/** A message one session sent to others of the same workspace, with its deliveries. */
+export interface PeerMessage {
+  id: string;
+  fromSessionId: string;
+  fromAgent: string;
+  text: string;
+  mode: PeerMode;
+  hops: number;
+  callId?: string;
+  createdAt: string;
+  deliveries: PeerDelivery[];
+}
+
+/** What became of a peer message at one recipient session. */
+export interface PeerDelivery {
+  toSessionId: string;
+  status: DeliveryStatus;
+  sequenceNumber?: number;
+  deliveredAt?: string;
+  reply?: string;
+  error?: string;
+  updatedAt: string;
 }
 
 /** One model a session may ask first: `id` is `<provider>/<model>`. */
