@@ -275,6 +275,8 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                 tool_calls=[_message("m2", "coder", "Explain at length.", await_reply=True)]
             ),
             openai_stream(text=["Once ", "upon "], ending="stall"),
+            # The editor sends one and waits for the reply.
+            openai_stream(text=["pong"]),
         )
         async with editor(workspace, home) as client:
             coder = (await client.request(methods.START_SESSION, {"agentRef": "coder"}))[
@@ -380,6 +382,23 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                 for s in (await client.request(methods.LIST_SESSIONS, {}))["sessions"]
             }
             assert states[lead] == "idle" and states[coder] == "idle"
+
+            # The editor can wait for a reply too.
+            ponged = (
+                await client.request(
+                    methods.SEND_PEER_MESSAGE,
+                    {
+                        "sessionId": third,
+                        "toSessionIds": [coder],
+                        "text": "ping",
+                        "mode": "await_reply",
+                    },
+                )
+            )["message"]
+            assert ponged["deliveries"][0]["status"] == "replied"
+            assert ponged["deliveries"][0]["reply"] == "pong"
+            statuses = await client.request(methods.LIST_SESSIONS, {})
+            assert {s["id"]: s["status"] for s in statuses["sessions"]}[third] == "idle"
 
             # 4. Safety: one workspace only, size caps, no self-messages, one awaited recipient.
             elsewhere_dir = make_git_workspace(tmp_path / "other")
