@@ -91,6 +91,7 @@ class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting, Peer
         await self._watcher.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
+            await self._live.peers.close()
             await self._services.bus.drain_all()
         finally:
             await close_tools(self._services.tools)

@@ -182,6 +182,8 @@ class LiveSessions:
                 session.governor.children_microcents = await self._services.store.run(
                     lambda s: s.descendants_cost(session_id)
                 )
+                # Peer messages queued while it was busy in a process that has gone (§2.5).
+                await self.peers.deliver_pending(session_id)
                 return session
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown

@@ -6,8 +6,10 @@ message is stored once with a delivery row per recipient (``store/peer_messages.
 
 - ``fire_and_forget`` appends it to each recipient's transcript as a user message
   attributed to the sending agent (``agentSlug``): context for its next turn, no model call
-  now (``session:message_appended`` tells the editors). A recipient running a turn — here or
-  in another window — or cancelled is not interrupted: that delivery fails, with the reason.
+  now (``session:message_appended`` tells the editors). A turn is never interrupted: for a
+  recipient running one here the delivery stays ``pending`` and is appended when the turn
+  has settled (or, if this process ends first, when the session is next loaded); one running
+  in another window, or a cancelled session, fails the delivery with the reason.
 - ``await_reply`` (one recipient) runs a turn there with the message; the recipient's answer
   is the reply, and the sender is ``awaiting_peer`` meanwhile. Aborting the sender's turn
   cancels the wait, which aborts the recipient's turn (the delivery ends ``aborted``).
@@ -22,12 +24,12 @@ busy, and a busy session accepts nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import SessionMessageAppended
 from relavium_lsp.contracts.peers import (
     MAX_PEER_HOPS,
@@ -39,7 +41,7 @@ from relavium_lsp.contracts.peers import (
     PeerMode,
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionStatus
-from relavium_lsp.errors import InvalidInput, SessionBusy, SessionNotFound
+from relavium_lsp.errors import InvalidInput, RelaviumError, SessionBusy, SessionNotFound
 from relavium_lsp.store import peer_messages
 from relavium_lsp.store.models import utc_timestamp
 
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from relavium_lsp.engine.session import AgentSession
 
 _FINISHED = ("stop", "length", "tool_use")
+_log = logging.getLogger(__name__)
 _RECENT_MESSAGES = 16
 
 
@@ -60,6 +63,8 @@ class PeerMessenger:
         self._live = live
         # Session id → the hop count of the peer message its running turn answers.
         self._answering: dict[str, int] = {}
+        # Deliveries waiting for a busy recipient's turn to settle.
+        self._waiting: set[asyncio.Task[None]] = set()
 
     async def send(
         self,
@@ -149,10 +154,10 @@ class PeerMessenger:
                 "within one"
             )
 
-    async def _unavailable(self, to_session_id: str) -> str | None:
+    async def _unavailable(self, to_session_id: str, *, busy_here_fails: bool) -> str | None:
         """Why a recipient cannot take a message now, or ``None``."""
         served = self._live.served(to_session_id)
-        if served is not None and served.busy:
+        if busy_here_fails and served is not None and served.busy:
             return "the session is running a turn; try again when it is idle"
         if await self._live.running_elsewhere(to_session_id) is not None:
             return "the session is running a turn in another window"
@@ -161,9 +166,27 @@ class PeerMessenger:
             return "the session was cancelled"
         return None
 
+    async def deliver_pending(self, to_session_id: str) -> None:
+        """Append what was queued for a session that was busy (say, before a restart)."""
+        store = self._services.store
+        queued = await store.run(lambda s: peer_messages.pending_for(s.connection, to_session_id))
+        for message in queued:
+            try:
+                await self._append(message, to_session_id)
+            except RelaviumError as error:  # loading the session must not fail for it
+                _log.warning("a queued peer message could not be delivered: %s", error.message)
+
+    async def close(self) -> None:
+        """Stop waiting for busy recipients (their deliveries stay ``pending`` in the store)."""
+        waiting = list(self._waiting)
+        for task in waiting:
+            task.cancel()
+        if waiting:
+            await asyncio.wait(waiting)
+
     async def _append(self, message: PeerMessage, to_session_id: str) -> None:
         store = self._services.store
-        why = await self._unavailable(to_session_id)
+        why = await self._unavailable(to_session_id, busy_here_fails=False)
         if why is not None:
             await store.run(
                 lambda s: peer_messages.update_delivery(
@@ -171,27 +194,31 @@ class PeerMessenger:
                 )
             )
             return
+        served = self._live.served(to_session_id)
+        if served is not None and served.busy:
+            # Never into a running turn: it stays pending until the turn has settled.
+            task = asyncio.create_task(self._deliver_when_idle(served, message, to_session_id))
+            self._waiting.add(task)
+            task.add_done_callback(self._waiting.discard)
+            return
+        # No await between the check above and this submission: a turn starting now queues
+        # its first write behind this one on the store's single thread.
         text = _as_received(message)
-        stored = await store.run(
-            lambda s: s.append_message(
-                to_session_id, "user", [TextPart(text=text)], agent_slug=message.from_agent
-            )
-        )
-        await store.run(
-            lambda s: peer_messages.update_delivery(
-                s.connection,
-                message.id,
-                to_session_id,
-                "delivered",
-                sequence_number=stored.sequence_number,
-            )
-        )
+        sequence = await store.run(lambda s: peer_messages.deliver(s, message, to_session_id, text))
+        if sequence is None:
+            return
         bus = self._services.bus
-        bus.emit(
-            to_session_id,
-            SessionMessageAppended(message_sequence=stored.sequence_number, role="user"),
-        )
+        bus.emit(to_session_id, SessionMessageAppended(message_sequence=sequence, role="user"))
         await bus.drain(to_session_id)
+
+    async def _deliver_when_idle(
+        self, recipient: AgentSession, message: PeerMessage, to_session_id: str
+    ) -> None:
+        try:
+            await recipient.until_idle()
+            await self._append(message, to_session_id)
+        except RelaviumError as error:
+            _log.warning("a queued peer message could not be delivered: %s", error.message)
 
     async def _await_reply(
         self, sender: AgentSession, message: PeerMessage, to_session_id: str, *, from_turn: bool
@@ -217,7 +244,7 @@ class PeerMessenger:
                 )
             )
 
-        why = await self._unavailable(to_session_id)
+        why = await self._unavailable(to_session_id, busy_here_fails=True)
         if why is not None:
             await settle("failed", error=why)
             return

@@ -342,7 +342,7 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                 for s in (await client.request(methods.LIST_SESSIONS, {}))["sessions"]
             }
             assert states[lead] == "awaiting_peer" and states[coder] == "streaming"
-            # A busy recipient is not interrupted: that delivery fails, with the reason.
+            # A busy recipient is not interrupted: the delivery waits until its turn settles.
             third = (await client.request(methods.START_SESSION, {"agentRef": "relavium-default"}))[
                 "sessionId"
             ]
@@ -352,7 +352,7 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                     {"sessionId": third, "toSessionIds": [coder], "text": "psst"},
                 )
             )["message"]["deliveries"][0]
-            assert busy["status"] == "failed" and "running a turn" in busy["error"]
+            assert busy["status"] == "pending"
             with pytest.raises(JsonRpcException) as sender_busy:
                 await client.request(
                     methods.SEND_PEER_MESSAGE,
@@ -371,6 +371,16 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                 "the recipient's turn is aborted too",
             )
             assert await model.wait_for_disconnect(4)
+            appended = await client.wait_for_event(coder, "session:message_appended")
+            queued = (
+                await client.request(
+                    methods.LIST_PEER_MESSAGES, {"sessionId": third, "direction": "sent"}
+                )
+            )["messages"][0]["deliveries"][0]
+            assert queued["status"] == "delivered"
+            assert queued["sequenceNumber"] == appended["messageSequence"]
+            coder_now = await client.request(methods.GET_TRANSCRIPT, {"sessionId": coder})
+            assert coder_now["messages"][-1]["content"][0]["text"].endswith("psst")
             sent_by_lead = (
                 await client.request(
                     methods.LIST_PEER_MESSAGES, {"sessionId": lead, "direction": "sent"}

@@ -117,3 +117,20 @@ def test_a_handoff_keeps_its_cap_and_filter_and_is_audited(
         ]
     store.purge_session(session_id)
     assert handoffs.list_audit(connection, session_id) == []
+
+
+def test_a_pending_delivery_is_appended_exactly_once(store: SessionStore, session_id: str) -> None:
+    other = make_record()
+    store.create_session(other)
+    message = _message(session_id, [other.id])
+    connection = store.connection
+    peer_messages.create_message(connection, message)
+    assert [m.id for m in peer_messages.pending_for(connection, other.id)] == [message.id]
+    sequence = peer_messages.deliver(store, message, other.id, "from the store test")
+    assert sequence == 1
+    assert peer_messages.deliver(store, message, other.id, "again") is None
+    assert peer_messages.pending_for(connection, other.id) == []
+    stored, _ = store.get_transcript(other.id)
+    assert [(m.role, m.agent_slug) for m in stored] == [("user", "relavium-default")]
+    delivered = peer_messages.get_message(connection, message.id)
+    assert delivered is not None and delivered.deliveries[0].sequence_number == 1
