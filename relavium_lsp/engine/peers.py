@@ -252,6 +252,13 @@ class PeerMessenger:
         last = await store.run(lambda s: s.last_message(to_session_id))
         before = 0 if last is None else last.sequence_number
         previous: SessionStatus = "streaming" if from_turn else sender.record.status
+
+        async def stop_waiting() -> None:
+            # From the editor the sender ran no turn; one the user started meanwhile owns
+            # the status now.
+            if from_turn or not sender.busy:
+                await sender.set_status(previous)
+
         await sender.set_status("awaiting_peer")
         self._answering[to_session_id] = message.hops
         try:
@@ -260,15 +267,15 @@ class PeerMessenger:
             # The sender's turn (or request) was aborted: the recipient's turn went with it.
             await asyncio.shield(settle("aborted", error="the sender stopped waiting"))
             if not from_turn:
-                await asyncio.shield(sender.set_status(previous))
+                await asyncio.shield(stop_waiting())
             raise
         except SessionBusy as error:
             await settle("failed", error=error.message)
-            await sender.set_status(previous)
+            await stop_waiting()
             return
         finally:
             self._answering.pop(to_session_id, None)
-        await sender.set_status(previous)
+        await stop_waiting()
         sequence = await self._delivered_sequence(to_session_id, message.from_agent, before)
         if result.stop_reason in _FINISHED:
             await settle("replied", sequence=sequence, reply=result.text)
