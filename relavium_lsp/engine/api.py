@@ -42,6 +42,7 @@ from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.watch import ListListener
+from relavium_lsp.engine.workspace_memory import MemoryListener, WorkspaceMemories
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -66,6 +67,7 @@ __all__ = [
     "LeaseSettings",
     "ListListener",
     "Listener",
+    "MemoryListener",
     "ModelChoice",
     "ReplayReport",
     "ResumeResult",
@@ -73,6 +75,7 @@ __all__ = [
     "SessionSnapshot",
     "TurnResult",
     "Unsubscribe",
+    "WorkspaceMemories",
     "first_choice",
     "key_lookup_for",
     "open_engine",
@@ -157,6 +160,7 @@ async def open_engine(
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
         leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
+        memory=WorkspaceMemories(store),
     )
     sessions = LiveSessions(
         services,

@@ -17,6 +17,7 @@ from relavium_lsp.engine import exports
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.watch import SharedLogWatcher, interval_from_env
+from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.errors import SessionBusy, SessionRunningElsewhere
 from relavium_lsp.llm.model_directory import ModelDirectory
 from relavium_lsp.mcp.source import McpToolSource
@@ -40,6 +41,9 @@ class EngineBase:
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
+        # The workspaces' long-term memories (§2.6): read, write, watch.
+        self.memory = services.memory or WorkspaceMemories(services.store)
+        self._watcher.on_other_commits(self.memory.poll)
 
     async def record(self, session_id: str) -> AgentSessionRecord:
         """A session's row (the served copy while this process runs its turn; nothing is loaded).

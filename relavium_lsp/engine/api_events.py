@@ -9,6 +9,7 @@ from relavium_lsp.contracts.events import StampedEvent
 from relavium_lsp.engine.api_base import EngineBase
 from relavium_lsp.engine.bus import Listener, Unsubscribe
 from relavium_lsp.engine.watch import ListListener
+from relavium_lsp.engine.workspace_memory import MemoryListener
 
 
 class Events(EngineBase):
@@ -39,6 +40,12 @@ class Events(EngineBase):
         if after_sequence is None:
             after_sequence = await bus.last_sequence(session_id)
         return await bus.follow(session_id, after_sequence, listener)
+
+    async def watch_memory(self, listener: MemoryListener) -> Unsubscribe:
+        """Hear of every new workspace memory revision, from any process (§2.6)."""
+        unsubscribe = await self.memory.watch(listener)
+        self._watcher.start()
+        return unsubscribe
 
     def watch_sessions(self, listener: ListListener) -> Unsubscribe:
         """Call ``listener`` with session-list changes made by any process on this history.

@@ -26,6 +26,7 @@ from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext, S
 from relavium_lsp.engine.api_base import EngineBase
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.leases import LeaseSettings
+from relavium_lsp.engine.model_memory import remember_choice
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
@@ -81,8 +82,10 @@ class SessionDriving(EngineBase):
         and this process follows it through the shared event log (docs/design.md §7.1).
         """
         session = await self._live.get(session_id)
+        session.workspace_memory = None  # a resumed session is given the current memory
         elsewhere = await self._live.running_elsewhere(session_id)
         if elsewhere is None:
+            await self._live.follow_stored_model(session)  # switched in another window?
             session.refresh(await self._live.require_record(session_id))
             if session.record.status == "ended":
                 await session.set_status("idle")
@@ -189,7 +192,8 @@ class SessionDriving(EngineBase):
     async def set_model(self, session_id: str, choice_id: str) -> SessionSnapshot:
         """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
 
-        The choice lives with the served session; reloading it starts from the agent's model.
+        The choice is stored with the session: a restarted server, or another window that
+        opens the session, asks it too (:mod:`relavium_lsp.engine.model_memory`).
         """
         session = await self._live.get(session_id)
         if session.busy:
@@ -200,9 +204,9 @@ class SessionDriving(EngineBase):
         if choice is None:
             known = ", ".join(choice.id for choice in choices)
             raise InvalidInput(f"unknown model {choice_id[:200]!r} (known: {known})")
-        session.use_chain(
-            await self._live.chain_for(with_first_model(session.agent, choice), config)
-        )
+        chain = await self._live.chain_for(with_first_model(session.agent, choice), config)
+        await remember_choice(self._services.store, session_id, choice)
+        session.use_chain(chain)
         return session.snapshot()
 
     async def current_model(self, session_id: str) -> ModelChoice:

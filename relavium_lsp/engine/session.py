@@ -40,6 +40,7 @@ from relavium_lsp.engine.planning import plan_turn
 from relavium_lsp.engine.session_lease import SessionLease
 from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.turn import TurnRunner
+from relavium_lsp.engine.workspace_memory import prompt_memory
 from relavium_lsp.errors import (
     InvalidInput,
     LeaseLost,
@@ -206,6 +207,8 @@ class AgentSession(SessionLease):
             if self.working_memory is None:
                 latest = await store.run(lambda s: latest_checkpoint(s, self.id))
                 self.working_memory = latest.working_memory if latest is not None else ""
+            if self.workspace_memory is None:
+                self.workspace_memory = await prompt_memory(self.scope.memory, self.record)
             plan = await plan_turn(
                 self.scope, self.snapshot(), user_sequence=started.sequence_number
             )

@@ -51,6 +51,8 @@ class SessionState:
         self.last_input_tokens: int | None = None
         # The newest checkpoint's working memory, given with every turn (None: not read yet).
         self.working_memory: str | None = None
+        # The workspace's long-term memory, read at the first turn here (None: not read yet).
+        self.workspace_memory: str | None = None
         # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
         # whether another process took it over (then this turn must leave the store alone).
         self._lease_token: str | None = None
@@ -104,6 +106,7 @@ class SessionState:
             policy=self.policy,
             chain=self.chain,
             working_memory=self.working_memory or "",
+            workspace_memory=self.workspace_memory or "",
         )
 
     def context_window(self) -> int:
