@@ -267,6 +267,14 @@ class SessionCheckpoint(WireModel):
     working_memory: str
 
 
+class SessionCheckpointFailed(WireModel):
+    """An automatic introspection pass failed; the session is untouched (§2.5)."""
+
+    type: Literal["session:checkpoint_failed"] = "session:checkpoint_failed"
+    reason: CheckpointReason
+    message: str
+
+
 class SessionMessageAppended(WireModel):
     """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
 
@@ -301,6 +309,7 @@ EventPayload = Annotated[
     | SessionRewound
     | SessionMessageAppended
     | SessionCheckpoint
+    | SessionCheckpointFailed
     | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),

@@ -53,6 +53,7 @@ from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
 from relavium_lsp.engine import exports, introspection, session_admin
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers, Timers
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import (
@@ -114,6 +115,7 @@ __all__ = [
     "ResumeResult",
     "SessionListChange",
     "SessionSnapshot",
+    "Timers",
     "TurnResult",
     "Unsubscribe",
     "first_choice",
@@ -145,9 +147,12 @@ class Engine:
         *,
         http: httpx.AsyncClient,
         mcp: McpToolSource | None = None,
+        triggers: IntrospectionTriggers | None = None,
     ) -> None:
         self._services = services
         self._live = sessions
+        # Automatic introspection passes (None: only the manual request, e.g. the CLI).
+        self._triggers = triggers
         self._http = http
         self._models = ModelDirectory(http)
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
@@ -175,6 +180,8 @@ class Engine:
             description=description,
             metadata=metadata,
         )
+        if self._triggers is not None:
+            self._triggers.session_started(session.id, session.record.context.working_dir)
         return session.snapshot()
 
     async def session(self, session_id: str) -> SessionSnapshot:
@@ -231,7 +238,14 @@ class Engine:
 
         The answer streams as events meanwhile. Cancelling the caller aborts the turn.
         """
-        return await (await self._live.get(session_id)).send_message(text, attachments)
+        session = await self._live.get(session_id)
+        if self._triggers is None:
+            return await session.send_message(text, attachments)
+        await self._triggers.turn_begins(session_id)
+        try:
+            return await session.send_message(text, attachments)
+        finally:
+            self._triggers.turn_settled(session_id)
 
     async def abort(self, session_id: str) -> bool:
         """Abort the running turn of a session; ``False`` when none was running.
@@ -368,7 +382,10 @@ class Engine:
         self, session_id: str, role: Literal["user", "system"], text: str
     ) -> SessionMessage:
         """Add a user or system note to the transcript without calling the model."""
-        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+        note = await session_admin.append_note(self._services, self._live, session_id, role, text)
+        if self._triggers is not None:
+            self._triggers.activity(session_id)
+        return note
 
     async def restore(self, session_id: str) -> AgentSessionRecord:
         """Undo a soft delete."""
@@ -376,6 +393,8 @@ class Engine:
 
     async def purge(self, session_id: str) -> PurgeReport:
         """Erase a session and its delegated children for good (rows, index, media)."""
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
         return await session_admin.purge(self._services, self._live, session_id)
 
     async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
@@ -404,6 +423,8 @@ class Engine:
         if served is not None and served.busy:
             raise SessionBusy(f"session {session_id} is running a turn; abort it first")
         await self._live.require_record(session_id)
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
         clock = self._live.clock()
         await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
         # A deleted session's file checkpoints go with it (their blobs unless shared).
@@ -648,6 +669,8 @@ class Engine:
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
         await self._watcher.close()
+        if self._triggers is not None:
+            await self._triggers.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._services.bus.drain_all()
@@ -682,6 +705,8 @@ async def open_engine(
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
     lease_settings: LeaseSettings | None = None,
+    auto_introspection: bool = False,
+    timers: Timers | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -691,7 +716,8 @@ async def open_engine(
     the workspace configuration. Tests and tools replace them (``db_key``, ``providers``,
     ``load_config``), never the way the pieces are put together. ``mcp`` is the MCP tool
     source inside a caller's ``tools`` (closed with the engine); without ``tools`` the
-    default registry is built around a new one.
+    default registry is built around a new one. ``auto_introspection`` runs the automatic
+    introspection passes (editor servers do; ``timers`` replaces the event loop's delays).
     """
     # The store works in a worker thread while the loop parses a fast token stream; with
     # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
@@ -733,4 +759,5 @@ async def open_engine(
         load_config=load_config,
         approval_override=approval_override,
     )
-    return Engine(services, sessions, http=http, mcp=mcp)
+    triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
+    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)

@@ -650,6 +650,13 @@ export interface SessionCheckpointPayload {
   workingMemory: string;
 }
 
+/** An automatic introspection pass failed; the session is untouched (§2.5). */
+export interface SessionCheckpointFailedPayload {
+  type: 'session:checkpoint_failed';
+  reason: CheckpointReason;
+  message: string;
+}
+
 /** The agent handed a task to another agent's child session (`returned`: it is back). */
 export interface AgentHandoffPayload {
   type: 'agent:handoff';
@@ -686,6 +693,7 @@ export type EventPayload =
   | SessionRewoundPayload
   | SessionMessageAppendedPayload
   | SessionCheckpointPayload
+  | SessionCheckpointFailedPayload
   | AgentHandoffPayload
   | SessionCancelledPayload;
 
