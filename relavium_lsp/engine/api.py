@@ -307,6 +307,8 @@ class Engine:
         self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
     ) -> SessionCompacted | SessionTrimmed:
         """Compact a session's visible history now; returns the terminal event."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
 
     async def model_choices(self, session_id: str) -> list[ModelChoice]:
@@ -410,6 +412,8 @@ class Engine:
         self, session_id: str, reason: CheckpointReason = "manual"
     ) -> SessionCheckpoint:
         """Run an introspection pass (one model call) and record the checkpoint."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         return await introspection.checkpoint(await self._live.get(session_id), reason)
 
     async def list_introspections(self, session_id: str) -> list[SessionCheckpoint]:
@@ -458,6 +462,8 @@ class Engine:
         overrides the engine's editor host (ACP restores on disk).
         """
         self._refuse_busy(session_id)
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         record = await self.record(session_id)
         return await rewind_session(
             self._services,

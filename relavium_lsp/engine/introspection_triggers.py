@@ -112,6 +112,10 @@ class IntrospectionTriggers:
         self._current: tuple[str, asyncio.Task[None]] | None = None
         self._turns: dict[str, int] = {}  # sessions with a turn beginning or running here
         self._background: set[asyncio.Task[None]] = set()
+        # Per session: (its turn_count, turns since its checkpoint) at the last look, so that
+        # a turn asks the log only when a turn_limit pass may be due (an upper bound: other
+        # windows' checkpoints only lower the real count).
+        self._turns_seen: dict[str, tuple[int, int]] = {}
         # Decisions are made one at a time, in the order the activity happened (an asyncio
         # lock is fair), so timers are armed and passes queued in that order too.
         self._deciding = asyncio.Lock()
@@ -144,6 +148,14 @@ class IntrospectionTriggers:
 
     async def forget(self, session_id: str) -> None:
         """The session is being deleted: cancel its timer, its queued and running pass."""
+        self._turns_seen.pop(session_id, None)
+        await self._stop(session_id)
+
+    async def make_way(self, session_id: str) -> None:
+        """Compaction, a manual checkpoint or a rewind is about to start: stop the pass.
+
+        The session's next activity arms its triggers again.
+        """
         await self._stop(session_id)
 
     async def drain(self, *, passes: bool = True) -> None:
@@ -219,8 +231,10 @@ class IntrospectionTriggers:
         if config is None or not config.introspection.enabled:
             return
         settings = config.introspection
-        if turn and (settings.every_turns > 0 or session.policy.max_turns > 0):
+        if turn and self._may_be_due(session, settings):
+            count = session.record.turn_count
             work = await self._pending(session_id)
+            self._turns_seen[session_id] = (count, work.turns)
             if _due("turn_limit", work, settings, session):
                 self._enqueue(session_id, "turn_limit")
         if self._closed or self._turns.get(session_id):
@@ -341,6 +355,19 @@ class IntrospectionTriggers:
         if current is not None and current[0] == session_id:
             current[1].cancel()
             await asyncio.wait({current[1]})
+
+    def _may_be_due(self, session: AgentSession, settings: EffectiveIntrospection) -> bool:
+        count = session.record.turn_count
+        if count >= session.policy.max_turns:
+            return True
+        every = settings.every_turns
+        if every <= 0:
+            return False
+        seen = self._turns_seen.get(session.id)
+        if seen is None:
+            return count >= every
+        then, since = seen
+        return since + (count - then) >= every
 
     def _cancel_idle(self, session_id: str) -> None:
         timer = self._idle.pop(session_id, None)
