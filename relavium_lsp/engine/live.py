@@ -27,6 +27,8 @@ from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
 from relavium_lsp.engine.delegation import ChildSessions
+from relavium_lsp.engine.model_memory import agent_asking_stored_model, stored_choice
+from relavium_lsp.engine.models import first_choice, with_first_model
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -173,7 +175,12 @@ class LiveSessions:
                 record = await self.require_record(session_id)
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
-                chain = await self.chain_for(agent, config)
+                # The model it was switched to, in this window or another, before a restart.
+                asking = await agent_asking_stored_model(
+                    self._services.store, session_id, agent, config
+                )
+                chain = await self.chain_for(asking, config)
+                record = record.model_copy(update={"model_id": chain[0].model})
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)
                 session = self._make_live(record, agent, config, chain)
@@ -187,6 +194,16 @@ class LiveSessions:
             # ids (a client bug or a flood) leave nothing behind.
             if not lock.locked():
                 self._loading.pop(session_id, None)
+
+    async def follow_stored_model(self, session: AgentSession) -> None:
+        """Ask the model stored with the session (another window may have switched it)."""
+        if session.busy:
+            return
+        config = await self.workspace_config(session.record.context.working_dir)
+        store = self._services.store
+        choice = await stored_choice(store, session.id, session.agent, config)
+        if choice is not None and choice != first_choice(session.chain):
+            session.use_chain(await self.chain_for(with_first_model(session.agent, choice), config))
 
     async def require_record(self, session_id: str) -> AgentSessionRecord:
         """A session's stored row; :class:`SessionNotFound` if there is none."""

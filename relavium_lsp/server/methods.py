@@ -33,6 +33,9 @@ LIST_INTROSPECTIONS = "relavium/listIntrospections"
 SESSION_MODELS = "relavium/sessionModels"
 SET_MODEL = "relavium/setModel"
 APPLY_CODE = "relavium/applyCode"
+# The workspace's long-term memory document (§2.6).
+GET_WORKSPACE_MEMORY = "relavium/getWorkspaceMemory"
+SET_WORKSPACE_MEMORY = "relavium/setWorkspaceMemory"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -68,11 +71,14 @@ REQUESTS = (
     SESSION_MODELS,
     SET_MODEL,
     APPLY_CODE,
+    GET_WORKSPACE_MEMORY,
+    SET_WORKSPACE_MEMORY,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
 SESSIONS_CHANGED = "relavium/sessionsChanged"  # server → client notification
+WORKSPACE_MEMORY_CHANGED = "relavium/workspaceMemoryChanged"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
 OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
 EDITOR_QUERY = "relavium/editorQuery"  # server → client request (editor_* tools)

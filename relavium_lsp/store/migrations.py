@@ -370,12 +370,43 @@ _CHECKPOINT_STATEMENTS = (
 )
 
 
+def _model_choice(connection: Connection) -> None:
+    # The model a front end switched the session to (relavium/setModel, ACP's model option),
+    # as "<provider id>/<model>"; NULL: the agent's own (store/model_choice.py).
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN model_choice TEXT")
+
+
+def _workspace_memory(connection: Connection) -> None:
+    for statement in _MEMORY_STATEMENTS:
+        connection.execute(statement)
+
+
+# Workspace long-term memory (docs/design.md §2.6): one row per kept revision of a
+# workspace's document; the newest revision is the document. Kept in the encrypted database
+# like everything else; the store prunes all but the newest few revisions per workspace.
+_MEMORY_STATEMENTS = (
+    """
+    CREATE TABLE workspace_memory (
+        workspace TEXT NOT NULL,
+        revision INTEGER NOT NULL CHECK (revision >= 1),
+        text TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('user', 'introspection')),
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace, revision)
+    ) WITHOUT ROWID
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
     Migration(3, "turn leases and the session change log", _leases_and_changes),
     Migration(4, "file checkpoints and rewinds", _file_checkpoints),
     Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
+    Migration(6, "workspace long-term memory", _workspace_memory),
+    Migration(8, "the model a session was switched to", _model_choice),
 )
 
 

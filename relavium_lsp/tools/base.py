@@ -33,14 +33,28 @@ EventSink = Callable[[EventPayload], None]
 
 
 class ChangeJournal(Protocol):
-    """The turn's file checkpoints: told around every change a tool makes to a file."""
+    """The turn's file checkpoints: told around every change a tool makes to a file.
 
-    async def before_change(self, path: Path, text: str | None) -> None:
+    Telling only notes (no I/O on the event loop); :meth:`commit` writes the notes so far in
+    one transaction. A tool commits before its change reaches the editor, so a file's earlier
+    text is stored before it is overwritten; after its change it queues the write of the
+    ``after`` note without waiting (:meth:`commit_later`).
+    """
+
+    def before_change(self, path: Path, text: str | None) -> None:
         """``path`` is about to change; ``text`` is what it holds now (``None``: absent)."""
         ...
 
-    async def after_change(self, path: Path, text: str | None) -> None:
+    def after_change(self, path: Path, text: str | None) -> None:
         """``path`` now holds ``text`` (``None``: it was deleted)."""
+        ...
+
+    async def commit(self) -> None:
+        """Write every note told so far (one transaction); returns once it is committed."""
+        ...
+
+    def commit_later(self) -> None:
+        """Queue a write of the notes so far without waiting for it."""
         ...
 
 

@@ -25,8 +25,10 @@ from relavium_lsp.tools.fs import file_change_approval, read_current_text, write
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 from relavium_lsp.tools.text_edit import (
+    TRANSCRIPT_DIFF_CHARS,
     Replacement,
     apply_replacements,
+    cut_diff,
     diff_stat_text,
     file_diff,
 )
@@ -94,7 +96,10 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
                 return failed
             count = len(replacements)
             what = "1 replacement" if count == 1 else f"{count:,} replacements"
-            return ToolRun(f"Edited {label}: {what} ({diff_stat_text(change.diff.stat)} lines).")
+            return ToolRun(
+                f"Edited {label}: {what} ({diff_stat_text(change.diff.stat)} lines).",
+                diff=cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS),
+            )
 
         return PreparedCall(
             run=run,

@@ -31,7 +31,12 @@ from relavium_lsp.tools.definition import (
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
 from relavium_lsp.tools.protected import protected_pattern
-from relavium_lsp.tools.text_edit import diff_stat_text, file_diff
+from relavium_lsp.tools.text_edit import (
+    TRANSCRIPT_DIFF_CHARS,
+    cut_diff,
+    diff_stat_text,
+    file_diff,
+)
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
 _BINARY_PROBE = 8192
@@ -130,11 +135,13 @@ async def write_through_host(
     if now != change.old_text:
         return changed_meanwhile(label)
     if ctx.journal is not None:
-        await ctx.journal.before_change(resolved, now)
+        ctx.journal.before_change(resolved, now)
+        await ctx.journal.commit()  # stored before the editor overwrites it
     outcome = await ctx.host.write_file(resolved, change.new_text, label=_edit_label(ctx))
     if outcome.applied:
         if ctx.journal is not None:
-            await ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.commit_later()  # the turn goes on while it is written
         return None
     why = f": {outcome.reason}" if outcome.reason else ""
     return ToolRun(
@@ -281,7 +288,10 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
             verb = "Replaced" if old_text is not None else "Created"
             stat = diff_stat_text(change.diff.stat)
-            return ToolRun(f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).")
+            return ToolRun(
+                f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).",
+                diff=cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS),
+            )
 
         return PreparedCall(
             run=run,

@@ -197,6 +197,7 @@ class ToolRegistry:
                 output_summary=summarize_output(text),
                 duration_ms=timer.elapsed_ms(),
                 error_code=run.error_code if run.failed else None,
+                diff=None if run.failed else run.diff,
             )
         )
         result = ToolResultPart(tool_call_id=call.id, result=text, is_error=run.failed)

@@ -42,9 +42,12 @@ export const Methods = {
   sessionModels: 'relavium/sessionModels',
   setModel: 'relavium/setModel',
   applyCode: 'relavium/applyCode',
+  getWorkspaceMemory: 'relavium/getWorkspaceMemory',
+  setWorkspaceMemory: 'relavium/setWorkspaceMemory',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
+  workspaceMemoryChanged: 'relavium/workspaceMemoryChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
   editorQuery: 'relavium/editorQuery',
@@ -88,6 +91,8 @@ export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
+export type MemorySource = 'user' | 'introspection';
+
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
@@ -98,10 +103,12 @@ export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
-export type DomainErrorCode = ErrorCode | SessionErrorCode;
+export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode;
 
 export type SessionErrorCode =
   'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
+
+export type MemoryErrorCode = 'memory_conflict';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -407,6 +414,32 @@ export interface ApplyCodeResult {
   message: string;
 }
 
+/** `relavium/getWorkspaceMemory`: the memory of a workspace. */
+export interface WorkspaceMemoryParams {
+  sessionId?: string;
+  workingDir?: string;
+}
+
+/** The document as it is now (revision 0: nobody wrote one yet). */
+export interface WorkspaceMemory {
+  workspace: string;
+  text: string;
+  revision: number;
+  source?: MemorySource;
+  sessionId?: string;
+  updatedAt?: string;
+  maxChars: number;
+  history: WorkspaceMemoryRevision[];
+}
+
+/** `relavium/setWorkspaceMemory`: replace the document. */
+export interface SetWorkspaceMemoryParams {
+  sessionId?: string;
+  workingDir?: string;
+  text: string;
+  baseRevision: number;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -416,6 +449,13 @@ export interface EditorStateParams {
 /** `relavium/sessionsChanged` (server → client): the session list changed. */
 export interface SessionsChangedParams {
   changes: SessionListChange[];
+}
+
+/** `relavium/workspaceMemoryChanged` (server → client): a workspace's memory changed. */
+export interface WorkspaceMemoryChangedParams {
+  workspace: string;
+  revision: number;
+  source: MemorySource;
 }
 
 /** `relavium/requestApproval` (server → client); `diff` for a file change. */
@@ -550,6 +590,7 @@ export interface AgentToolResultPayload {
   outputSummary: string;
   durationMs: number;
   errorCode?: ErrorCode;
+  diff?: FileDiff;
 }
 
 /** The agent replaced its plan (`entries` is the whole list; empty clears it). */
@@ -648,6 +689,7 @@ export interface SessionCheckpointPayload {
   throughSequence: number;
   description: string;
   workingMemory: string;
+  workspaceMemoryRevision?: number;
 }
 
 /** An automatic introspection pass failed; the session is untouched (§2.5). */
@@ -925,6 +967,24 @@ export interface DiffStat {
   removed: number;
 }
 
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -1028,6 +1088,15 @@ export interface ModelChoiceInfo {
   model: string;
 }
 
+/** One kept revision of the document (the newest few are kept). */
+export interface WorkspaceMemoryRevision {
+  revision: number;
+  source: MemorySource;
+  sessionId?: string;
+  updatedAt: string;
+  chars: number;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -1044,24 +1113,6 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
-}
-
-/** A proposed change to one file: unified diff text plus its structure. */
-export interface FileDiff {
-  path: string;
-  created: boolean;
-  unified: string;
-  hunks: DiffHunk[];
-  stat: DiffStat;
-  truncated: boolean;
-}
-
-/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
-export interface DiffHunk {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
 }
 
 /** One problem the editor knows about. */

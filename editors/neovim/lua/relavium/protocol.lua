@@ -46,9 +46,12 @@ M.LIST_INTROSPECTIONS = 'relavium/listIntrospections'
 M.SESSION_MODELS = 'relavium/sessionModels'
 M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
+M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
+M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
+M.WORKSPACE_MEMORY_CHANGED = 'relavium/workspaceMemoryChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
 M.EDITOR_QUERY = 'relavium/editorQuery' -- server → client request
@@ -199,6 +202,12 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `MemorySource` values.
+M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
+  USER = 'user',
+  INTROSPECTION = 'introspection',
+})
+
 --- `SessionChangeKind` values.
 M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
   CREATED = 'created',
@@ -243,6 +252,11 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
   SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
+})
+
+--- `MemoryErrorCode` values.
+M.MEMORY_ERROR_CODE = closed('.MEMORY_ERROR_CODE', {
+  MEMORY_CONFLICT = 'memory_conflict',
 })
 
 return closed('', M)
