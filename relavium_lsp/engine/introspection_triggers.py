@@ -51,6 +51,9 @@ T = TypeVar("T")
 # history of hundreds of sessions must not turn one new session into hundreds of model calls.
 MAX_EARLIER_SESSIONS = 3
 EARLIER_SESSIONS_SCANNED = 20
+# How long a new session's first turn waits for the earlier sessions' passes at most (a hung
+# provider must not hold the user's first message for its whole timeout).
+FIRST_TURN_WAIT_S = 60.0
 Job = tuple[str, CheckpointReason]
 
 
@@ -116,6 +119,11 @@ class IntrospectionTriggers:
         # a turn asks the log only when a turn_limit pass may be due (an upper bound: other
         # windows' checkpoints only lower the real count).
         self._turns_seen: dict[str, tuple[int, int]] = {}
+        # Each queued or running job's completion, and per new session the scan that looks for
+        # earlier sessions plus the jobs it queued: its first turn waits for them.
+        self._done: dict[Job, asyncio.Future[None]] = {}
+        self._new_sessions: dict[str, tuple[asyncio.Task[None], list[asyncio.Future[None]]]] = {}
+        self.waiting_first_turn: set[str] = set()  # for tests and diagnostics
         # Decisions are made one at a time, in the order the activity happened (an asyncio
         # lock is fair), so timers are armed and passes queued in that order too.
         self._deciding = asyncio.Lock()
@@ -125,13 +133,44 @@ class IntrospectionTriggers:
 
     def session_started(self, session_id: str, working_dir: str | None) -> None:
         """A new session was opened: checkpoint the workspace's earlier sessions."""
-        if working_dir is not None:
-            self._spawn(self._earlier_sessions(session_id, working_dir))
+        if working_dir is None:
+            return
+        waits: list[asyncio.Future[None]] = []
+        scan = self._spawn(self._earlier_sessions(session_id, working_dir, waits))
+        if scan is not None:
+            self._new_sessions = {
+                new_id: entry
+                for new_id, entry in self._new_sessions.items()
+                if not (entry[0].done() and all(future.done() for future in entry[1]))
+            }
+            self._new_sessions[session_id] = (scan, waits)
 
     async def turn_begins(self, session_id: str) -> None:
-        """A turn is about to start here: nothing of this session may run or stay queued."""
+        """A turn is about to start here: nothing of this session may run or stay queued.
+
+        A new session's first turn first waits (at most :data:`FIRST_TURN_WAIT_S`) for the
+        passes its start queued, so what the earlier sessions learned is in the workspace's
+        memory before it is read for this session.
+        """
+        await self._first_turn(session_id)
         self._turns[session_id] = self._turns.get(session_id, 0) + 1
         await self._stop(session_id)
+
+    async def _first_turn(self, session_id: str) -> None:
+        entry = self._new_sessions.pop(session_id, None)
+        if entry is None:
+            return
+        scan, waits = entry
+        self.waiting_first_turn.add(session_id)
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + FIRST_TURN_WAIT_S
+            await asyncio.wait({scan}, timeout=FIRST_TURN_WAIT_S)
+            pending = {future for future in waits if not future.done()}
+            if pending:
+                await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()))
+        finally:
+            self.waiting_first_turn.discard(session_id)
 
     def turn_settled(self, session_id: str) -> None:
         """A turn settled (completed, failed or aborted): activity; maybe a turn_limit pass."""
@@ -149,6 +188,7 @@ class IntrospectionTriggers:
     async def forget(self, session_id: str) -> None:
         """The session is being deleted: cancel its timer, its queued and running pass."""
         self._turns_seen.pop(session_id, None)
+        self._new_sessions.pop(session_id, None)
         await self._stop(session_id)
 
     async def make_way(self, session_id: str) -> None:
@@ -179,6 +219,8 @@ class IntrospectionTriggers:
             timer.cancel()
         self._idle.clear()
         self._queue.clear()
+        for job in list(self._done):
+            self._finished(job)
         tasks = [*self._background]
         if self._worker is not None:
             tasks.append(self._worker)
@@ -196,11 +238,15 @@ class IntrospectionTriggers:
 
     # -- deciding ---------------------------------------------------------------------------
 
-    async def _earlier_sessions(self, new_id: str, working_dir: str) -> None:
+    async def _earlier_sessions(
+        self, new_id: str, working_dir: str, waits: list[asyncio.Future[None]]
+    ) -> None:
         async with self._deciding:
-            await self._find_earlier_sessions(new_id, working_dir)
+            await self._find_earlier_sessions(new_id, working_dir, waits)
 
-    async def _find_earlier_sessions(self, new_id: str, working_dir: str) -> None:
+    async def _find_earlier_sessions(
+        self, new_id: str, working_dir: str, waits: list[asyncio.Future[None]]
+    ) -> None:
         settings = await self._settings(working_dir)
         if settings is None or not (settings.enabled and settings.on_new_session):
             return
@@ -217,7 +263,9 @@ class IntrospectionTriggers:
             if len(picked) == MAX_EARLIER_SESSIONS:
                 break
         for candidate in reversed(picked):  # oldest first: memory is written in order
-            self._enqueue(candidate, "new_session")
+            done = self._enqueue(candidate, "new_session")
+            if done is not None:
+                waits.append(done)
 
     async def _after_activity(self, session_id: str, *, turn: bool) -> None:
         async with self._deciding:
@@ -249,12 +297,23 @@ class IntrospectionTriggers:
         self._idle.pop(session_id, None)
         self._enqueue(session_id, "idle")
 
-    def _enqueue(self, session_id: str, reason: CheckpointReason) -> None:
+    def _enqueue(self, session_id: str, reason: CheckpointReason) -> asyncio.Future[None] | None:
+        """Queue a pass (once per session and reason); its completion, or None if refused."""
         if self._closed or self._turns.get(session_id):
-            return
-        self._queue[(session_id, reason)] = None
+            return None
+        job = (session_id, reason)
+        self._queue[job] = None
+        done = self._done.get(job)
+        if done is None:
+            done = self._done[job] = asyncio.get_running_loop().create_future()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._work())
+        return done
+
+    def _finished(self, job: Job) -> None:
+        done = self._done.pop(job, None)
+        if done is not None and not done.done():
+            done.set_result(None)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -268,6 +327,7 @@ class IntrospectionTriggers:
                 await asyncio.wait({task})
             finally:
                 self._current = None
+                self._finished(job)
 
     async def _run(self, session_id: str, reason: CheckpointReason) -> None:
         try:
@@ -351,6 +411,7 @@ class IntrospectionTriggers:
         self._cancel_idle(session_id)
         for job in [job for job in self._queue if job[0] == session_id]:
             del self._queue[job]
+            self._finished(job)
         current = self._current
         if current is not None and current[0] == session_id:
             current[1].cancel()
@@ -377,13 +438,14 @@ class IntrospectionTriggers:
     def _busy(self, session: AgentSession) -> bool:
         return session.busy or bool(self._turns.get(session.id))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
         if self._closed:
             work.close()
-            return
+            return None
         task = asyncio.create_task(self._quietly(work))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     async def _quietly(self, work: Awaitable[None]) -> None:
         try:

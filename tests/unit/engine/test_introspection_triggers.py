@@ -215,6 +215,28 @@ async def test_a_new_session_checkpoints_the_earlier_ones_once(tmp_path: Path) -
         assert len(provider.requests) == 4
 
 
+async def test_a_new_sessions_first_turn_waits_for_the_earlier_sessions_passes(
+    tmp_path: Path,
+) -> None:
+    answer = MEMO + "\nWORKSPACE MEMORY:\n## Conventions\nIndent with tabs."
+    inner = scripted(text_reply("a"), text_reply(answer), text_reply("b"))
+    provider = GatedProvider(inner, hold_call=1)
+    async with engine(tmp_path, provider, auto_introspection=True, timers=FakeTimers()) as h:
+        first = (await h.start()).record.id
+        await h.engine.send(first, "work on A")
+        second = (await h.start()).record.id
+        await provider.entered.wait()  # A's new_session pass is in its model call
+        turn = asyncio.create_task(h.engine.send(second, "go"))
+        while second not in triggers(h).waiting_first_turn:  # noqa: ASYNC110
+            await asyncio.sleep(0)  # a yield, not a delay: the turn reaches its wait
+        assert "session:turn_started" not in h.types(second)
+        provider.gate.set()
+        assert (await turn).stop_reason == "stop"
+        assert await reasons(h, first) == ["new_session"]
+        # What A's pass put in the workspace memory is in B's very first prompt.
+        assert "Indent with tabs." in provider.requests[2].system
+
+
 async def test_switches_off(tmp_path: Path) -> None:
     provider = scripted(text_reply("a"), text_reply("b"))
     toml = "[introspection]\non_new_session = false\nevery_turns = 1\nenabled = false\n"
@@ -270,7 +292,8 @@ async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
     inner = scripted(text_reply("hi"), text_reply(MEMO), text_reply("b"))
     provider = GatedProvider(inner, hold_call=1)
     timers = FakeTimers()
-    toml = "[introspection]\nidle_seconds = 5\n"
+    # (no new_session pass: the second session's first turn would wait for it)
+    toml = "[introspection]\nidle_seconds = 5\non_new_session = false\n"
     async with engine(
         tmp_path,
         provider,
