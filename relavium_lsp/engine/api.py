@@ -35,6 +35,7 @@ from relavium_lsp.engine.api_reading import Reading, key_lookup_for
 from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers, Timers
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice
@@ -73,6 +74,7 @@ __all__ = [
     "ResumeResult",
     "SessionListChange",
     "SessionSnapshot",
+    "Timers",
     "TurnResult",
     "Unsubscribe",
     "WorkspaceMemories",
@@ -92,6 +94,8 @@ class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting, Peer
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
         await self._watcher.close()
+        if self._triggers is not None:
+            await self._triggers.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._live.peers.close()
@@ -116,6 +120,8 @@ async def open_engine(
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
     lease_settings: LeaseSettings | None = None,
+    auto_introspection: bool = False,
+    timers: Timers | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -125,7 +131,8 @@ async def open_engine(
     the workspace configuration. Tests and tools replace them (``db_key``, ``providers``,
     ``load_config``), never the way the pieces are put together. ``mcp`` is the MCP tool
     source inside a caller's ``tools`` (closed with the engine); without ``tools`` the
-    default registry is built around a new one.
+    default registry is built around a new one. ``auto_introspection`` runs the automatic
+    introspection passes (editor servers do; ``timers`` replaces the event loop's delays).
     """
     # The store works in a worker thread while the loop parses a fast token stream; with
     # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
@@ -168,4 +175,5 @@ async def open_engine(
         load_config=load_config,
         approval_override=approval_override,
     )
-    return Engine(services, sessions, http=http, mcp=mcp)
+    triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
+    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)

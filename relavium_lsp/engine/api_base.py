@@ -14,6 +14,7 @@ import httpx
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord
 from relavium_lsp.engine import exports
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.watch import SharedLogWatcher, interval_from_env
@@ -33,9 +34,12 @@ class EngineBase:
         *,
         http: httpx.AsyncClient,
         mcp: McpToolSource | None = None,
+        triggers: IntrospectionTriggers | None = None,
     ) -> None:
         self._services = services
         self._live = sessions
+        # Automatic introspection passes (None: only the manual request, e.g. the CLI).
+        self._triggers = triggers
         self._http = http
         self._models = ModelDirectory(http)
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())

@@ -727,6 +727,13 @@ export interface SessionCheckpointPayload {
   workspaceMemoryRevision?: number;
 }
 
+/** An automatic introspection pass failed; the session is untouched (§2.5). */
+export interface SessionCheckpointFailedPayload {
+  type: 'session:checkpoint_failed';
+  reason: CheckpointReason;
+  message: string;
+}
+
 /** The agent handed a task to another agent's child session (`returned`: it is back). */
 export interface AgentHandoffPayload {
   type: 'agent:handoff';
@@ -763,6 +770,7 @@ export type EventPayload =
   | SessionRewoundPayload
   | SessionMessageAppendedPayload
   | SessionCheckpointPayload
+  | SessionCheckpointFailedPayload
   | AgentHandoffPayload
   | SessionCancelledPayload;
 

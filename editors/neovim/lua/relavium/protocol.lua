@@ -79,6 +79,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_REWOUND = 'session:rewound',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
   SESSION_CHECKPOINT = 'session:checkpoint',
+  SESSION_CHECKPOINT_FAILED = 'session:checkpoint_failed',
   AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
