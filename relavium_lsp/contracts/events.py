@@ -276,6 +276,14 @@ class SessionCheckpoint(WireModel):
     workspace_memory_revision: int | None = None
 
 
+class SessionCheckpointFailed(WireModel):
+    """An automatic introspection pass failed; the session is untouched (§2.5)."""
+
+    type: Literal["session:checkpoint_failed"] = "session:checkpoint_failed"
+    reason: CheckpointReason
+    message: str
+
+
 class SessionMessageAppended(WireModel):
     """A note was added to the transcript without a turn (``relavium/appendMessage``)."""
 
@@ -310,6 +318,7 @@ EventPayload = Annotated[
     | SessionRewound
     | SessionMessageAppended
     | SessionCheckpoint
+    | SessionCheckpointFailed
     | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),

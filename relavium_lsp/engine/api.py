@@ -30,10 +30,12 @@ from relavium_lsp.contracts.wire import SessionListChange
 from relavium_lsp.engine.api_events import Events
 from relavium_lsp.engine.api_export import Exporting
 from relavium_lsp.engine.api_history import HistoryManagement
+from relavium_lsp.engine.api_peers import Peers
 from relavium_lsp.engine.api_reading import Reading, key_lookup_for
 from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers, Timers
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice
@@ -72,6 +74,7 @@ __all__ = [
     "ResumeResult",
     "SessionListChange",
     "SessionSnapshot",
+    "Timers",
     "TurnResult",
     "Unsubscribe",
     "WorkspaceMemories",
@@ -83,7 +86,7 @@ __all__ = [
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
-class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting):
+class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting, Peers):
     """Sessions, turns, events, history and export for one process; see the module doc."""
 
     # -- shutdown ---------------------------------------------------------------------------
@@ -91,8 +94,11 @@ class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting):
     async def close(self) -> None:
         """Abort running turns (persisting them consistently), flush events, release all."""
         await self._watcher.close()
+        if self._triggers is not None:
+            await self._triggers.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
+            await self._live.peers.close()
             await self._services.bus.drain_all()
         finally:
             await close_tools(self._services.tools)
@@ -114,6 +120,8 @@ async def open_engine(
     providers: ChainResolver | None = None,
     load_config: ConfigLoader = load_workspace_config,
     lease_settings: LeaseSettings | None = None,
+    auto_introspection: bool = False,
+    timers: Timers | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -123,7 +131,8 @@ async def open_engine(
     the workspace configuration. Tests and tools replace them (``db_key``, ``providers``,
     ``load_config``), never the way the pieces are put together. ``mcp`` is the MCP tool
     source inside a caller's ``tools`` (closed with the engine); without ``tools`` the
-    default registry is built around a new one.
+    default registry is built around a new one. ``auto_introspection`` runs the automatic
+    introspection passes (editor servers do; ``timers`` replaces the event loop's delays).
     """
     # The store works in a worker thread while the loop parses a fast token stream; with
     # CPython's default 5 ms switch interval every hand-back of the GIL to that thread waits
@@ -166,4 +175,5 @@ async def open_engine(
         load_config=load_config,
         approval_override=approval_override,
     )
-    return Engine(services, sessions, http=http, mcp=mcp)
+    triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
+    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)

@@ -2,8 +2,9 @@
 
 :class:`EngineBase` holds the engine's services, its live sessions, the HTTP client, the
 model directory and the shared-log watcher; the mixins of :class:`~relavium_lsp.engine.api.
-Engine` (``api_sessions``, ``api_history``, ``api_reading``, ``api_events``, ``api_export``)
-build on it. Outer layers never import this module: they use :mod:`relavium_lsp.engine.api`.
+Engine` (``api_sessions``, ``api_history``, ``api_reading``, ``api_events``, ``api_export``,
+``api_peers``) build on it. Outer layers never import this module: they use
+:mod:`relavium_lsp.engine.api`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import httpx
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord
 from relavium_lsp.engine import exports
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.watch import SharedLogWatcher, interval_from_env
@@ -32,9 +34,12 @@ class EngineBase:
         *,
         http: httpx.AsyncClient,
         mcp: McpToolSource | None = None,
+        triggers: IntrospectionTriggers | None = None,
     ) -> None:
         self._services = services
         self._live = sessions
+        # Automatic introspection passes (None: only the manual request, e.g. the CLI).
+        self._triggers = triggers
         self._http = http
         self._models = ModelDirectory(http)
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())

@@ -55,7 +55,10 @@ class HistoryManagement(EngineBase):
         self, session_id: str, role: Literal["user", "system"], text: str
     ) -> SessionMessage:
         """Add a user or system note to the transcript without calling the model."""
-        return await session_admin.append_note(self._services, self._live, session_id, role, text)
+        note = await session_admin.append_note(self._services, self._live, session_id, role, text)
+        if self._triggers is not None:
+            self._triggers.activity(session_id)
+        return note
 
     async def restore(self, session_id: str) -> AgentSessionRecord:
         """Undo a soft delete."""
@@ -63,6 +66,8 @@ class HistoryManagement(EngineBase):
 
     async def purge(self, session_id: str) -> PurgeReport:
         """Erase a session and its delegated children for good (rows, index, media)."""
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
         return await session_admin.purge(self._services, self._live, session_id)
 
     async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
@@ -78,6 +83,8 @@ class HistoryManagement(EngineBase):
         self, session_id: str, reason: CheckpointReason = "manual"
     ) -> SessionCheckpoint:
         """Run an introspection pass (one model call) and record the checkpoint."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         return await introspection.checkpoint(await self._live.get(session_id), reason)
 
     async def list_introspections(self, session_id: str) -> list[SessionCheckpoint]:
@@ -91,6 +98,8 @@ class HistoryManagement(EngineBase):
         if served is not None and served.busy:
             raise SessionBusy(f"session {session_id} is running a turn; abort it first")
         await self._live.require_record(session_id)
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
         clock = self._live.clock()
         await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
         # A deleted session's file checkpoints go with it (their blobs unless shared).
@@ -124,6 +133,8 @@ class HistoryManagement(EngineBase):
         overrides the engine's editor host (ACP restores on disk).
         """
         self._refuse_busy(session_id)
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         record = await self.record(session_id)
         return await rewind_session(
             self._services,

@@ -69,6 +69,8 @@ class SessionDriving(EngineBase):
             description=description,
             metadata=metadata,
         )
+        if self._triggers is not None:
+            self._triggers.session_started(session.id, session.record.context.working_dir)
         return session.snapshot()
 
     async def session(self, session_id: str) -> SessionSnapshot:
@@ -127,7 +129,14 @@ class SessionDriving(EngineBase):
 
         The answer streams as events meanwhile. Cancelling the caller aborts the turn.
         """
-        return await (await self._live.get(session_id)).send_message(text, attachments)
+        session = await self._live.get(session_id)
+        if self._triggers is None:
+            return await session.send_message(text, attachments)
+        await self._triggers.turn_begins(session_id)
+        try:
+            return await session.send_message(text, attachments)
+        finally:
+            self._triggers.turn_settled(session_id)
 
     async def abort(self, session_id: str) -> bool:
         """Abort the running turn of a session; ``False`` when none was running.
@@ -181,6 +190,8 @@ class SessionDriving(EngineBase):
         self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
     ) -> SessionCompacted | SessionTrimmed:
         """Compact a session's visible history now; returns the terminal event."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
         return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
 
     async def model_choices(self, session_id: str) -> list[ModelChoice]:

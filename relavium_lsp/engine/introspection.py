@@ -76,6 +76,11 @@ async def checkpoint(session: AgentSession, reason: CheckpointReason) -> Session
             leases.drop_token(token)
 
 
+async def checkpoint_held(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
+    """One pass for a caller that already holds the session's lease (automatic triggers)."""
+    return await _checkpoint(session, reason)
+
+
 async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
     scope = session.scope
     previous = await scope.store.run(lambda s: latest_checkpoint(s, session.id))

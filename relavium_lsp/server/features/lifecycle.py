@@ -96,6 +96,7 @@ async def get_engine(ls: RelaviumServer) -> Engine:
                 LspEditorHost(ls),
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
+                auto_introspection=True,
             )
             await opened.subscribe(lambda event: _forward(ls, event))
             # Every window hears about list changes, whichever window made them (§3.1).

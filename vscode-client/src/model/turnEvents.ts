@@ -300,6 +300,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'session:checkpoint':
       ctx.pushNotice(`Checkpoint (${event.reason}): ${event.description}`);
       return [];
+    case 'session:checkpoint_failed':
+      ctx.pushNotice(`Automatic checkpoint (${event.reason}) failed: ${event.message}`);
+      return [];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.
