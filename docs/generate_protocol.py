@@ -18,7 +18,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from relavium_lsp import errors
-from relavium_lsp.contracts import chat_ui, editor_tools, events, rewind, session_ops, wire
+from relavium_lsp.contracts import (
+    chat_ui,
+    editor_tools,
+    events,
+    memory,
+    peers,
+    rewind,
+    session_ops,
+    wire,
+)
 from relavium_lsp.server import methods
 
 # docs/ is not a package: make docs/protocol_gen importable however this file is run or loaded.
@@ -79,6 +88,10 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      session_ops.ListArtifactsResult),
     (methods.LIST_HANDOFFS, "client → server", "request", wire.SessionRefParams,
      session_ops.ListHandoffsResult),
+    (methods.SEND_PEER_MESSAGE, "client → server", "request", peers.SendPeerMessageParams,
+     peers.SendPeerMessageResult),
+    (methods.LIST_PEER_MESSAGES, "client → server", "request", peers.ListPeerMessagesParams,
+     peers.ListPeerMessagesResult),
     (methods.CHECKPOINT_SESSION, "client → server", "request",
      session_ops.CheckpointSessionParams, "the `session:checkpoint` event's payload"),
     (methods.LIST_INTROSPECTIONS, "client → server", "request", wire.SessionRefParams,
@@ -89,9 +102,15 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      chat_ui.SetModelResult),
     (methods.APPLY_CODE, "client → server", "request", chat_ui.ApplyCodeParams,
      chat_ui.ApplyCodeResult),
+    (methods.GET_WORKSPACE_MEMORY, "client → server", "request", memory.WorkspaceMemoryParams,
+     memory.WorkspaceMemory),
+    (methods.SET_WORKSPACE_MEMORY, "client → server", "request",
+     memory.SetWorkspaceMemoryParams, memory.WorkspaceMemory),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
      None),
+    (methods.WORKSPACE_MEMORY_CHANGED, "server → client", "notification",
+     memory.WorkspaceMemoryChangedParams, None),
     (methods.REQUEST_APPROVAL, "server → client", "request", wire.RequestApprovalParams,
      wire.RequestApprovalResult),
     (methods.OPEN_UNTITLED, "server → client", "request", wire.OpenUntitledParams,

@@ -9,6 +9,7 @@
     │   ├── DatabaseCorrupted    the file is damaged (names it; doctor --check, recover)
     │   └── DiskFull             no space left for the database (names it; nothing lost)
     ├── InvalidInput             a request's content is unusable (empty message, bad media)
+    ├── MemoryConflict           a workspace memory write based on a stale revision
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
     │   ├── SessionBusy          a turn is already running
@@ -33,7 +34,8 @@ from relavium_lsp.contracts.events import ErrorCode
 SessionErrorCode = Literal[
     "session_not_found", "session_busy", "session_ended", "session_running_elsewhere"
 ]
-DomainErrorCode = ErrorCode | SessionErrorCode
+MemoryErrorCode = Literal["memory_conflict"]
+DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode
 
 
 class RelaviumError(Exception):
@@ -44,6 +46,10 @@ class RelaviumError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def details(self) -> dict[str, int | str]:
+        """Extra machine-readable fields for the JSON-RPC error's ``data`` (never secrets)."""
+        return {}
 
 
 class ConfigError(RelaviumError):
@@ -66,6 +72,24 @@ class InvalidInput(RelaviumError):
     """A request passed schema validation but its content cannot be used."""
 
     code: DomainErrorCode = "validation"
+
+
+class MemoryConflict(RelaviumError):
+    """A workspace memory write was based on a revision that is no longer the newest.
+
+    Another window (or an introspection checkpoint) saved the document meanwhile; the client
+    reloads it (``current_revision``) and merges before saving again (§2.6).
+    """
+
+    code: DomainErrorCode = "memory_conflict"
+
+    def __init__(self, message: str, *, current_revision: int) -> None:
+        super().__init__(message)
+        self.current_revision = current_revision
+
+    def details(self) -> dict[str, int | str]:
+        """``currentRevision``: what the client should reload."""
+        return {"currentRevision": self.current_revision}
 
 
 class StoreError(RelaviumError):

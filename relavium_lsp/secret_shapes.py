@@ -93,3 +93,21 @@ def _entropy_bits_per_char(token: str) -> float:
     counts = Counter(token)
     total = len(token)
     return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+# Free text (a note, a Markdown document) wraps values in quotes, backticks, ``KEY=…`` and
+# ``key: …``: split on those too, but not on ``-`` or ``_`` (key prefixes contain them).
+_TEXT_SEPARATORS = re.compile(r"[\s`'\"=:,;()\[\]{}<>|*]+")
+
+
+def text_secret_reason(text: str) -> str | None:
+    """Why free text must not be stored (naming the line), or None; never quotes the value."""
+    if _known_secret(text):
+        return "it holds a configured secret (an API key or the database key)"
+    for number, line in enumerate(text.splitlines(), start=1):
+        for token in _TEXT_SEPARATORS.split(line):
+            if _KEY_PREFIX.match(token):
+                return f"line {number} looks like it holds a provider API key"
+            if _high_entropy_token(token):
+                return f"line {number} looks like it holds a key or token (a long random string)"
+    return None

@@ -407,6 +407,7 @@ class RelaviumAcpAgent:
             history_path=self._history_path,
             tools=AcpToolDispatcher(registry, link, self._approvals),
             mcp=mcp,
+            auto_introspection=True,
         )
         self._views.bind(registry)
         self._unsubscribe = await runtime.subscribe(self._on_event)

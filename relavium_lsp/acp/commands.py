@@ -54,6 +54,7 @@ COMMANDS = (
         "List file checkpoints, or put the files the agent changed back to before a message",
         "message number | undo <rewind id>",
     ),
+    _command("memory", "Show this workspace's long-term memory (what every new chat is given)"),
 )
 _NAMES = frozenset(command.name for command in COMMANDS)
 
@@ -109,6 +110,8 @@ async def run_command(
             return await _usage(engine, session_id)
         if command.name == "rewind":
             return await _rewind(engine, session_id, command.argument)
+        if command.name == "memory":
+            return await _memory(engine, session_id)
         return await _model(engine, session_id, command.argument, hooks)
     except RelaviumError as error:
         return f"/{command.name} failed: {error.message}"
@@ -144,6 +147,17 @@ async def _usage(engine: Engine, session_id: str) -> str:
         f"{record.turn_count} turn(s): {totals.input_tokens} input and "
         f"{totals.output_tokens} output tokens, ${dollars:.4f} on {record.model_id}."
     )
+
+
+async def _memory(engine: Engine, session_id: str) -> str:
+    record = await engine.record(session_id)
+    memory = await engine.memory.read(record.context.working_dir)
+    if not memory.text.strip():
+        return (
+            "This workspace has no long-term memory yet. Checkpoints add to it, and an editor "
+            "edits it (VS Code: Relavium: Edit Workspace Memory; Neovim: :RelaviumMemory)."
+        )
+    return f"Workspace memory (revision {memory.revision}, by {memory.source}):\n\n{memory.text}"
 
 
 async def _rewind(engine: Engine, session_id: str, argument: str) -> str:

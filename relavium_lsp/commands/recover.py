@@ -119,6 +119,8 @@ def _print_losses(scan: HistoryScan) -> None:
         print(f"lost: session {session_id} ({why})")
     for session_id, why in scan.damaged_logs.items():
         print(f"damaged event log or costs: session {session_id} ({why})")
+    if scan.memory_error is not None:
+        print(f"lost: the workspace memories ({scan.memory_error})")
 
 
 def _scan_document(scan: HistoryScan) -> dict[str, Any]:

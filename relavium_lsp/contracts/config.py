@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator
 
 from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.delegation import DelegationConfig
+from relavium_lsp.contracts.introspection_config import IntrospectionConfig
 from relavium_lsp.contracts.mcp import McpConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.contracts.session import FsScopeTier
@@ -81,6 +83,8 @@ class GlobalConfigFile(AuthoredModel):
     preferences: Preferences = Field(default_factory=Preferences)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
 
 
 class ProjectConfigFile(AuthoredModel):
@@ -89,6 +93,8 @@ class ProjectConfigFile(AuthoredModel):
     chat: ChatConfig = Field(default_factory=ChatConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
 
 
 class EffectiveChatPolicy(AuthoredModel):

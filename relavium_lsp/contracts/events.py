@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from relavium_lsp.contracts.base import WireModel
-from relavium_lsp.contracts.diff import DiffStat
+from relavium_lsp.contracts.diff import DiffStat, FileDiff
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.terminal import AgentToolOutput
@@ -119,7 +119,13 @@ class AgentApprovalRequested(WireModel):
 
 
 class AgentToolResult(WireModel):
-    """A tool finished."""
+    """A tool finished.
+
+    ``diff``: the change a file tool (``write_file``, ``edit_file``) made, so a transcript shows
+    it even when no approval was asked ("always allow", ``auto_edits``); its unified text is
+    cut after 16,000 characters with a ``[... diff cut: N more lines ...]`` line
+    (``truncated``).
+    """
 
     type: Literal["agent:tool_result"] = "agent:tool_result"
     tool_id: str
@@ -128,6 +134,7 @@ class AgentToolResult(WireModel):
     output_summary: str
     duration_ms: int
     error_code: ErrorCode | None = None
+    diff: FileDiff | None = None
 
 
 class CostUpdated(WireModel):
@@ -265,6 +272,16 @@ class SessionCheckpoint(WireModel):
     through_sequence: int
     description: str
     working_memory: str
+    # The workspace memory revision this checkpoint's proposal made (absent: none, §2.6).
+    workspace_memory_revision: int | None = None
+
+
+class SessionCheckpointFailed(WireModel):
+    """An automatic introspection pass failed; the session is untouched (§2.5)."""
+
+    type: Literal["session:checkpoint_failed"] = "session:checkpoint_failed"
+    reason: CheckpointReason
+    message: str
 
 
 class SessionMessageAppended(WireModel):
@@ -301,6 +318,7 @@ EventPayload = Annotated[
     | SessionRewound
     | SessionMessageAppended
     | SessionCheckpoint
+    | SessionCheckpointFailed
     | AgentHandoff
     | SessionCancelled,
     Field(discriminator="type"),

@@ -16,7 +16,14 @@ import re
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
+from relavium_lsp.contracts.memory import INTROSPECTION_REQUEST
 from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.engine.workspace_memory import (
+    INTROSPECTION_INSTRUCTIONS,
+    apply_proposal,
+    introspection_context,
+    split_proposal,
+)
 from relavium_lsp.errors import RelaviumError, SessionBusy
 from relavium_lsp.llm.fallback import AttemptFailed, AttemptStarted, stream_with_fallback
 from relavium_lsp.llm.projection import project_messages
@@ -31,7 +38,7 @@ INSTRUCTIONS = (
     "MEMORY:\n<concise notes you need later: goals, decisions and why, files and symbols, "
     "open questions, next steps; drop what no longer matters>"
 )
-REQUEST = "Write the checkpoint now."
+REQUEST = INTROSPECTION_REQUEST
 MAX_DESCRIPTION = 200
 MAX_MEMORY = 8_000
 _ANSWER = re.compile(
@@ -69,6 +76,11 @@ async def checkpoint(session: AgentSession, reason: CheckpointReason) -> Session
             leases.drop_token(token)
 
 
+async def checkpoint_held(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
+    """One pass for a caller that already holds the session's lease (automatic triggers)."""
+    return await _checkpoint(session, reason)
+
+
 async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
     scope = session.scope
     previous = await scope.store.run(lambda s: latest_checkpoint(s, session.id))
@@ -78,23 +90,36 @@ async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> Sessio
     fresh = [message for message in tail if message.sequence_number > since]
     through = max((message.sequence_number for message in tail), default=since)
     memory_so_far = previous.working_memory if previous is not None else "(empty)"
+    # The workspace's long-term memory (§2.6): shown, and updated from the answer's last part.
+    working_dir = session.record.context.working_dir
+    workspace_now = await introspection_context(scope.memory, working_dir)
     request = LlmRequest(
         model=session.chain[0].model,
-        system=f"{INSTRUCTIONS}\n\nYour working memory so far:\n{memory_so_far}",
+        system=(
+            f"{INSTRUCTIONS}{INTROSPECTION_INSTRUCTIONS}\n\nYour working memory so far:\n"
+            f"{memory_so_far}{workspace_now}"
+        ),
         messages=(
             *project_messages(fresh, scope.media),
             LlmMessage(role="user", content=(TextPart(text=REQUEST),)),
         ),
         tools=(),
     )
-    answer = await _ask(session, request)
+    answer, proposal = split_proposal(await _ask(session, request))
     description, memory = _parse(answer)
+    revision = await apply_proposal(scope.memory, working_dir, proposal, session.id)
+    if revision is not None:
+        session.workspace_memory = None  # this session's next turn reads the new revision
     await scope.store.run(lambda s: s.set_description(session.id, description, "introspection"))
     session.record = session.record.model_copy(
         update={"description": description, "description_source": "introspection"}
     )
     event = SessionCheckpoint(
-        reason=reason, through_sequence=through, description=description, working_memory=memory
+        reason=reason,
+        through_sequence=through,
+        description=description,
+        working_memory=memory,
+        workspace_memory_revision=revision,
     )
     scope.emit(event)
     await scope.flush_events()

@@ -11,11 +11,12 @@ import asyncio
 import os
 from pathlib import Path
 
+from relavium_lsp.engine.checkpoint_journal import TurnJournal
 from relavium_lsp.engine.prompt import render_prompt, selection_excerpt
-from relavium_lsp.engine.rewind import TurnJournal
 from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnPlan
+from relavium_lsp.engine.workspace_memory import prompt_block
 from relavium_lsp.llm.projection import project_messages
 from relavium_lsp.tools.base import ToolCallContext
 
@@ -78,6 +79,9 @@ async def system_prompt(scope: SessionScope, session: SessionSnapshot) -> str:
     """The agent's prompt for this session, plus the selected lines when there are any."""
     context = session.record.context
     prompt = render_prompt(session.agent.system_prompt, context)
+    workspace_memory = prompt_block(session.workspace_memory, session.context_window)
+    if workspace_memory:
+        prompt = f"{prompt}\n\n{workspace_memory}"
     if session.working_memory:
         memory = session.working_memory
         prompt = f"{prompt}\n\nYour working memory (from your last checkpoint):\n{memory}"

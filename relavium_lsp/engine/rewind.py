@@ -1,8 +1,9 @@
 """File checkpoints of turns, and rewinding a session to before one of its turns (§6.3).
 
-- :class:`TurnJournal` is a turn's :class:`~relavium_lsp.tools.base.ChangeJournal`: before a
-  tool first changes a file in the turn, the file's current text (the editor's) is stored
-  against the turn's user message; after each change, the digest of what the agent left.
+- :class:`~relavium_lsp.engine.checkpoint_journal.TurnJournal` is a turn's
+  :class:`~relavium_lsp.tools.base.ChangeJournal`: before a tool first changes a file in the
+  turn, the file's current text (the editor's) is stored against the turn's user message;
+  after each change, the digest of what the agent left.
 - :func:`rewind` puts every file the agent changed since a user message back to what it held
   before that turn, through the editor host (``workspace/applyEdit`` for LSP: undoable,
   unsaved buffers respected; files the agent created are deleted where the editor can). A
@@ -40,33 +41,6 @@ from relavium_lsp.tools.host import EditorHost
 
 REWIND_LABEL = "Relavium: rewind"
 UNDO_LABEL = "Relavium: undo rewind"
-
-
-class TurnJournal:
-    """The checkpoints of one turn (the turn started by user message ``user_sequence``)."""
-
-    def __init__(self, store: AsyncSessionStore, session_id: str, user_sequence: int) -> None:
-        self._store = store
-        self._session_id = session_id
-        self._user_sequence = user_sequence
-        self._kept: set[str] = set()  # paths this turn already has a checkpoint of
-
-    async def before_change(self, path: Path, text: str | None) -> None:
-        """Keep what ``path`` holds now, the first time this turn changes it."""
-        session, sequence, key = self._session_id, self._user_sequence, str(path)
-        if key in self._kept:
-            return
-        await self._store.run(
-            lambda s: checkpoints.record_before(s.connection, session, sequence, key, text)
-        )
-        self._kept.add(key)
-
-    async def after_change(self, path: Path, text: str | None) -> None:
-        """Note what the agent left in ``path``."""
-        session, sequence, key = self._session_id, self._user_sequence, str(path)
-        await self._store.run(
-            lambda s: checkpoints.record_after(s.connection, session, sequence, key, text)
-        )
 
 
 def _display(path: str, working_dir: str) -> str:

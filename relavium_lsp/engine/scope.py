@@ -27,6 +27,7 @@ from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.leases import LeaseKeeper
+from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
@@ -50,6 +51,8 @@ class EngineServices:
     # Turn leases shared with other processes on the same database (None: a private store,
     # as in a replay's throw-away engine, needs none).
     leases: LeaseKeeper | None = None
+    # The workspaces' long-term memories (§2.6; None: a throw-away engine has none).
+    memory: WorkspaceMemories | None = None
 
 
 class SessionScope:
@@ -71,6 +74,7 @@ class SessionScope:
         self.temp_dir = services.temp_dir
         self.protected_paths = services.protected_paths
         self.leases = services.leases
+        self.memory = services.memory
         self.approvals = ApprovalMemory()
         self._bus = services.bus
         self._approval_timeout_s = approval_timeout_s

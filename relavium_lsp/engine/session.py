@@ -9,6 +9,10 @@ one place that decides what a settled turn does to the transcript:
 - failed or aborted → everything from the turn's user message on is rolled out of the
   visible transcript (rows stay, flagged), ``turn_completed`` carries the typed error or
   ``aborted``; spend is kept either way.
+
+Its state (row, agent, policy, chain, scope) is built in ``engine/session_state.py`` and the
+turn's lease and heartbeat (§7.1) are handled in ``engine/session_lease.py``; this module runs
+and settles turns.
 """
 
 from __future__ import annotations
@@ -16,17 +20,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
-from relavium_lsp.contracts.agent import AgentDefinition
-from relavium_lsp.contracts.config import EffectiveChatPolicy
-from relavium_lsp.contracts.content import (
-    ContentPart,
-    DurableContentPart,
-    TextPart,
-    de_inline,
-)
+from relavium_lsp.contracts.content import ContentPart, DurableContentPart, TextPart, de_inline
 from relavium_lsp.contracts.events import (
     CompactionReason,
     SessionCancelled,
@@ -38,15 +34,14 @@ from relavium_lsp.contracts.events import (
     TurnResult,
     TurnStarted,
 )
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
-from relavium_lsp.engine.compaction import CompactionMode, Compactor
-from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.contracts.session import SessionMessage, SessionStatus
+from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.planning import plan_turn
-from relavium_lsp.engine.scope import EngineServices, SessionScope
-from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.session_lease import SessionLease
+from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.turn import TurnRunner
+from relavium_lsp.engine.workspace_memory import prompt_memory
 from relavium_lsp.errors import (
-    DiskFull,
     InvalidInput,
     LeaseLost,
     SessionBusy,
@@ -55,139 +50,20 @@ from relavium_lsp.errors import (
     SessionRunningElsewhere,
     StoreError,
 )
-from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.checkpoints import latest_checkpoint
-from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
 CHECKPOINT_IDLE_S = 1.0
-T = TypeVar("T")
 
 
 def _spent(runner: TurnRunner | None) -> TokenUsage:
     return runner.usage if runner is not None else TokenUsage()
 
 
-async def _finish_before_cancelling(operation: Awaitable[T]) -> T:
-    """Await ``operation`` to completion even if cancelled meanwhile, then honour the cancel.
-
-    For commits whose outcome the caller must know: a store call cancelled half-way still
-    completes in the database thread, so giving up on it would lose what it wrote.
-    """
-    future = asyncio.ensure_future(operation)
-    cancelled = False
-    while not future.done():
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            cancelled = True
-    result = future.result()
-    if cancelled:
-        raise asyncio.CancelledError
-    return result
-
-
-class AgentSession:
+class AgentSession(SessionLease):
     """One session being served by this process."""
-
-    def __init__(
-        self,
-        record: AgentSessionRecord,
-        *,
-        agent: AgentDefinition,
-        policy: EffectiveChatPolicy,
-        chain: Sequence[ChainEntry],
-        services: EngineServices,
-    ) -> None:
-        self.record = record
-        self.agent = agent
-        self.policy = policy
-        self.chain = tuple(chain)
-        self._turn: asyncio.Task[TurnResult] | None = None
-        # A code block the user applies (``engine/user_edit.py``) keeps turns out meanwhile.
-        self.user_edit: asyncio.Future[Any] | None = None
-        # Held only so the background checkpoint task is not garbage-collected mid-flight.
-        self._checkpoint: asyncio.Future[None] | None = None
-        self._checkpoint_timer: asyncio.TimerHandle | None = None
-        self.last_input_tokens: int | None = None
-        # The newest checkpoint's working memory, given with every turn (None: not read yet).
-        self.working_memory: str | None = None
-        # The running turn's lease (docs/design.md §7.1): its token, its heartbeat, and
-        # whether another process took it over (then this turn must leave the store alone).
-        self._lease_token: str | None = None
-        self._heartbeat: asyncio.Task[None] | None = None
-        self._lease_lost = False
-        self._in_turn_body = False  # a heartbeat may stop the turn only while it runs
-        # The running turn's user message sequence here (None between turns): tells this
-        # process's own session:turn_started from one another window's turn emitted.
-        self.turn_user_sequence: int | None = None
-        self.scope = SessionScope(
-            services,
-            record.id,
-            approval_timeout_s=policy.approval_timeout_s,
-            set_status=self.set_status,
-        )
-        self.governor = CostGovernor(self.scope, policy=policy, totals=record.totals)
-        self._compactor = Compactor(self.scope, self.governor)
-
-    @property
-    def id(self) -> str:
-        """The session id."""
-        return self.record.id
-
-    @property
-    def busy(self) -> bool:
-        """Whether a turn (or a user's code-block edit) is running."""
-        if self.user_edit is not None and not self.user_edit.done():
-            return True
-        return self._turn is not None and not self._turn.done()
-
-    @property
-    def evictable(self) -> bool:
-        """Whether dropping this object loses nothing the store does not hold (see live.py)."""
-        return not self.busy and self._lease_token is None and not self.scope.approvals.remembered()
-
-    def snapshot(self) -> SessionSnapshot:
-        """The session as it is now (row, agent, policy, chain), frozen."""
-        return SessionSnapshot(
-            record=self.record,
-            agent=self.agent,
-            policy=self.policy,
-            chain=self.chain,
-            working_memory=self.working_memory or "",
-        )
-
-    def context_window(self) -> int:
-        """The first model's context window in tokens."""
-        return self.snapshot().context_window
-
-    def use_chain(self, chain: Sequence[ChainEntry]) -> None:
-        """Ask another model chain from the next turn on (the row names its first model)."""
-        self.chain = tuple(chain)
-        self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
-
-    def refresh(self, record: AgentSessionRecord) -> None:
-        """Take the stored row (another process may have run turns meanwhile) while idle here.
-
-        The model this process chose for the session (:meth:`use_chain`) stays.
-        """
-        if self.busy:
-            return
-        self.record = record.model_copy(update={"model_id": self.record.model_id})
-        self.governor.totals = record.totals
-
-    async def set_status(self, status: SessionStatus) -> None:
-        """Persist a status change."""
-        if self._lease_lost:
-            return  # another process took the turn over and settled the session
-        if self.record.status != status:
-            self.record = self.record.model_copy(update={"status": status})
-            try:
-                await self.scope.store.run(lambda s: s.set_status(self.id, status))
-            except DiskFull as error:  # the live status is right; the row catches up later
-                _log.warning("could not save status %s: %s", status, error.message)
 
     async def send_message(
         self, text: str, attachments: Sequence[ContentPart] = (), *, author: str | None = None
@@ -266,64 +142,13 @@ class AgentSession:
         finally:
             if leases is not None and token is not None:
                 held = token
-                await _finish_before_cancelling(
+                await finish_before_cancelling(
                     self.scope.store.run(lambda s: s.release_lease(self.id, held))
                 )
                 leases.drop_token(token)
         self.last_input_tokens = None
         await self.scope.flush_events()
         return event
-
-    async def _refuse_if_running_elsewhere(self, doing: str) -> None:
-        leases = self.scope.leases
-        if leases is not None:
-            clock = leases.clock()
-            await self.scope.store.run(lambda s: s.refuse_if_leased(self.id, clock, doing))
-
-    async def _take_lease(self) -> tuple[str, LeaseClock] | None:
-        """The turn's lease as ``begin_turn`` takes it: a fresh token (kept for the turn)."""
-        leases = self.scope.leases
-        if leases is None:
-            return None
-        if self._lease_token is None:
-            self._lease_token = leases.new_token()
-        return self._lease_token, leases.clock()
-
-    def _start_heartbeat(self) -> None:
-        leases = self.scope.leases
-        if leases is not None and self._lease_token is not None and self._heartbeat is None:
-            self._heartbeat = leases.heartbeat(self.id, self._lease_token, self._stop_from_afar)
-
-    def _stop_from_afar(self, reason: str) -> None:
-        """The heartbeat found an abort request, or found the lease taken over: stop."""
-        if reason == "lost":
-            self._lease_lost = True
-        if self._in_turn_body and self._turn is not None and not self._turn.done():
-            self._turn.cancel()
-
-    async def _end_lease(self, status: SessionStatus = "idle") -> bool:
-        """Stop the heartbeat; release the lease and set the settled status (one commit)."""
-        heartbeat, self._heartbeat = self._heartbeat, None
-        if heartbeat is not None:
-            heartbeat.cancel()
-            await asyncio.wait({heartbeat})
-        token, self._lease_token = self._lease_token, None
-        if token is None:
-            await self.set_status(status)
-            return True
-        leases = self.scope.leases
-        if leases is not None:
-            leases.drop_token(token)
-        if self._lease_lost:
-            return False
-        kept = await _finish_before_cancelling(
-            self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
-        )
-        if kept:
-            self.record = self.record.model_copy(update={"status": status})
-        else:
-            self._lease_lost = True
-        return kept
 
     async def _run_turn(
         self, user_parts: list[DurableContentPart], author: str | None = None
@@ -358,7 +183,7 @@ class AgentSession:
         try:
             await self._auto_compact()
             lease = await self._take_lease()
-            started, turn_count = await _finish_before_cancelling(
+            started, turn_count = await finish_before_cancelling(
                 # The commit does not wait for its fsync; the fsync runs while the model request
                 # is already on its way, and the turn does not settle before it is done (issue
                 # 25: one fsync was most of the per-turn overhead). A killed process keeps the
@@ -382,6 +207,8 @@ class AgentSession:
             if self.working_memory is None:
                 latest = await store.run(lambda s: latest_checkpoint(s, self.id))
                 self.working_memory = latest.working_memory if latest is not None else ""
+            if self.workspace_memory is None:
+                self.workspace_memory = await prompt_memory(self.scope.memory, self.record)
             plan = await plan_turn(
                 self.scope, self.snapshot(), user_sequence=started.sequence_number
             )
@@ -501,14 +328,6 @@ class AgentSession:
                 keep_messages=keep,
             )
             self.last_input_tokens = None
-
-    async def _hold_lease_early(self) -> None:
-        """Compaction before the user message changes history too: take the lease first."""
-        lease = await self._take_lease()
-        if lease is not None:
-            token, clock = lease
-            await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
-            self._start_heartbeat()
 
 
 # Errors that are a policy saying no before anything ran, not a failure of the work.

@@ -25,6 +25,8 @@ class SessionSnapshot:
     chain: tuple[ChainEntry, ...]
     # The newest introspection checkpoint's working memory ('' when none, §2.5).
     working_memory: str = ""
+    # The workspace's long-term memory as this session was given it ('' when none, §2.6).
+    workspace_memory: str = ""
 
     @property
     def id(self) -> str:

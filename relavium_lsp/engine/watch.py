@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from relavium_lsp.contracts.wire import SessionListChange
 from relavium_lsp.engine.bus import EventBus, Unsubscribe
@@ -50,6 +50,7 @@ class SharedLogWatcher:
         self._bus = bus
         self._interval_s = interval_s
         self._list_listeners: list[ListListener] = []
+        self._commit_hooks: list[Callable[[], Awaitable[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._wanted = False
 
@@ -70,6 +71,10 @@ class SharedLogWatcher:
 
         return unsubscribe
 
+    def on_other_commits(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook`` whenever another process has committed (workspace memory, §2.6)."""
+        self._commit_hooks.append(hook)
+
     async def close(self) -> None:
         """Stop polling."""
         self._wanted = False
@@ -88,6 +93,8 @@ class SharedLogWatcher:
                 if marks[0] != version:
                     version = marks[0]
                     await self._catch_up_sessions()
+                    for hook in list(self._commit_hooks):
+                        await hook()
                 if marks[1] != seen:
                     seen = await self._announce_changes(seen)
             except asyncio.CancelledError:

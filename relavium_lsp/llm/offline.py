@@ -14,7 +14,9 @@ from importlib import resources
 from typing import Any
 
 from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID, OFFLINE_PROVIDER_ID
+from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.contracts.memory import INTROSPECTION_REQUEST
 from relavium_lsp.llm.cassette import CassetteError, CassetteProvider
 from relavium_lsp.llm.seam import LlmChunk, LlmRequest, StopChunk, TextDelta
 
@@ -42,8 +44,52 @@ OFFLINE_EXPLANATION = (
 
 
 def offline_explanation(request: LlmRequest) -> list[LlmChunk]:
-    """The answer to any unrecorded request: the explanation, streamed line by line."""
-    lines = OFFLINE_EXPLANATION.splitlines(keepends=True)
+    """The answer to any unrecorded request: the explanation, streamed line by line.
+
+    An introspection checkpoint gets a deterministic checkpoint instead (see
+    :func:`offline_checkpoint`), so checkpoints and workspace memory work offline too.
+    """
+    texts = _user_texts(request)
+    if texts and texts[-1].strip() == INTROSPECTION_REQUEST:
+        return _stream(offline_checkpoint(texts[:-1]))
+    return _stream(OFFLINE_EXPLANATION)
+
+
+def offline_checkpoint(user_texts: list[str]) -> str:
+    """A checkpoint written from the user's messages alone, the same every time.
+
+    It has all three parts the introspection pass asks for, including a ``## Offline
+    model notes`` section for the workspace memory naming the latest request.
+    """
+    asked = [" ".join(text.split()) for text in user_texts if text.strip()]
+    if not asked:
+        return (
+            "DESCRIPTION: Nothing new since the last checkpoint\n"
+            "MEMORY:\n- Nothing new since the last checkpoint (offline model).\n"
+            "WORKSPACE MEMORY:\n(none)\n"
+        )
+    latest = asked[-1][:200]
+    return (
+        f"DESCRIPTION: {asked[0][:100]}\n"
+        "MEMORY:\n"
+        f"- {len(asked)} user message(s) since the last checkpoint (offline model).\n"
+        f"- Latest request: {latest}\n"
+        "WORKSPACE MEMORY:\n"
+        "## Offline model notes\n"
+        f"- The latest request checkpointed here: {latest}\n"
+    )
+
+
+def _user_texts(request: LlmRequest) -> list[str]:
+    return [
+        "\n".join(part.text for part in message.content if isinstance(part, TextPart))
+        for message in request.messages
+        if message.role == "user"
+    ]
+
+
+def _stream(text: str) -> list[LlmChunk]:
+    lines = text.splitlines(keepends=True)
     chunks: list[LlmChunk] = [TextDelta(text=line) for line in lines]
     chunks.append(StopChunk(stop_reason="stop", usage=TokenUsage()))
     return chunks

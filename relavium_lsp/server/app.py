@@ -40,6 +40,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         session_model,
         sessions,
         tools,
+        workspace_memory,
     )
 
     lifecycle.settle_initialization(server)
@@ -53,6 +54,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         rewind,
         session_model,
         chat_ui,
+        workspace_memory,
     ):
         feature.setup(server)
     context.setup_editor_state(server)

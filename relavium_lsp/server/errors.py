@@ -30,7 +30,8 @@ def to_jsonrpc_error(method: str, error: Exception) -> JsonRpcException:
     if isinstance(error, ValidationError):
         return JsonRpcInvalidParams(describe_validation_error(method, error))
     if isinstance(error, RelaviumError):
-        return _server_error(error.message, error_number(error.code), data={"code": error.code})
+        data = {"code": error.code, **error.details()}
+        return _server_error(error.message, error_number(error.code), data=data)
     _log.exception("unexpected error in %s", method)
     return _server_error(
         f"internal error in {method} (see the server log)", -32099, data={"code": "internal"}

@@ -27,12 +27,18 @@ RESTORE_SESSION = "relavium/restoreSession"
 PURGE_SESSION = "relavium/purgeSession"
 LIST_ARTIFACTS = "relavium/listArtifacts"
 LIST_HANDOFFS = "relavium/listHandoffs"
+# Peer messages between sessions of one workspace (docs/design.md §2.5).
+SEND_PEER_MESSAGE = "relavium/sendPeerMessage"
+LIST_PEER_MESSAGES = "relavium/listPeerMessages"
 # Introspection checkpoints (what the agent knew and decided), not rewind's file checkpoints.
 CHECKPOINT_SESSION = "relavium/checkpointSession"
 LIST_INTROSPECTIONS = "relavium/listIntrospections"
 SESSION_MODELS = "relavium/sessionModels"
 SET_MODEL = "relavium/setModel"
 APPLY_CODE = "relavium/applyCode"
+# The workspace's long-term memory document (§2.6).
+GET_WORKSPACE_MEMORY = "relavium/getWorkspaceMemory"
+SET_WORKSPACE_MEMORY = "relavium/setWorkspaceMemory"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -63,16 +69,21 @@ REQUESTS = (
     PURGE_SESSION,
     LIST_ARTIFACTS,
     LIST_HANDOFFS,
+    SEND_PEER_MESSAGE,
+    LIST_PEER_MESSAGES,
     CHECKPOINT_SESSION,
     LIST_INTROSPECTIONS,
     SESSION_MODELS,
     SET_MODEL,
     APPLY_CODE,
+    GET_WORKSPACE_MEMORY,
+    SET_WORKSPACE_MEMORY,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification
 SESSION_EVENT = "relavium/sessionEvent"  # server → client notification
 SESSIONS_CHANGED = "relavium/sessionsChanged"  # server → client notification
+WORKSPACE_MEMORY_CHANGED = "relavium/workspaceMemoryChanged"  # server → client notification
 REQUEST_APPROVAL = "relavium/requestApproval"  # server → client request
 OPEN_UNTITLED = "relavium/openUntitled"  # server → client request
 EDITOR_QUERY = "relavium/editorQuery"  # server → client request (editor_* tools)

@@ -94,6 +94,18 @@ class AsyncSessionStore:
             raise StoreError("the session store is closed")
         return await _await_on(self._executor, lambda: self._call(fn))
 
+    def submit(self, fn: Callable[[SessionStore], T]) -> asyncio.Future[T]:
+        """Queue ``fn(store)`` now and return a future of its result.
+
+        Unlike :meth:`run` (which queues when its coroutine first runs), the call is in the
+        worker's queue when this returns, so it runs before any store call made afterwards —
+        for writes that go on in the background while their caller carries on. The work runs
+        to completion whether or not anyone awaits the future.
+        """
+        if self._closed:
+            raise StoreError("the session store is closed")
+        return _queue_on(self._executor, lambda: self._call(fn))
+
     def _call(self, fn: Callable[[SessionStore], T]) -> T:
         """Run ``fn`` on the worker thread; damage becomes :class:`DatabaseCorrupted`.
 
@@ -199,6 +211,16 @@ def _fsync(path: Path) -> None:
 
 async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]) -> T:
     """Submit ``call`` and await it without ever cancelling the submitted work."""
+    return await _queue_on(executor, call)
+
+
+def _queue_on(
+    executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]
+) -> asyncio.Future[T]:
+    """Submit ``call`` now and return the future its result arrives in.
+
+    Cancelling that future drops the result, never the submitted work.
+    """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
     work = executor.submit(call)
@@ -222,4 +244,4 @@ async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Calla
             logger.debug("store call finished after its event loop closed")
 
     work.add_done_callback(hand_over)
-    return await waiter
+    return waiter

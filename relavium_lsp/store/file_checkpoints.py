@@ -4,9 +4,11 @@ Functions over one connection, run on the store's worker thread
 (``store.run(lambda s: record_before(s.connection, ...))``). File contents are kept once per
 SHA-256 digest in ``checkpoint_blobs`` (so a file the agent touches in many turns, or that two
 sessions saw with the same bytes, costs its bytes once); the database's encryption covers
-them like every other row. Writes made just before a tool changes a file commit without
-waiting for an fsync (the next message commit, with ``synchronous=FULL``, syncs them): a killed
-process keeps them, and the turn is not slowed by a disk flush per file.
+them like every other row. A turn's notes about its files (:class:`FileNote`) are written in
+batches, each one transaction (:func:`record_changes`): a checkpoint row and its blob are
+committed together or not at all. Those commits do not wait for an fsync (the next message
+commit, with ``synchronous=FULL``, syncs them): a killed process keeps them, and the turn is
+not slowed by a disk flush per batch.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from relavium_lsp.store.db import Connection, relaxed_durability, write_transaction
 from relavium_lsp.store.models import utc_timestamp
@@ -58,14 +61,87 @@ class RewindRow:
     files: tuple[RewindFileRow, ...]
 
 
-def _store_blob(connection: Connection, text: str) -> str:
-    digest = text_digest(text)
+def _encoded(text: str) -> tuple[bytes, str]:
+    """A text's stored bytes and their digest (one encoding for both: 10 KB files add up)."""
     data = text.encode("utf-8", "surrogatepass")
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def _store_blob(connection: Connection, text: str) -> str:
+    data, digest = _encoded(text)
+    _insert_blob(connection, data, digest)
+    return digest
+
+
+def _insert_blob(connection: Connection, data: bytes, digest: str) -> None:
     connection.execute(
         "INSERT OR IGNORE INTO checkpoint_blobs (digest, size, content) VALUES (?, ?, ?)",
         (digest, len(data), data),
     )
-    return digest
+
+
+@dataclass(frozen=True)
+class FileNote:
+    """What a turn learnt about one file: its text before the turn's first change, or after one."""
+
+    kind: Literal["before", "after"]
+    path: str
+    text: str | None  # None: the file did not exist (before) or was deleted (after)
+
+
+def _insert_before(
+    connection: Connection,
+    session_id: str,
+    user_sequence: int,
+    path: str,
+    text: str | None,
+    created_at: str,
+) -> bool:
+    data, digest = _encoded(text) if text is not None else (None, None)
+    inserted = connection.execute(
+        "INSERT OR IGNORE INTO session_checkpoints (session_id, user_sequence, path,"
+        " before_digest, after_digest, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, user_sequence, path, digest, digest, created_at),
+    ).rowcount
+    if inserted != 1:
+        return False  # the turn already has this file's checkpoint: its first text stays
+    if data is not None and digest is not None:
+        _insert_blob(connection, data, digest)  # same transaction: never a row without it
+    return True
+
+
+def _update_after(
+    connection: Connection, session_id: str, user_sequence: int, path: str, text: str | None
+) -> None:
+    digest = text_digest(text) if text is not None else None
+    connection.execute(
+        "UPDATE session_checkpoints SET after_digest = ?"
+        " WHERE session_id = ? AND user_sequence = ? AND path = ?",
+        (digest, session_id, user_sequence, path),
+    )
+
+
+def record_changes(
+    connection: Connection, session_id: str, user_sequence: int, notes: Sequence[FileNote]
+) -> int:
+    """Write a turn's notes, in order, in one transaction; returns how many checkpoints it took.
+
+    A ``before`` note takes a checkpoint only the first time the turn changes the file; an
+    ``after`` note records the digest of what the agent left (for spotting the user's edits).
+    """
+    if not notes:
+        return 0
+    taken = 0
+    now = utc_timestamp()
+    with relaxed_durability(connection), write_transaction(connection):
+        for note in notes:
+            if note.kind == "before":
+                taken += _insert_before(
+                    connection, session_id, user_sequence, note.path, note.text, now
+                )
+            else:
+                _update_after(connection, session_id, user_sequence, note.path, note.text)
+    return taken
 
 
 def record_before(
@@ -75,34 +151,15 @@ def record_before(
 
     Returns whether a checkpoint was taken (``False``: the turn had already changed the file).
     """
-    with relaxed_durability(connection), write_transaction(connection):
-        exists = connection.execute(
-            "SELECT 1 FROM session_checkpoints"
-            " WHERE session_id = ? AND user_sequence = ? AND path = ?",
-            (session_id, user_sequence, path),
-        ).fetchone()
-        if exists is not None:
-            return False
-        digest = _store_blob(connection, text) if text is not None else None
-        connection.execute(
-            "INSERT INTO session_checkpoints (session_id, user_sequence, path, before_digest,"
-            " after_digest, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, user_sequence, path, digest, digest, utc_timestamp()),
-        )
-        return True
+    note = FileNote("before", path, text)
+    return record_changes(connection, session_id, user_sequence, [note]) == 1
 
 
 def record_after(
     connection: Connection, session_id: str, user_sequence: int, path: str, text: str | None
 ) -> None:
     """Note what the agent left in ``path`` (a digest only: for spotting the user's edits)."""
-    digest = text_digest(text) if text is not None else None
-    with relaxed_durability(connection), write_transaction(connection):
-        connection.execute(
-            "UPDATE session_checkpoints SET after_digest = ?"
-            " WHERE session_id = ? AND user_sequence = ? AND path = ?",
-            (digest, session_id, user_sequence, path),
-        )
+    record_changes(connection, session_id, user_sequence, [FileNote("after", path, text)])
 
 
 def list_checkpoints(

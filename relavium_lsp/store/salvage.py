@@ -8,8 +8,9 @@ costs, which a transcript does not need but a healthy file has.
 :func:`recover_history` copies every session that reads into a fresh encrypted database with
 the same key, then swaps it in: the damaged file (and its ``-wal``/``-shm``) is kept beside it
 as ``history.db.damaged-<time>``, never deleted. Event logs and cost rows are not copied (a
-session's totals are on its row); what could not be read is reported by id. Run it with no
-server using the file (close the editors first).
+session's totals are on its row); the newest revision of each workspace memory is copied too
+(§2.6). What could not be read is reported by id. Run it with no server using the file
+(close the editors first).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TypeVar
 
 import sqlcipher3
 
+from relavium_lsp.contracts.memory import MemorySource
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store import transfer
@@ -32,6 +34,7 @@ from relavium_lsp.store.damage import is_corruption
 from relavium_lsp.store.db import Connection, open_database
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.workspace_memory import write_memory
 
 T = TypeVar("T")
 _COMPANIONS = ("-wal", "-shm")
@@ -47,6 +50,9 @@ class HistoryScan:
     unreadable: dict[str, str] = field(default_factory=dict)  # session id → why
     damaged_logs: dict[str, str] = field(default_factory=dict)  # events/costs of a session
     listing_error: str | None = None  # the session table itself could not be listed
+    # The newest revision of each workspace memory: (workspace, text, source, session id).
+    memories: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    memory_error: str | None = None  # the workspace memory could not be read
 
     @property
     def healthy(self) -> bool:
@@ -56,6 +62,7 @@ class HistoryScan:
             and not self.unreadable
             and not self.damaged_logs
             and self.listing_error is None
+            and self.memory_error is None
         )
 
 
@@ -111,6 +118,10 @@ def scan_history(path: Path, key: DbKey) -> HistoryScan:
         scan.integrity = _integrity(reader)
         reader.reset()  # the check read every page: start the sessions on a clean connection
         try:
+            scan.memories = reader.attempt(_memories)
+        except sqlcipher3.DatabaseError as error:
+            scan.memory_error = str(error)
+        try:
             ids = reader.attempt(_session_ids)
         except sqlcipher3.DatabaseError as error:
             scan.listing_error = str(error)
@@ -144,6 +155,11 @@ def recover_history(path: Path, key: DbKey, *, now: datetime.datetime | None = N
     try:
         for record, messages in scan.readable:
             transfer.import_session(store.connection, record, messages)
+        for workspace, text, source, session_id in scan.memories:
+            origin: MemorySource = "introspection" if source == "introspection" else "user"
+            write_memory(
+                store, workspace, text, base_revision=0, source=origin, session_id=session_id
+            )
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
         store.close()
@@ -164,6 +180,20 @@ def _integrity(reader: _Reader) -> list[str]:
     except sqlcipher3.DatabaseError as error:
         return [str(error)]
     return [str(row[0]) for row in rows]
+
+
+def _memories(connection: Connection) -> list[tuple[str, str, str, str | None]]:
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'workspace_memory'"
+    ).fetchone()
+    if exists is None:  # a file from before migration 6
+        return []
+    rows = connection.execute(
+        "SELECT workspace, text, source, session_id FROM workspace_memory AS m WHERE revision ="
+        " (SELECT MAX(revision) FROM workspace_memory WHERE workspace = m.workspace)"
+        " ORDER BY workspace"
+    ).fetchall()
+    return [(str(row[0]), str(row[1]), str(row[2]), row[3]) for row in rows]
 
 
 def _session_ids(connection: Connection) -> list[str]:

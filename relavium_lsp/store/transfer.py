@@ -25,6 +25,7 @@ from relavium_lsp.contracts.session import (
 from relavium_lsp.errors import InvalidInput, StoreError
 from relavium_lsp.store.db import Connection, read_snapshot, write_transaction
 from relavium_lsp.store.messages import iter_messages, require_session
+from relavium_lsp.store.model_choice import copy_model_choice
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
     SESSION_PLACEHOLDERS,
@@ -107,6 +108,7 @@ def fork_session(
         turns = sum(1 for message in copies if message.role == "user")
         _insert_session(connection, new_record.model_copy(update={"turn_count": turns}), copies)
         _insert_messages(connection, copies)
+        copy_model_choice(connection, source_id, new_record.id)  # a retry asks the same model
     return len(copies)
 
 

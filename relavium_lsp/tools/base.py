@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ContentPart, MediaPart, ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.delegation import InputFilterKind
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
@@ -33,14 +34,28 @@ EventSink = Callable[[EventPayload], None]
 
 
 class ChangeJournal(Protocol):
-    """The turn's file checkpoints: told around every change a tool makes to a file."""
+    """The turn's file checkpoints: told around every change a tool makes to a file.
 
-    async def before_change(self, path: Path, text: str | None) -> None:
+    Telling only notes (no I/O on the event loop); :meth:`commit` writes the notes so far in
+    one transaction. A tool commits before its change reaches the editor, so a file's earlier
+    text is stored before it is overwritten; after its change it queues the write of the
+    ``after`` note without waiting (:meth:`commit_later`).
+    """
+
+    def before_change(self, path: Path, text: str | None) -> None:
         """``path`` is about to change; ``text`` is what it holds now (``None``: absent)."""
         ...
 
-    async def after_change(self, path: Path, text: str | None) -> None:
+    def after_change(self, path: Path, text: str | None) -> None:
         """``path`` now holds ``text`` (``None``: it was deleted)."""
+        ...
+
+    async def commit(self) -> None:
+        """Write every note told so far (one transaction); returns once it is committed."""
+        ...
+
+    def commit_later(self) -> None:
+        """Queue a write of the notes so far without waiting for it."""
         ...
 
 
@@ -86,6 +101,10 @@ class DelegationRequest:
     agent: str
     task: str
     reason: str
+    # The handoff input filter the call chose (None: the agent's configured one).
+    input_filter: InputFilterKind | None = None
+    last_n: int | None = None
+    strip_tool_results: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -97,11 +116,29 @@ class DelegationOutcome:
     child_session_id: str | None = None
 
 
+@dataclass(frozen=True)
+class PeerRequest:
+    """What ``message_session`` asks for.
+
+    A recipient (a session id, or an agent whose newest session of this workspace gets it),
+    the text, and whether to wait for the reply.
+    """
+
+    to: str
+    text: str
+    await_reply: bool = False
+    call_id: str | None = None
+
+
 class Delegator(Protocol):
-    """Runs a child session for the calling session (the engine implements it, §2.5)."""
+    """Runs work in other sessions for the calling session (the engine implements it, §2.5)."""
 
     async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
         """Start a child session with the named agent, run the task, return its answer."""
+        ...
+
+    async def message_peer(self, request: PeerRequest) -> DelegationOutcome:
+        """Send a peer message to another session; its reply when awaited, else a receipt."""
         ...
 
 

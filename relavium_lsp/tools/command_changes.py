@@ -153,8 +153,9 @@ async def record_after(ctx: ToolCallContext, snapshot: WorkspaceSnapshot) -> str
         if after is None and path in now:
             missed.append(path)
             continue
-        await journal.before_change(root / path, before)
-        await journal.after_change(root / path, after)
+        journal.before_change(root / path, before)
+        journal.after_change(root / path, after)
+    await journal.commit()  # every changed file's checkpoint, in one transaction
     if not missed:
         return ""
     shown = ", ".join(missed[:10]) + (f" and {len(missed) - 10} more" if len(missed) > 10 else "")

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from relavium_lsp.contracts.content import MediaPart
+from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode
 from relavium_lsp.tools.base import SideEffect, ToolCallContext
 from relavium_lsp.tools.host import FileChange
@@ -79,6 +80,8 @@ class ToolRun:
     failed: bool = False
     error_code: ErrorCode | None = None
     media: tuple[MediaPart, ...] = ()
+    # The change a file tool made, for the transcript (``agent:tool_result``), not the model.
+    diff: FileDiff | None = None
 
 
 @dataclass(frozen=True)

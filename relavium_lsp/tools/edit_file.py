@@ -21,7 +21,12 @@ from relavium_lsp.tools.definition import (
     ToolLimits,
     ToolRun,
 )
-from relavium_lsp.tools.fs import file_change_approval, read_current_text, write_through_host
+from relavium_lsp.tools.fs import (
+    file_change_approval,
+    read_current_text,
+    transcript_diff,
+    write_through_host,
+)
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 from relavium_lsp.tools.text_edit import (
@@ -94,7 +99,10 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
                 return failed
             count = len(replacements)
             what = "1 replacement" if count == 1 else f"{count:,} replacements"
-            return ToolRun(f"Edited {label}: {what} ({diff_stat_text(change.diff.stat)} lines).")
+            return ToolRun(
+                f"Edited {label}: {what} ({diff_stat_text(change.diff.stat)} lines).",
+                diff=transcript_diff(change),
+            )
 
         return PreparedCall(
             run=run,

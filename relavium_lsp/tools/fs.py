@@ -17,8 +17,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
+from relavium_lsp.log_secrets import redact
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (
     ApprovalNeed,
@@ -31,7 +33,12 @@ from relavium_lsp.tools.definition import (
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
 from relavium_lsp.tools.protected import protected_pattern
-from relavium_lsp.tools.text_edit import diff_stat_text, file_diff
+from relavium_lsp.tools.text_edit import (
+    TRANSCRIPT_DIFF_CHARS,
+    cut_diff,
+    diff_stat_text,
+    file_diff,
+)
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
 _BINARY_PROBE = 8192
@@ -130,11 +137,13 @@ async def write_through_host(
     if now != change.old_text:
         return changed_meanwhile(label)
     if ctx.journal is not None:
-        await ctx.journal.before_change(resolved, now)
+        ctx.journal.before_change(resolved, now)
+        await ctx.journal.commit()  # stored before the editor overwrites it
     outcome = await ctx.host.write_file(resolved, change.new_text, label=_edit_label(ctx))
     if outcome.applied:
         if ctx.journal is not None:
-            await ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.after_change(resolved, change.new_text)
+            ctx.journal.commit_later()  # the turn goes on while it is written
         return None
     why = f": {outcome.reason}" if outcome.reason else ""
     return ToolRun(
@@ -206,6 +215,17 @@ def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> st
     if budget[0] <= 0:
         out.append(f"[... listing stopped after {max_entries:,} entries ...]")
     return "\n".join([header, *out]) if out else f"{header}\n(empty directory)"
+
+
+def transcript_diff(change: FileChange) -> FileDiff:
+    """The diff a file tool's result shows in the transcript: cut, and no known secret in it.
+
+    It lands in the durable event log and goes to every client, so a configured API key or
+    the database key the agent wrote into a file is replaced, as in the logs.
+    """
+    diff = cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS)
+    shown = redact(diff.unified)
+    return diff if shown == diff.unified else diff.model_copy(update={"unified": shown})
 
 
 def file_change_approval(
@@ -281,7 +301,10 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
             verb = "Replaced" if old_text is not None else "Created"
             stat = diff_stat_text(change.diff.stat)
-            return ToolRun(f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).")
+            return ToolRun(
+                f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).",
+                diff=transcript_diff(change),
+            )
 
         return PreparedCall(
             run=run,

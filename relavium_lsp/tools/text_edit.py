@@ -12,6 +12,7 @@ Positions are LSP positions: 0-based lines split at ``\n`` (a ``\r\n`` ending ke
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -23,6 +24,9 @@ from relavium_lsp.errors import ToolError
 # is one block: SequenceMatcher's cost grows with the product of both sides.
 MAX_MATCHED_LINES = 20_000
 MAX_DIFF_CHARS = 48_000
+# The diff a file tool's result shows in the transcript (``agent:tool_result``): durable and
+# sent to every client, so smaller than an approval's.
+TRANSCRIPT_DIFF_CHARS = 16_000
 DIFF_CONTEXT_LINES = 3
 _SHOWN_LINE_CHARS = 120
 
@@ -329,15 +333,35 @@ def file_diff(
     )
 
 
-def _cut(lines: list[str], max_chars: int) -> tuple[str, bool]:
-    """Join diff lines, cutting whole lines past ``max_chars`` with a marker line."""
+def _cut(lines: list[str], max_chars: int, *, cut_before: int = 0) -> tuple[str, bool]:
+    """Join diff lines, cutting whole lines past ``max_chars`` with a marker line.
+
+    ``cut_before``: lines an earlier cut already left out (they count in the marker).
+    """
     total = 0
     for index, line in enumerate(lines):
         if total + len(line) > max_chars:
-            rest = len(lines) - index
+            rest = len(lines) - index + cut_before
             return "".join(lines[:index]) + f"[... diff cut: {rest:,} more lines ...]\n", True
         total += len(line)
     return "".join(lines), False
+
+
+_CUT_MARKER = re.compile(r"\[\.\.\. diff cut: ([\d,]+) more lines \.\.\.\]\n")
+
+
+def cut_diff(diff: FileDiff, max_chars: int) -> FileDiff:
+    """``diff`` with its unified text cut after ``max_chars`` (hunks and stat stay whole)."""
+    if len(diff.unified) <= max_chars:
+        return diff
+    lines = diff.unified.splitlines(keepends=True)
+    earlier = 0
+    marker = _CUT_MARKER.fullmatch(lines[-1]) if diff.truncated else None
+    if marker is not None:
+        earlier = int(marker.group(1).replace(",", ""))
+        lines.pop()
+    unified, _ = _cut(lines, max_chars, cut_before=earlier)
+    return diff.model_copy(update={"unified": unified, "truncated": True})
 
 
 def diff_stat_text(stat: DiffStat) -> str:

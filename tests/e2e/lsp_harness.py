@@ -68,6 +68,8 @@ class EditorClient:
     opened_untitled: list[dict[str, Any]] = field(default_factory=list)
     # relavium/sessionsChanged notifications, one list of changes each.
     sessions_changed: list[list[dict[str, Any]]] = field(default_factory=list)
+    # relavium/workspaceMemoryChanged notifications.
+    memory_changed: list[dict[str, Any]] = field(default_factory=list)
     decision: str = "approve"
     # Runs when an approval request arrives, before the decision goes back (the user acting
     # in the editor while the prompt is up).
@@ -255,6 +257,10 @@ async def editor(
     @lsp.feature(methods.SESSIONS_CHANGED)
     def on_sessions_changed(params: dict[str, Any]) -> None:
         client.sessions_changed.append(params["changes"])
+
+    @lsp.feature(methods.WORKSPACE_MEMORY_CHANGED)
+    def on_memory_changed(params: dict[str, Any]) -> None:
+        client.memory_changed.append(params)
 
     @lsp.feature(methods.REQUEST_APPROVAL)
     def on_approval(params: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,42 @@ async def test_switching_the_model_applies_from_the_next_turn(tmp_path: Path) ->
     assert malformed.value.code == -32602
 
 
+async def test_the_chosen_model_survives_a_restart_and_reaches_another_window(
+    tmp_path: Path,
+) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        _second_agent(workspace)
+        model.script(*(openai_stream(text=[f"answer {n}"]) for n in range(3)))
+        async with editor(workspace, home) as first:
+            started = await first.request(methods.START_SESSION, {"agentRef": "coder"})
+            session = started["sessionId"]
+            await first.request(methods.SET_MODEL, {"sessionId": session, "model": "loop/gpt-4.1"})
+
+        # A restarted server: the switch is kept with the session.
+        async with editor(workspace, home) as restarted:
+            current = await restarted.request(methods.SESSION_MODELS, {"sessionId": session})
+            assert current["current"]["id"] == "loop/gpt-4.1"
+            resumed = await restarted.request(methods.RESUME_SESSION, {"sessionId": session})
+            assert resumed["session"]["modelId"] == "gpt-4.1"
+            await restarted.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "one"})
+
+        # Two windows at once: one switches back, the other follows when it opens the session.
+        async with editor(workspace, home) as left, editor(workspace, home) as right:
+            await left.request(methods.RESUME_SESSION, {"sessionId": session})
+            await right.request(
+                methods.SET_MODEL, {"sessionId": session, "model": "loop/gpt-4o-mini"}
+            )
+            reopened = await left.request(methods.RESUME_SESSION, {"sessionId": session})
+            assert reopened["session"]["modelId"] == "gpt-4o-mini"
+            await left.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "two"})
+            await right.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "three"})
+    asked = [request.json()["model"] for request in model.requests]
+    assert asked == ["gpt-4.1", "gpt-4o-mini", "gpt-4o-mini"]
+
+
 async def test_apply_code_writes_through_the_approval_as_an_undoable_edit(tmp_path: Path) -> None:
     workspace = make_git_workspace(tmp_path / "repo")
     home = tmp_path / "home"

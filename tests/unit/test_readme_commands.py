@@ -172,7 +172,7 @@ def test_every_readme_command_works(tmp_path: Path) -> None:
 
 def test_readme_config_examples_are_valid(tmp_path: Path) -> None:
     tomls = fenced_blocks("toml")
-    assert len(tomls) == 3
+    assert len(tomls) == 4
     for block in tomls:
         document = tomllib.loads(block)
         model = GlobalConfigFile if block.startswith("# ~/") else ProjectConfigFile
@@ -192,6 +192,8 @@ def test_readme_config_examples_are_valid(tmp_path: Path) -> None:
     assert ollama.allow_local_endpoint
     assert config.providers["gpu-box"].allow_local_endpoint
     assert config.mcp_servers["time"].config.command == "mcp-server-time"
+    assert config.introspection.every_turns == 20
+    assert not config.introspection.idle_on_paid_providers
 
 
 @pytest.mark.parametrize("section", ["VS Code", "Neovim", "Add a real model", "Troubleshooting"])

@@ -7,11 +7,13 @@ import * as vscode from 'vscode';
 import type { RequestApprovalResult } from './protocol';
 import { ApprovalBroker } from './chat/approvals';
 import { ChatController } from './chat/chatController';
+import { MemoryFileSystem, editWorkspaceMemory } from './chat/memoryFileSystem';
 import { ProposedChanges } from './chat/proposedChanges';
 import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
 import { publishTestDiagnostic } from './server/testDiagnostic';
+import { MEMORY_SCHEME } from './model/workspaceMemory';
 import { CHAT_VIEW_ID, ChatViewProvider } from './view/chatViewProvider';
 
 let server: RelaviumServer | undefined;
@@ -28,11 +30,15 @@ export function activate(context: vscode.ExtensionContext): void {
     onSessionsChanged: (params) => {
       chat.onSessionsChanged(params);
     },
+    onWorkspaceMemoryChanged: (params) => {
+      memory.onMemoryChanged(params);
+    },
     requestApproval: (params, token): Promise<RequestApprovalResult> => approvals.request(params, token),
     openUntitled,
   });
   server = relavium;
   const chat: ChatController = new ChatController(relavium, context.workspaceState);
+  const memory: MemoryFileSystem = new MemoryFileSystem(relavium);
   const proposed = new ProposedChanges();
   const answerFromDiff = (decision: 'approve' | 'reject') => (uri?: vscode.Uri) => {
     const callId = proposed.callIdOf(uri ?? vscode.window.activeTextEditor?.document.uri);
@@ -94,6 +100,9 @@ export function activate(context: vscode.ExtensionContext): void {
       return askAboutSelection(chat, vscode.window.activeTextEditor ?? editorState.editor);
     }),
     vscode.commands.registerCommand('relavium.restartServer', () => relavium.restart()),
+    memory,
+    vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memory, { isCaseSensitive: true }),
+    vscode.commands.registerCommand('relavium.editWorkspaceMemory', () => editWorkspaceMemory()),
     proposed,
     vscode.commands.registerCommand('relavium.acceptChange', answerFromDiff('approve')),
     vscode.commands.registerCommand('relavium.rejectChange', answerFromDiff('reject')),

@@ -37,14 +37,19 @@ export const Methods = {
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  sendPeerMessage: 'relavium/sendPeerMessage',
+  listPeerMessages: 'relavium/listPeerMessages',
   checkpointSession: 'relavium/checkpointSession',
   listIntrospections: 'relavium/listIntrospections',
   sessionModels: 'relavium/sessionModels',
   setModel: 'relavium/setModel',
   applyCode: 'relavium/applyCode',
+  getWorkspaceMemory: 'relavium/getWorkspaceMemory',
+  setWorkspaceMemory: 'relavium/setWorkspaceMemory',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
+  workspaceMemoryChanged: 'relavium/workspaceMemoryChanged',
   requestApproval: 'relavium/requestApproval',
   openUntitled: 'relavium/openUntitled',
   editorQuery: 'relavium/editorQuery',
@@ -88,6 +93,16 @@ export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
+export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
+
+export type HandoffAuditAction = 'resumed' | 'replayed';
+
+export type PeerMode = 'fire_and_forget' | 'await_reply';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
+
+export type MemorySource = 'user' | 'introspection';
+
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
 export type ApprovalDecision = 'approve' | 'reject' | 'approve_always';
@@ -98,10 +113,12 @@ export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
-export type DomainErrorCode = ErrorCode | SessionErrorCode;
+export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode;
 
 export type SessionErrorCode =
   'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
+
+export type MemoryErrorCode = 'memory_conflict';
 
 // ---- method params and results ------------------------------------------------------------------
 
@@ -358,6 +375,31 @@ export interface ListArtifactsResult {
 /** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
+  audit: HandoffAuditRecord[];
+}
+
+/** `relavium/sendPeerMessage`: send a message from one session to others. */
+export interface SendPeerMessageParams {
+  sessionId: string;
+  toSessionIds: string[];
+  text: string;
+  mode?: PeerMode;
+}
+
+/** Result of `relavium/sendPeerMessage`: the message with every delivery's outcome. */
+export interface SendPeerMessageResult {
+  message: PeerMessage;
+}
+
+/** `relavium/listPeerMessages`: the peer messages a session sent and/or received. */
+export interface ListPeerMessagesParams {
+  sessionId: string;
+  direction?: 'sent' | 'received' | 'all';
+}
+
+/** Result of `relavium/listPeerMessages`: oldest first. */
+export interface ListPeerMessagesResult {
+  messages: PeerMessage[];
 }
 
 /** `relavium/checkpointSession`: run an introspection pass now (§2.5). */
@@ -407,6 +449,32 @@ export interface ApplyCodeResult {
   message: string;
 }
 
+/** `relavium/getWorkspaceMemory`: the memory of a workspace. */
+export interface WorkspaceMemoryParams {
+  sessionId?: string;
+  workingDir?: string;
+}
+
+/** The document as it is now (revision 0: nobody wrote one yet). */
+export interface WorkspaceMemory {
+  workspace: string;
+  text: string;
+  revision: number;
+  source?: MemorySource;
+  sessionId?: string;
+  updatedAt?: string;
+  maxChars: number;
+  history: WorkspaceMemoryRevision[];
+}
+
+/** `relavium/setWorkspaceMemory`: replace the document. */
+export interface SetWorkspaceMemoryParams {
+  sessionId?: string;
+  workingDir?: string;
+  text: string;
+  baseRevision: number;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -416,6 +484,13 @@ export interface EditorStateParams {
 /** `relavium/sessionsChanged` (server → client): the session list changed. */
 export interface SessionsChangedParams {
   changes: SessionListChange[];
+}
+
+/** `relavium/workspaceMemoryChanged` (server → client): a workspace's memory changed. */
+export interface WorkspaceMemoryChangedParams {
+  workspace: string;
+  revision: number;
+  source: MemorySource;
 }
 
 /** `relavium/requestApproval` (server → client); `diff` for a file change. */
@@ -550,6 +625,7 @@ export interface AgentToolResultPayload {
   outputSummary: string;
   durationMs: number;
   errorCode?: ErrorCode;
+  diff?: FileDiff;
 }
 
 /** The agent replaced its plan (`entries` is the whole list; empty clears it). */
@@ -648,6 +724,14 @@ export interface SessionCheckpointPayload {
   throughSequence: number;
   description: string;
   workingMemory: string;
+  workspaceMemoryRevision?: number;
+}
+
+/** An automatic introspection pass failed; the session is untouched (§2.5). */
+export interface SessionCheckpointFailedPayload {
+  type: 'session:checkpoint_failed';
+  reason: CheckpointReason;
+  message: string;
 }
 
 /** The agent handed a task to another agent's child session (`returned`: it is back). */
@@ -686,6 +770,7 @@ export type EventPayload =
   | SessionRewoundPayload
   | SessionMessageAppendedPayload
   | SessionCheckpointPayload
+  | SessionCheckpointFailedPayload
   | AgentHandoffPayload
   | SessionCancelledPayload;
 
@@ -917,6 +1002,24 @@ export interface DiffStat {
   removed: number;
 }
 
+/** A proposed change to one file: unified diff text plus its structure. */
+export interface FileDiff {
+  path: string;
+  created: boolean;
+  unified: string;
+  hunks: DiffHunk[];
+  stat: DiffStat;
+  truncated: boolean;
+}
+
+/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
+export interface DiffHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
 /** One entry of `relavium/listAgents`. */
 export interface AgentInfo {
   id: string;
@@ -1011,6 +1114,51 @@ export interface HandoffRecord {
   sequenceNumber: number;
   callId?: string;
   createdAt: string;
+  costCapMicrocents?: number;
+  inputFilter?: HandoffInputFilter;
+  contextMessages?: number;
+}
+
+/** What of the delegating session's conversation a child receives beside its task. */
+export interface HandoffInputFilter {
+  kind: InputFilterKind;
+  lastN?: number;
+  stripToolResults: boolean;
+}
+
+/** A later use of a handoff: its child resumed in a new process, or a replay of it. */
+export interface HandoffAuditRecord {
+  id: string;
+  sessionId: string;
+  handoffId: string;
+  childSessionId?: string;
+  action: HandoffAuditAction;
+  detail?: string;
+  createdAt: string;
+}
+
+/** A message one session sent to others of the same workspace, with its deliveries. */
+export interface PeerMessage {
+  id: string;
+  fromSessionId: string;
+  fromAgent: string;
+  text: string;
+  mode: PeerMode;
+  hops: number;
+  callId?: string;
+  createdAt: string;
+  deliveries: PeerDelivery[];
+}
+
+/** What became of a peer message at one recipient session. */
+export interface PeerDelivery {
+  toSessionId: string;
+  status: DeliveryStatus;
+  sequenceNumber?: number;
+  deliveredAt?: string;
+  reply?: string;
+  error?: string;
+  updatedAt: string;
 }
 
 /** One model a session may ask first: `id` is `<provider>/<model>`. */
@@ -1018,6 +1166,15 @@ export interface ModelChoiceInfo {
   id: string;
   provider: string;
   model: string;
+}
+
+/** One kept revision of the document (the newest few are kept). */
+export interface WorkspaceMemoryRevision {
+  revision: number;
+  source: MemorySource;
+  sessionId?: string;
+  updatedAt: string;
+  chars: number;
 }
 
 /** An LSP range. */
@@ -1036,24 +1193,6 @@ export interface LspPosition {
 export interface SessionListChange {
   sessionId: string;
   kind: SessionChangeKind;
-}
-
-/** A proposed change to one file: unified diff text plus its structure. */
-export interface FileDiff {
-  path: string;
-  created: boolean;
-  unified: string;
-  hunks: DiffHunk[];
-  stat: DiffStat;
-  truncated: boolean;
-}
-
-/** One hunk: 1-based start lines and line counts on each side (unified-diff numbers). */
-export interface DiffHunk {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
 }
 
 /** One problem the editor knows about. */

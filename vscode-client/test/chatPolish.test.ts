@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatModel } from '../src/model/chatModel';
 import { chipFromText, toChip, toTextPart, type ContextAttachment } from '../src/model/contextParts';
+import { shownChange } from '../src/model/format';
 import { ViewSync } from '../src/model/viewSync';
 import { SESSION, message, record, stampAll, token, turnStarted } from './fixtures';
 
@@ -267,5 +268,79 @@ describe('call ids reused across turns (local models number calls per turn)', ()
       model.items.filter((item) => item.kind === 'tool').map((card) => card.id),
       ['tool:call_0', 'tool:call_0#1', 'tool:call_0#2'],
     );
+  });
+});
+
+describe('a file change nobody was asked about', () => {
+  const diff = {
+    path: 'a.py',
+    created: false,
+    unified: '--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n[... diff cut: 40 more lines ...]\n',
+    hunks: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1 }],
+    stat: { added: 21, removed: 21 },
+    truncated: true,
+  };
+  const events = stampAll(1, [
+    turnStarted(1),
+    { type: 'agent:tool_call', toolId: 'edit_file', callId: 'c1', toolInput: {}, model: 'm' },
+    {
+      type: 'agent:tool_result',
+      toolId: 'edit_file',
+      callId: 'c1',
+      success: true,
+      outputSummary: 'Edited a.py: 1 replacement (+21 -21 lines).',
+      durationMs: 3,
+      diff,
+    },
+  ]);
+  const expected = { unified: diff.unified, added: 21, removed: 21, truncated: true };
+
+  it('shows its whole (cut) diff in the card live', () => {
+    const model = new ChatModel();
+    model.startFresh(SESSION, 'agent', 'test-model');
+    events.forEach((event) => model.applyEvent(event));
+    const [card] = model.items.filter((item) => item.kind === 'tool');
+    assert.ok(card !== undefined);
+    assert.deepEqual(card.diff, expected);
+    assert.deepEqual(shownChange(card), expected, 'no approval card shows it, so the card does');
+  });
+
+  it('shows it after a reload too, from the event log', () => {
+    const model = new ChatModel();
+    model.loadSession({
+      record: record(),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'edit' }]),
+        message(2, 'assistant', [{ type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' } }]),
+        message(3, 'tool', [{ type: 'tool_result', toolCallId: 'c1', result: 'ok', isError: false }]),
+      ],
+      hasMore: false,
+      lastEventSequence: 3,
+      recentEvents: [],
+      toolEvents: events.filter((event) => event.type.startsWith('agent:')),
+    });
+    const [card] = model.items.filter((item) => item.kind === 'tool');
+    assert.ok(card !== undefined);
+    assert.deepEqual(shownChange(card), expected);
+  });
+
+  it('is not shown twice when the approval card already shows it', () => {
+    const model = new ChatModel();
+    model.startFresh(SESSION, 'agent', 'test-model');
+    events.slice(0, 2).forEach((event) => model.applyEvent(event));
+    model.openApproval({
+      sessionId: SESSION,
+      callId: 'c1',
+      toolId: 'edit_file',
+      action: 'fs_write',
+      preview: { path: 'a.py' },
+      diff,
+    });
+    model.approvalDecided('c1', 'approve');
+    events.slice(2).forEach((event) => model.applyEvent(event));
+    const [card] = model.items.filter((item) => item.kind === 'tool');
+    assert.ok(card !== undefined);
+    assert.equal(card.approval?.diff?.added, 21);
+    assert.equal(shownChange(card), undefined);
   });
 });

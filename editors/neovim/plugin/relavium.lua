@@ -66,6 +66,10 @@ end, {
   desc = 'Relavium: show the live output of the latest command [callId]',
 })
 
+command('RelaviumMemory', function()
+  relavium().memory()
+end, { desc = "Relavium: edit the workspace's long-term memory (:w saves it)" })
+
 command('RelaviumSessions', function()
   relavium().sessions()
 end, { desc = 'Relavium: search sessions and resume one' })

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from relavium_lsp.server.methods import SESSION_EVENT, SESSIONS_CHANGED
+from relavium_lsp.server.methods import SESSION_EVENT, SESSIONS_CHANGED, WORKSPACE_MEMORY_CHANGED
 
 if TYPE_CHECKING:
     from relavium_lsp.contracts.events import StampedEvent
+    from relavium_lsp.contracts.memory import WorkspaceMemoryChangedParams
     from relavium_lsp.contracts.wire import SessionListChange
     from relavium_lsp.engine.api import Engine
     from relavium_lsp.server.core import RelaviumServer
@@ -95,10 +96,12 @@ async def get_engine(ls: RelaviumServer) -> Engine:
                 LspEditorHost(ls),
                 history_path=state.options.history_path,
                 approval_override=state.options.approval,
+                auto_introspection=True,
             )
             await opened.subscribe(lambda event: _forward(ls, event))
             # Every window hears about list changes, whichever window made them (§3.1).
             opened.watch_sessions(lambda changes: _announce_changes(ls, changes))
+            await opened.watch_memory(lambda change: _announce_memory(ls, change))
             state.engine = opened
             # Everything the server keeps for its lifetime is loaded now (pygls, pydantic
             # schemas, the engine): freeze it out of the cyclic GC, whose full collections
@@ -119,6 +122,11 @@ def _announce_changes(ls: RelaviumServer, changes: list[SessionListChange]) -> N
     from relavium_lsp.contracts.wire import SessionsChangedParams
 
     ls.protocol.notify(SESSIONS_CHANGED, SessionsChangedParams(changes=changes).to_wire())
+
+
+def _announce_memory(ls: RelaviumServer, change: WorkspaceMemoryChangedParams) -> None:
+    """Tell the client a workspace memory has a new revision (any window wrote it)."""
+    ls.protocol.notify(WORKSPACE_MEMORY_CHANGED, change.to_wire())
 
 
 def warn(ls: RelaviumServer, message: str) -> None:

@@ -249,3 +249,47 @@ def test_an_edit_is_accepted_from_its_diff_view_and_u_undoes_it(tmp_path: Path) 
             nvim.api.command("buffer " + str(app))
             nvim.api.command("normal! u")
             assert nvim.buffer_lines(app) == ORIGINAL
+
+
+def test_after_always_allow_the_chat_still_shows_each_changes_diff(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    app = workspace / "app.py"
+
+    def edit_then_answer(call_id: str, old: str, new: str) -> list[object]:
+        edits = [{"old": old, "new": new}]
+        return [
+            openai_stream(
+                tool_calls=[
+                    ScriptedToolCall(
+                        id=call_id,
+                        name="edit_file",
+                        arguments=json.dumps({"path": "app.py", "edits": edits}),
+                    )
+                ]
+            ),
+            openai_stream(text=["Done."]),
+        ]
+
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            *edit_then_answer("call-1", "a - b", "a + b"),
+            *edit_then_answer("call-2", "add(2, 3)", "add(2, 4)"),
+        )
+        with neovim(workspace, home) as nvim:
+            nvim.api.command("edit app.py")
+            nvim.setup(agent="coder")
+            nvim.lua("T.select_choice = 3")  # Always allow for this session
+            nvim.api.command("RelaviumChat")
+            nvim.api.command("RelaviumSend Fix add.")
+            nvim.wait_for_turns(1)
+            nvim.api.command("RelaviumSend Now print add(2, 4).")
+            nvim.wait_for_turns(2)
+
+            assert len(nvim.lua("return T.selects")) == 1  # the second edit was not asked
+            assert nvim.buffer_lines(app)[-1] == "print(add(2, 4))"
+            text = nvim.chat_text()
+            second = text[text.index("◂ edit_file ✓", text.index("call-2")) :]
+            assert "    -print(add(2, 3))\n    +print(add(2, 4))" in second, second
+            assert "    @@ -2,4 +2,4 @@" in second

@@ -19,6 +19,7 @@ COMMANDS = [
     "RelaviumAsk",
     "RelaviumAbort",
     "RelaviumOutput",
+    "RelaviumMemory",
     "RelaviumSessions",
     "RelaviumSessionList",
     "RelaviumResume",

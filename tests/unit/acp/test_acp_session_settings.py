@@ -6,6 +6,7 @@ The agent runs in this process, driven by the PyPI SDK's client side over a sock
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,10 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from relavium_lsp.paths import history_db_path, relavium_home
+from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.workspace_memory import write_memory
 from tests.e2e.lsp_harness import configure_loopback_provider, make_git_workspace
 from tests.unit.acp.acp_client import RecordingClient, connect_in_process, delete_session
 from tests.unit.llm.wire_servers import LoopbackServer, ScriptedToolCall, openai_stream
@@ -27,6 +32,15 @@ FIXED = "def add(a, b):\n    return a + b\n"
 
 def text(value: str) -> list[dict[str, str]]:
     return [{"type": "text", "text": value}]
+
+
+def _write_memory(workspace: Path, text: str) -> None:
+    """Another window's save, straight into the shared encrypted database."""
+    store = SessionStore.open(history_db_path(), resolve_db_key(relavium_home()))
+    try:
+        write_memory(store, os.path.realpath(workspace), text, base_revision=0, source="user")
+    finally:
+        store.close()
 
 
 def write_call(call_id: str) -> ScriptedToolCall:
@@ -54,8 +68,16 @@ async def test_an_early_schema_client_gets_only_the_early_update_kinds(
             await conn.set_config_option(session_id=sid, config_id="approval", value="ask")
             usage = await conn.prompt(session_id=sid, prompt=text("/usage"))
             assert usage.stop_reason == "end_turn"
+            empty = await conn.prompt(session_id=sid, prompt=text("/memory"))
+            assert empty.stop_reason == "end_turn"
+            _write_memory(workspace, "## Build\n- make test\n")
+            await conn.prompt(session_id=sid, prompt=text("/memory"))
     assert client.message_text(sid).startswith("Hello.")
     assert "40 input and 5 output tokens" in client.message_text(sid)
+    assert "no long-term memory yet" in client.message_text(sid)
+    assert "Workspace memory (revision 1, by user):\n\n## Build\n- make test" in (
+        client.message_text(sid)
+    )
     kinds = {type(update) for update in client.updates_of(sid)}
     assert SessionInfoUpdate not in kinds and UsageUpdate not in kinds
     assert ConfigOptionUpdate not in kinds
@@ -110,6 +132,7 @@ async def test_slash_commands_answer_in_the_chat_and_never_reach_the_model(
                 "usage",
                 "model",
                 "rewind",
+                "memory",
             }
             for prompt in ("one", "two", "three", "four"):
                 await conn.prompt(session_id=sid, prompt=text(prompt))

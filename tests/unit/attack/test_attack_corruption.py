@@ -28,6 +28,7 @@ from relavium_lsp.store.damage import PAGE_SIZE
 from relavium_lsp.store.keys import KEY_ENV, DbKey
 from relavium_lsp.store.salvage import recover_history, scan_history
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.workspace_memory import read_memory, write_memory
 from tests.unit.attack.raw_server import RawServer, server_env
 from tests.unit.store.store_records import make_record
 
@@ -186,9 +187,21 @@ def test_recovering_a_healthy_file_loses_nothing(
     history: tuple[Path, Path, list[str], int],
 ) -> None:
     path = history[0] / ".relavium" / "history.db"
+    store = SessionStore.open(path, KEY)
+    try:
+        write_memory(store, "/w", "## Build\n- make test\n", base_revision=0, source="user")
+        write_memory(store, "/w", "## Build\n- make unit\n", base_revision=1, source="user")
+    finally:
+        store.close()
     recovery = recover_history(path, KEY)
     assert recovery.copied == 3 and recovery.scan.healthy
     assert recovery.kept_damaged.exists()
+    store = SessionStore.open(path, KEY)
+    try:
+        memory = read_memory(store, "/w")
+        assert (memory.text, memory.revision) == ("## Build\n- make unit\n", 1)
+    finally:
+        store.close()
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

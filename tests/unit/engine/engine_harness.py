@@ -199,8 +199,12 @@ async def engine(
     db_path: Path | None = None,
     key: DbKey | None = None,
     tools: ToolDispatcher | None = None,
+    **options: Any,
 ) -> AsyncIterator[Harness]:
-    """Build an engine whose agent's chain is ``providers`` (first is primary)."""
+    """Build an engine whose agent's chain is ``providers`` (first is primary).
+
+    ``options`` go to ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
+    """
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
     path = db_path or tmp_path / "home" / "history.db"
@@ -211,7 +215,9 @@ async def engine(
         return chain
 
     host = RecordingHost()
-    opened = await open_engine(host, history_path=path, db_key=key, providers=resolve, tools=tools)
+    opened = await open_engine(
+        host, history_path=path, db_key=key, providers=resolve, tools=tools, **options
+    )
     store = await AsyncSessionStore.open(path, key)
     harness = Harness(engine=opened, store=store, workspace=workspace, host=host, chain=chain)
     await opened.subscribe(harness.events.append)

@@ -262,7 +262,7 @@ async def test_abort_after_the_user_message_is_committed_rolls_it_back(tmp_path:
 
 
 async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
-    from relavium_lsp.engine.session import _finish_before_cancelling
+    from relavium_lsp.engine.shielded import finish_before_cancelling
 
     started, gate, committed = asyncio.Event(), asyncio.Event(), []
 
@@ -272,7 +272,7 @@ async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
         committed.append(7)
         return 7
 
-    task = asyncio.create_task(_finish_before_cancelling(commit()))
+    task = asyncio.create_task(finish_before_cancelling(commit()))
     await started.wait()
     task.cancel()
     gate.set()

@@ -11,11 +11,17 @@ class RecordingJournal:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str | None]] = []
 
-    async def before_change(self, path: Path, text: str | None) -> None:
+    def before_change(self, path: Path, text: str | None) -> None:
         self.calls.append(("before", path.name, text))
 
-    async def after_change(self, path: Path, text: str | None) -> None:
+    def after_change(self, path: Path, text: str | None) -> None:
         self.calls.append(("after", path.name, text))
+
+    async def commit(self) -> None:
+        self.calls.append(("commit", "", None))
+
+    def commit_later(self) -> None:
+        self.calls.append(("commit_later", "", None))
 
 
 def git(workspace: Path, *args: str) -> None:
@@ -54,6 +60,7 @@ async def test_changed_created_and_deleted_files_are_journaled(harness) -> None:
         ("after", "gone.txt", None),
         ("before", "made.txt", None),  # created by the command
         ("after", "made.txt", "hi\n"),
+        ("commit", "", None),  # all of them in one transaction, before the result
     ]
 
 

@@ -14,6 +14,7 @@ from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.text_edit import (
     Replacement,
     apply_replacements,
+    cut_diff,
     file_diff,
     minimal_edits,
 )
@@ -130,3 +131,17 @@ def test_a_new_file_diff_and_a_cut_diff() -> None:
     assert cut.truncated and len(cut.unified) < 1100
     assert cut.unified.splitlines()[-1].startswith("[... diff cut: ")
     assert cut.stat.added == 5000 and cut.hunks[0].new_lines == 5000
+
+
+def test_cutting_a_diff_again_keeps_the_marker_counting_every_left_out_line() -> None:
+    big = "".join(f"line {n}\n" for n in range(5000))
+    whole = file_diff("big.txt", "", big, max_chars=10**9)
+    assert cut_diff(whole, len(whole.unified)) is whole  # short enough: unchanged
+    once = cut_diff(whole, 20_000)
+    twice = cut_diff(file_diff("big.txt", "", big, max_chars=20_000), 1_000)
+    for cut in (once, twice):
+        assert cut.truncated and cut.stat == whole.stat and cut.hunks == whole.hunks
+    shown = len(twice.unified.splitlines()) - 1  # without the marker
+    total = len(whole.unified.splitlines())
+    assert twice.unified.splitlines()[-1] == f"[... diff cut: {total - shown:,} more lines ...]"
+    assert len(twice.unified) < 1_100 and whole.unified.startswith(twice.unified.rsplit("[", 1)[0])

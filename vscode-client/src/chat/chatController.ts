@@ -38,7 +38,6 @@ export interface ChatView {
 }
 
 const CURRENT_SESSION_KEY = 'relavium.currentSessionId';
-const MODEL_CHOICE_KEY = 'relavium.modelChoice';
 const TOOL_EVENTS_LIMIT = 10_000;
 const FLUSH_DELAY_MS = 30;
 const TRANSCRIPT_PAGE = 100;
@@ -320,11 +319,6 @@ export class ChatController implements vscode.Disposable {
     return result.sessionId;
   }
 
-  /** Remember a session's model choice (re-applied when the session is opened again). */
-  async rememberModel(sessionId: string, choiceId: string): Promise<void> {
-    await this.workspaceState.update(`${MODEL_CHOICE_KEY}.${sessionId}`, choiceId);
-  }
-
   /** Switch the open session's model from the next turn on. */
   async switchModel(model: string): Promise<void> {
     const sessionId = this.model.sessionId;
@@ -387,16 +381,6 @@ export class ChatController implements vscode.Disposable {
           ...(resumed.plan === undefined ? {} : { plan: resumed.plan }),
         }),
       );
-      const remembered = this.workspaceState.get<string>(`${MODEL_CHOICE_KEY}.${sessionId}`);
-      const served = resumed.session.modelId;
-      if (
-        remembered !== undefined &&
-        remembered.split('/').slice(1).join('/') !== served &&
-        !this.model.turnRunning
-      ) {
-        // The server forgot the pick with its restart: the next turn uses it again.
-        void switchModel(this, sessionId, remembered, true);
-      }
     } catch (error) {
       if (token !== this.loadToken) {
         return;

@@ -106,31 +106,22 @@ export async function pickModel(controller: ChatController): Promise<void> {
 
 /**
  * Ask the server to switch the session's model; the view notes it in the transcript. The
- * server keeps the choice only while it serves the session, so it is remembered here and
- * applied again (`quiet`: without a notice) when the session is opened after a restart.
+ * server keeps the choice with the session, so a restart or another window asks the same model.
  */
 export async function switchModel(
   controller: ChatController,
   sessionId: string,
   model: string,
-  quiet = false,
 ): Promise<boolean> {
   try {
     const result = await controller.server.request<SetModelResult>(Methods.setModel, { sessionId, model });
-    await controller.rememberModel(sessionId, result.current.id);
     if (controller.model.sessionId === sessionId) {
-      if (quiet) {
-        controller.model.footer = { ...controller.model.footer, model: result.current.model };
-      } else {
-        controller.model.modelSwitched(result.current.model);
-      }
+      controller.model.modelSwitched(result.current.model);
       controller.changed();
     }
     return true;
   } catch (error) {
-    if (!quiet) {
-      failed('switching the model', error);
-    }
+    failed('switching the model', error);
     return false;
   }
 }

@@ -26,6 +26,7 @@ import type {
   ToolItem,
 } from '../shared/viewState';
 import { toChip, type AttachmentChip, type ContextAttachment } from './contextParts';
+import { diffView } from './format';
 import { EventSequencer, type SequencerOutput } from './eventSequencer';
 import { OrphanEvents } from './orphanEvents';
 import { showPlan } from './plan';
@@ -349,14 +350,7 @@ export class ChatModel implements TurnContext {
       preview: params.preview,
       state: 'pending',
       answerable: true,
-      ...(diff !== undefined && {
-        diff: {
-          unified: diff.unified,
-          added: diff.stat.added,
-          removed: diff.stat.removed,
-          truncated: diff.truncated,
-        },
-      }),
+      ...(diff !== undefined && { diff: diffView(diff) }),
     };
     card.rev = this.nextRev();
     this.header = { ...this.header, status: 'awaiting_approval' };

@@ -1,5 +1,8 @@
 /** Small, pure text helpers for the chat view: summaries, truncation, money and counts. */
 
+import type { FileDiff } from '../protocol';
+import type { ApprovalDiffView, ToolItem } from '../shared/viewState';
+
 const INPUT_SUMMARY_CHARS = 160;
 export const OUTPUT_SUMMARY_CHARS = 600;
 
@@ -102,4 +105,22 @@ export function formatCache(usage: { cacheReadTokens?: number; cacheWriteTokens?
     pieces.push(`${formatTokens(usage.cacheWriteTokens)} cache write`);
   }
   return pieces.length > 0 ? ` (${pieces.join(', ')})` : '';
+}
+
+/** The view of a file change's diff (an approval request's, or a tool result's). */
+export function diffView(diff: FileDiff): ApprovalDiffView {
+  return {
+    unified: diff.unified,
+    added: diff.stat.added,
+    removed: diff.stat.removed,
+    truncated: diff.truncated,
+  };
+}
+
+/**
+ * The diff a tool card shows below its approval: the change the tool made, unless the
+ * approval card already shows it (a change nobody was asked about, e.g. after "always allow").
+ */
+export function shownChange(card: ToolItem): ApprovalDiffView | undefined {
+  return card.approval?.diff === undefined ? card.diff : undefined;
 }

@@ -9,7 +9,7 @@
 import type { DurableContentPart, SessionEvent, SessionMessage } from '../protocol';
 import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
-import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 
 /** Supplies a fresh, never reused item revision. */
 export type RevisionSource = () => number;
@@ -118,6 +118,9 @@ export function enrichToolCards(
           };
         } else {
           card.durationMs = event.durationMs;
+          if (event.diff !== undefined) {
+            card.diff = diffView(event.diff);
+          }
           if (card.approval?.state === 'pending') {
             card.approval = {
               ...card.approval,

@@ -9,7 +9,7 @@
 import type { SessionEvent, TurnCompletedPayload } from '../protocol';
 import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '../shared/viewState';
 import type { ModelEffect } from './chatModel';
-import { OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 import { showPlan } from './plan';
 
 /** The running turn: which items it produced and whose text it answers. */
@@ -226,6 +226,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       card.state = event.success ? 'succeeded' : 'failed';
       card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
       card.durationMs = event.durationMs;
+      if (event.diff !== undefined) {
+        card.diff = diffView(event.diff);
+      }
       if (card.approval?.state === 'pending') {
         const denied = event.errorCode === 'tool_denied';
         card.approval = { ...card.approval, state: denied ? 'rejected' : 'approved', answerable: false };
@@ -296,6 +299,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       return [];
     case 'session:checkpoint':
       ctx.pushNotice(`Checkpoint (${event.reason}): ${event.description}`);
+      return [];
+    case 'session:checkpoint_failed':
+      ctx.pushNotice(`Automatic checkpoint (${event.reason}) failed: ${event.message}`);
       return [];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript

@@ -31,6 +31,7 @@ import {
   type RequestApprovalResult,
   type SessionEvent,
   type SessionsChangedParams,
+  type WorkspaceMemoryChangedParams,
 } from '../protocol';
 import type { ConnectionView } from '../shared/viewState';
 import { EDITOR_TOOLS, answerEditorQuery } from './editorTools';
@@ -41,6 +42,8 @@ export interface ServerHandlers {
   onSessionEvent(event: SessionEvent): void;
   /** `relavium/sessionsChanged`: some window created, renamed, deleted or ran a session. */
   onSessionsChanged(params: SessionsChangedParams): void;
+  /** `relavium/workspaceMemoryChanged`: a workspace memory has a new revision (any window). */
+  onWorkspaceMemoryChanged?(params: WorkspaceMemoryChangedParams): void;
   requestApproval(params: RequestApprovalParams, token: CancellationToken): Promise<RequestApprovalResult>;
   openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult>;
 }
@@ -285,6 +288,9 @@ export class RelaviumServer implements vscode.Disposable {
       if (isSessionsChanged(params)) {
         this.handlers.onSessionsChanged(params);
       }
+    });
+    client.onNotification(Methods.workspaceMemoryChanged, (params: WorkspaceMemoryChangedParams) => {
+      this.handlers.onWorkspaceMemoryChanged?.(params);
     });
     client.onRequest(Methods.requestApproval, (params: RequestApprovalParams, token: CancellationToken) =>
       this.handlers.requestApproval(params, token),

@@ -66,6 +66,11 @@ export interface ToolItem {
   liveOutput?: string;
   /** How many characters of live output arrived in all (the tail above may have dropped some). */
   liveOutputChars?: number;
+  /**
+   * The change a file tool made (`agent:tool_result`'s `diff`): shown when no approval card
+   * shows it ("always allow", auto-approved edits), so every change stays visible.
+   */
+  diff?: ApprovalDiffView;
 }
 
 export interface ErrorItem {

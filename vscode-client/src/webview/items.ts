@@ -1,8 +1,9 @@
 /** One chat item → its DOM element (messages, tool cards, approvals, errors, notices). */
 
-import { formatDuration } from '../model/format';
+import { formatDuration, shownChange } from '../model/format';
 import type { ApprovalPreview } from '../protocol';
 import type {
+  ApprovalDiffView,
   ApprovalView,
   AssistantItem,
   ChatItem,
@@ -120,7 +121,7 @@ function previewLine(action: ApprovalView['action'], preview: ApprovalPreview): 
 }
 
 /** The unified diff, one line per element so +/- lines can be coloured. */
-function renderDiff(diff: NonNullable<ApprovalView['diff']>): HTMLElement {
+function renderDiff(diff: ApprovalDiffView): HTMLElement {
   const block = element('pre', 'approval-diff');
   const lines = diff.unified.split('\n');
   if (lines[lines.length - 1] === '') {
@@ -174,6 +175,21 @@ function renderApproval(card: ToolItem, approval: ApprovalView): HTMLElement {
   return node;
 }
 
+/** The change a file tool made without an approval card showing it (e.g. "always allow"). */
+function renderChange(diff: ApprovalDiffView): HTMLElement {
+  const details = element('details', 'tool-diff');
+  details.dataset.key = 'diff';
+  details.open = true;
+  details.append(
+    element('summary', undefined, `Changes (+${diff.added} −${diff.removed})`),
+    renderDiff(diff),
+  );
+  if (diff.truncated) {
+    details.append(element('div', 'diff-truncated', 'Diff truncated: the whole change is in the file.'));
+  }
+  return details;
+}
+
 function renderTool(card: ToolItem): HTMLElement {
   const node = element('div', `tool-card state-${card.state}`);
   const head = element('div', 'tool-head');
@@ -190,6 +206,10 @@ function renderTool(card: ToolItem): HTMLElement {
   }
   if (card.approval !== undefined) {
     node.append(renderApproval(card, card.approval));
+  }
+  const change = shownChange(card);
+  if (change !== undefined) {
+    node.append(renderChange(change));
   }
   if (card.liveOutput !== undefined && card.liveOutput !== '') {
     node.append(element('pre', 'tool-live', card.liveOutput));

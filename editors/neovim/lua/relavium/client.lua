@@ -77,6 +77,9 @@ local function handlers()
     [protocol.SESSIONS_CHANGED] = function(_, params)
       require('relavium.session_list').on_sessions_changed(params)
     end,
+    [protocol.WORKSPACE_MEMORY_CHANGED] = function(_, params)
+      require('relavium.memory').on_changed(params)
+    end,
     [protocol.REQUEST_APPROVAL] = function(_, params)
       return require('relavium.ui').request_approval(params)
     end,

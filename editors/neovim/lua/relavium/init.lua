@@ -136,6 +136,12 @@ function M.output(call_id)
   return require('relavium.output').open(call_id)
 end
 
+--- `:RelaviumMemory`: the workspace's long-term memory in a buffer (`:w` saves it).
+function M.memory()
+  ensure_setup()
+  return require('relavium.memory').open()
+end
+
 --- `:RelaviumSessions`: search this workspace's sessions and resume one.
 function M.sessions()
   ensure_setup()

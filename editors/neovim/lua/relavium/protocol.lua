@@ -41,14 +41,19 @@ M.RESTORE_SESSION = 'relavium/restoreSession'
 M.PURGE_SESSION = 'relavium/purgeSession'
 M.LIST_ARTIFACTS = 'relavium/listArtifacts'
 M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.SEND_PEER_MESSAGE = 'relavium/sendPeerMessage'
+M.LIST_PEER_MESSAGES = 'relavium/listPeerMessages'
 M.CHECKPOINT_SESSION = 'relavium/checkpointSession'
 M.LIST_INTROSPECTIONS = 'relavium/listIntrospections'
 M.SESSION_MODELS = 'relavium/sessionModels'
 M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
+M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
+M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
+M.WORKSPACE_MEMORY_CHANGED = 'relavium/workspaceMemoryChanged' -- server → client notification
 M.REQUEST_APPROVAL = 'relavium/requestApproval' -- server → client request
 M.OPEN_UNTITLED = 'relavium/openUntitled' -- server → client request
 M.EDITOR_QUERY = 'relavium/editorQuery' -- server → client request
@@ -74,6 +79,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_REWOUND = 'session:rewound',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
   SESSION_CHECKPOINT = 'session:checkpoint',
+  SESSION_CHECKPOINT_FAILED = 'session:checkpoint_failed',
   AGENT_HANDOFF = 'agent:handoff',
   SESSION_CANCELLED = 'session:cancelled',
 })
@@ -198,6 +204,40 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   STOPPED = 'stopped',
 })
 
+--- `InputFilterKind` values.
+M.INPUT_FILTER_KIND = closed('.INPUT_FILTER_KIND', {
+  TASK_ONLY = 'task_only',
+  LAST_N = 'last_n',
+  FULL_HISTORY = 'full_history',
+})
+
+--- `HandoffAuditAction` values.
+M.HANDOFF_AUDIT_ACTION = closed('.HANDOFF_AUDIT_ACTION', {
+  RESUMED = 'resumed',
+  REPLAYED = 'replayed',
+})
+
+--- `PeerMode` values.
+M.PEER_MODE = closed('.PEER_MODE', {
+  FIRE_AND_FORGET = 'fire_and_forget',
+  AWAIT_REPLY = 'await_reply',
+})
+
+--- `DeliveryStatus` values.
+M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
+  PENDING = 'pending',
+  DELIVERED = 'delivered',
+  REPLIED = 'replied',
+  FAILED = 'failed',
+  ABORTED = 'aborted',
+})
+
+--- `MemorySource` values.
+M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
+  USER = 'user',
+  INTROSPECTION = 'introspection',
+})
+
 --- `SessionChangeKind` values.
 M.SESSION_CHANGE_KIND = closed('.SESSION_CHANGE_KIND', {
   CREATED = 'created',
@@ -242,6 +282,11 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
   SESSION_BUSY = 'session_busy',
   SESSION_ENDED = 'session_ended',
   SESSION_RUNNING_ELSEWHERE = 'session_running_elsewhere',
+})
+
+--- `MemoryErrorCode` values.
+M.MEMORY_ERROR_CODE = closed('.MEMORY_ERROR_CODE', {
+  MEMORY_CONFLICT = 'memory_conflict',
 })
 
 return closed('', M)

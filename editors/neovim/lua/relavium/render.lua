@@ -136,6 +136,12 @@ handlers[EVENT.AGENT_TOOL_RESULT] = function(chat, event)
   end
   local lines = { header }
   vim.list_extend(lines, format.body(event.outputSummary or ''))
+  -- The change a file tool made (cut by the server with a `[... diff cut …]` line): shown
+  -- even when nobody was asked about it ("always allow").
+  local diff = event.diff
+  if type(diff) == 'table' and type(diff.unified) == 'string' and diff.unified ~= '' then
+    vim.list_extend(lines, format.body((diff.unified:gsub('\n$', ''))))
+  end
   append_block(chat, lines, 'tool')
 end
 

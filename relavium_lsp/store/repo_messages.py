@@ -1,0 +1,88 @@
+"""The session repository, messages part: appending, rolling back and reading messages.
+
+Writes are fenced by the turn's lease (``RepositoryBase._check_fence``). Mixed into
+``SessionStore``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.session import (
+    CompactionMarker,
+    InterruptionMarker,
+    MessageRole,
+    SessionMessage,
+)
+from relavium_lsp.contracts.usage import TokenUsage
+from relavium_lsp.store import messages
+from relavium_lsp.store.db import write_transaction
+from relavium_lsp.store.repo_base import RepositoryBase
+
+
+class MessageRows(RepositoryBase):
+    """Transcript messages (part of ``SessionStore``)."""
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        session_id: str,
+        role: MessageRole,
+        content: Sequence[DurableContentPart],
+        *,
+        model_id: str | None = None,
+        compaction: CompactionMarker | None = None,
+        interruption: InterruptionMarker | None = None,
+        token_usage: TokenUsage | None = None,
+        cost_microcents: int | None = None,
+        parent_message_id: str | None = None,
+        agent_slug: str | None = None,
+    ) -> SessionMessage:
+        """Append one durable message with the next sequence number (one transaction)."""
+        with write_transaction(self._connection):
+            self._check_fence(session_id)
+            return messages.append_message(
+                self._connection,
+                session_id,
+                role,
+                content,
+                model_id=model_id,
+                compaction=compaction,
+                interruption=interruption,
+                token_usage=token_usage,
+                cost_microcents=cost_microcents,
+                parent_message_id=parent_message_id,
+                agent_slug=agent_slug,
+            )
+
+    def roll_back_from(self, session_id: str, from_sequence: int) -> int:
+        """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""
+        with write_transaction(self._connection):
+            self._check_fence(session_id)
+            return messages.roll_back_from(self._connection, session_id, from_sequence)
+
+    def load_tail_within_budget(self, session_id: str, token_budget: int) -> list[SessionMessage]:
+        """The newest visible messages that fit ``token_budget``, oldest first."""
+        return messages.load_tail_within_budget(self._connection, session_id, token_budget)
+
+    def get_transcript(
+        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+    ) -> tuple[list[SessionMessage], bool]:
+        """A page of visible messages before ``before_sequence`` (oldest first) and has_more."""
+        return messages.get_transcript(
+            self._connection, session_id, before_sequence=before_sequence, limit=limit
+        )
+
+    def iter_messages(self, session_id: str) -> Iterator[SessionMessage]:
+        """All visible messages in order (consume it on the store's thread)."""
+        return messages.iter_messages(self._connection, session_id)
+
+    def last_message(self, session_id: str) -> SessionMessage | None:
+        """The newest visible message."""
+        return messages.last_message(self._connection, session_id)
+
+    def count_tokens_since_boundary(self, session_id: str) -> tuple[int, int]:
+        """(messages, estimated tokens) after the newest compaction marker."""
+        return messages.count_tokens_since_boundary(self._connection, session_id)
