@@ -20,9 +20,16 @@ import msgspec
 
 
 class _ChatDelta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    # Only content (a string) and at most a role: any other key is not a plain text delta.
-    content: str
+    # A plain text delta holds content (a string) and at most a role. The other keys a delta
+    # commonly has are decoded too — rather than refused, which costs an exception — and
+    # any of them present sends the event to the general path (see chat_text).
+    content: Any = None
     role: Any = None
+    reasoning_content: Any = msgspec.UNSET
+    reasoning: Any = msgspec.UNSET
+    tool_calls: Any = msgspec.UNSET
+    refusal: Any = msgspec.UNSET
+    function_call: Any = msgspec.UNSET
 
 
 class _ChatChoice(msgspec.Struct, gc=False):
@@ -50,20 +57,31 @@ _chat_text = msgspec.json.Decoder(_ChatTextEvent).decode
 _messages_text = msgspec.json.Decoder(_MessagesTextEvent).decode
 _REFUSED = (msgspec.DecodeError, UnicodeDecodeError)
 
-# The scans below use ``bytes.find``, never ``in``: on CPython 3.11 ``needle in data`` first
-# tries ``needle`` as an integer and raises (and clears) a TypeError with a formatted message
-# before it searches — per delta, that was the largest single cost of these functions.
+# ``bytes.find``, never ``in``: on CPython 3.11 ``needle in data`` first tries ``needle`` as
+# an integer and raises (and clears) a TypeError with a formatted message before it searches.
+_UNSET = msgspec.UNSET
 
 
 def chat_text(data: bytes) -> str | None:
     """The text of a Chat Completions chunk that holds only text, else ``None``."""
-    if data.find(b"reasoning") >= 0 or data.find(b'"tool_calls"') >= 0:
-        return None  # not plain text: a refused decode would cost more than this scan
     try:
         event = _chat_text(data)
     except _REFUSED:
         return None
-    return event.choices[0].delta.content if event.error is msgspec.UNSET else None
+    if event.error is not _UNSET:
+        return None
+    delta = event.choices[0].delta
+    content = delta.content
+    if (
+        type(content) is not str
+        or delta.reasoning_content is not _UNSET
+        or delta.reasoning is not _UNSET
+        or delta.tool_calls is not _UNSET
+        or delta.refusal is not _UNSET
+        or delta.function_call is not _UNSET
+    ):
+        return None
+    return content
 
 
 def messages_text(data: bytes) -> str | None:

@@ -104,3 +104,43 @@ def test_json_loads_agrees_with_the_standard_library(data):
             loads(data)
         return
     assert loads(data) == expected or (expected != expected)  # NaN is not equal to itself
+
+
+def _chat_event(delta: dict, **extra: object) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": extra.pop("finish_reason", None)}
+    return b"data: " + json.dumps({"choices": [choice], **extra}).encode() + b"\n\n"
+
+
+# Deltas next to plain text: the fast path decodes their keys and must hand every one of
+# them to the general path (or read them exactly as it does).
+DELTA_SHAPES = [
+    {"content": "plain"},
+    {"content": "with role", "role": "assistant"},
+    {"role": "assistant"},
+    {"content": None, "reasoning_content": "thinking"},
+    {"content": "", "reasoning": "thinking"},
+    {"content": "both", "reasoning_content": ""},
+    {"content": "text", "refusal": None},
+    {"refusal": "no"},
+    {"content": "x", "function_call": {"name": "f"}},
+    {"content": "x", "tool_calls": []},
+    {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}]},
+    {"content": ["a", {"type": "text", "text": "b"}]},
+    {"content": "x", "unknown": 1},
+    {"content": 5},
+]
+
+
+@pytest.mark.parametrize("delta", DELTA_SHAPES, ids=lambda d: ",".join(sorted(d)) or "empty")
+def test_every_delta_shape_decodes_identically_on_both_paths(delta):
+    body = b"".join(
+        [
+            _chat_event(delta),
+            _chat_event({"content": "after"}, usage=None),
+            _chat_event({"content": "x"}, usage={}),
+            _chat_event({"content": "x"}, error=None),
+            _chat_event({}, finish_reason="stop"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    _assert_same("openai", body)
