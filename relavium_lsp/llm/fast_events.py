@@ -10,7 +10,7 @@ adapters' general path would read as "only text" and refuses everything else (re
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -43,18 +43,21 @@ class _ChatTextEvent(msgspec.Struct, gc=False):
     error: Any = msgspec.UNSET
 
 
-class _MessagesTextDelta(msgspec.Struct, gc=False):
-    type: Literal["text_delta"]
-    text: str
+class _MessagesDelta(msgspec.Struct, gc=False):
+    # Any content block delta (text, thinking, signature, tool arguments) or a message
+    # delta's: decoded, not refused (an exception costs more), then told apart by ``type``.
+    type: Any = None
+    text: Any = None
 
 
-class _MessagesTextEvent(msgspec.Struct, gc=False):
-    type: Literal["content_block_delta"]
-    delta: _MessagesTextDelta
+class _MessagesEvent(msgspec.Struct, gc=False):
+    # Every Messages event decodes: unknown fields are skipped, ``delta`` may be absent.
+    type: Any = None
+    delta: _MessagesDelta | None = None
 
 
 _chat_text = msgspec.json.Decoder(_ChatTextEvent).decode
-_messages_text = msgspec.json.Decoder(_MessagesTextEvent).decode
+_messages_text = msgspec.json.Decoder(_MessagesEvent).decode
 _REFUSED = (msgspec.DecodeError, UnicodeDecodeError)
 
 # ``bytes.find``, never ``in``: on CPython 3.11 ``needle in data`` first tries ``needle`` as
@@ -86,9 +89,16 @@ def chat_text(data: bytes) -> str | None:
 
 def messages_text(data: bytes) -> str | None:
     """The text of a Messages ``content_block_delta`` / ``text_delta`` event, else ``None``."""
-    if data.find(b'"text_delta"') < 0:
-        return None
     try:
-        return _messages_text(data).delta.text
+        event = _messages_text(data)
     except _REFUSED:
         return None
+    delta = event.delta
+    if (
+        delta is None
+        or event.type != "content_block_delta"
+        or delta.type != "text_delta"
+        or type(delta.text) is not str
+    ):
+        return None
+    return delta.text

@@ -187,8 +187,9 @@ class SseStream:
             found.extend(self._general(buffer[start : end + 2]))
             start = end + 2
         self._pending = buffer[start:]
-        if found:
-            # A byte-order mark can only open the stream, which a matched event did not.
+        if start:
+            # A byte-order mark can only open the stream, and these bytes (an event or just
+            # a blank line) already did.
             self._decoder._started = True
         return found
 
