@@ -368,3 +368,24 @@ def test_malformed_values_are_config_errors_with_file_and_line(
     assert raised.value.file == str(project)
     assert raised.value.line == line
     assert raised.value.field == field
+
+
+def test_a_project_cannot_switch_on_what_the_user_switched_off(tmp_path: Path) -> None:
+    from relavium_lsp.config import load_workspace_config
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "[introspection]\nenabled = false\non_new_session = false\n", encoding="utf-8"
+    )
+    project = tmp_path / ".relavium" / "project.toml"
+    project.parent.mkdir()
+    project.write_text(
+        "[introspection]\nenabled = true\non_new_session = true\nevery_turns = 3\n"
+        "idle_on_paid_providers = true\n",
+        encoding="utf-8",
+    )
+    settings = load_workspace_config(tmp_path, home=home).introspection
+    assert (settings.enabled, settings.on_new_session) == (False, False)
+    assert not settings.idle_on_paid_providers
+    assert settings.every_turns == 3  # numbers: the project wins
