@@ -19,6 +19,7 @@ from relavium_lsp.contracts.events import (
     SessionCompacted,
     SessionStarted,
     SessionTrimmed,
+    TokenUsage,
     TurnResult,
 )
 from relavium_lsp.contracts.plan import PlanEntry
@@ -132,7 +133,9 @@ class SessionDriving(EngineBase):
         session = await self._live.get(session_id)
         if self._triggers is None:
             return await session.send_message(text, attachments)
-        await self._triggers.turn_begins(session_id)
+        if not await self._triggers.turn_begins(session_id):
+            # Aborted while it waited for the earlier sessions' passes: nothing was stored.
+            return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
         try:
             return await session.send_message(text, attachments)
         finally:
@@ -147,6 +150,8 @@ class SessionDriving(EngineBase):
         served = self._live.served(session_id)
         if served is not None and served.busy:
             return await served.abort()
+        if self._triggers is not None and self._triggers.abort_waiting(session_id):
+            return True  # a new session's first turn, still waiting to begin
         await self._live.require_record(session_id)
         lease = await self._services.store.run(lambda s: s.request_abort(session_id))
         if lease is None:

@@ -123,7 +123,8 @@ class IntrospectionTriggers:
         # earlier sessions plus the jobs it queued: its first turn waits for them.
         self._done: dict[Job, asyncio.Future[None]] = {}
         self._new_sessions: dict[str, tuple[asyncio.Task[None], list[asyncio.Future[None]]]] = {}
-        self.waiting_first_turn: set[str] = set()  # for tests and diagnostics
+        # New sessions whose first turn waits; resolving the future aborts that turn.
+        self._first_turn_aborts: dict[str, asyncio.Future[None]] = {}
         # Decisions are made one at a time, in the order the activity happened (an asyncio
         # lock is fair), so timers are armed and passes queued in that order too.
         self._deciding = asyncio.Lock()
@@ -145,32 +146,47 @@ class IntrospectionTriggers:
             }
             self._new_sessions[session_id] = (scan, waits)
 
-    async def turn_begins(self, session_id: str) -> None:
+    async def turn_begins(self, session_id: str) -> bool:
         """A turn is about to start here: nothing of this session may run or stay queued.
 
         A new session's first turn first waits (at most :data:`FIRST_TURN_WAIT_S`) for the
         passes its start queued, so what the earlier sessions learned is in the workspace's
-        memory before it is read for this session.
+        memory before it is read for this session. ``False``: the turn was aborted while it
+        waited (:meth:`abort_waiting`) and must not start.
         """
-        await self._first_turn(session_id)
+        if not await self._first_turn(session_id):
+            return False
         self._turns[session_id] = self._turns.get(session_id, 0) + 1
         await self._stop(session_id)
+        return True
 
-    async def _first_turn(self, session_id: str) -> None:
+    def abort_waiting(self, session_id: str) -> bool:
+        """Abort a first turn that still waits for the earlier sessions' passes."""
+        abort = self._first_turn_aborts.get(session_id)
+        if abort is None or abort.done():
+            return False
+        abort.set_result(None)
+        return True
+
+    @property
+    def waiting_first_turn(self) -> frozenset[str]:
+        """The new sessions whose first turn waits (for tests and diagnostics)."""
+        return frozenset(self._first_turn_aborts)
+
+    async def _first_turn(self, session_id: str) -> bool:
         entry = self._new_sessions.pop(session_id, None)
         if entry is None:
-            return
-        scan, waits = entry
-        self.waiting_first_turn.add(session_id)
+            return True
+        abort = self._first_turn_aborts[session_id] = asyncio.get_running_loop().create_future()
+        passes = asyncio.ensure_future(_passes_done(*entry))
         try:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + FIRST_TURN_WAIT_S
-            await asyncio.wait({scan}, timeout=FIRST_TURN_WAIT_S)
-            pending = {future for future in waits if not future.done()}
-            if pending:
-                await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()))
+            await asyncio.wait(
+                {passes, abort}, timeout=FIRST_TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED
+            )
+            return not abort.done()
         finally:
-            self.waiting_first_turn.discard(session_id)
+            passes.cancel()
+            self._first_turn_aborts.pop(session_id, None)
 
     def turn_settled(self, session_id: str) -> None:
         """A turn settled (completed, failed or aborted): activity; maybe a turn_limit pass."""
@@ -472,6 +488,13 @@ class IntrospectionTriggers:
 
     async def _pending(self, session_id: str) -> PendingWork:
         return await self._store.run(lambda s: pending_work(s, session_id))
+
+
+async def _passes_done(scan: asyncio.Task[None], waits: list[asyncio.Future[None]]) -> None:
+    """Until a new session's scan is done and every pass it queued has finished."""
+    await asyncio.wait({scan})
+    for done in list(waits):
+        await asyncio.shield(done)  # giving up waiting must not cancel the job itself
 
 
 def _due(

@@ -237,6 +237,28 @@ async def test_a_new_sessions_first_turn_waits_for_the_earlier_sessions_passes(
         assert "Indent with tabs." in provider.requests[2].system
 
 
+async def test_a_waiting_first_turn_can_be_aborted(tmp_path: Path) -> None:
+    inner = scripted(text_reply("a"), text_reply(MEMO), text_reply("b"))
+    provider = GatedProvider(inner, hold_call=1)
+    async with engine(tmp_path, provider, auto_introspection=True, timers=FakeTimers()) as h:
+        first = (await h.start()).record.id
+        await h.engine.send(first, "work on A")
+        second = (await h.start()).record.id
+        await provider.entered.wait()
+        turn = asyncio.create_task(h.engine.send(second, "go"))
+        while second not in triggers(h).waiting_first_turn:  # noqa: ASYNC110
+            await asyncio.sleep(0)  # a yield, not a delay
+        assert await h.engine.abort(second)
+        result = await turn
+        assert result.stop_reason == "aborted"
+        assert "session:turn_started" not in h.types(second)
+        assert (await h.engine.transcript(second))[0] == []  # nothing was stored
+        assert not await h.engine.abort(second)  # nothing left to abort
+        provider.gate.set()
+        assert await reasons(h, first) == ["new_session"]  # A's pass went on
+        assert (await h.engine.send(second, "again")).stop_reason == "stop"
+
+
 async def test_switches_off(tmp_path: Path) -> None:
     provider = scripted(text_reply("a"), text_reply("b"))
     toml = "[introspection]\non_new_session = false\nevery_turns = 1\nenabled = false\n"
