@@ -200,11 +200,14 @@ async def test_a_new_session_checkpoints_the_earlier_ones_once(tmp_path: Path) -
     async with engine(
         tmp_path, provider, auto_introspection=True, timers=FakeTimers()
     ) as h:  # defaults: on_new_session on, also for a paid model
-        first = (await h.start()).record.id
+        first = (await h.start(description="Mine")).record.id
         await h.engine.send(first, "work on A")
         assert await reasons(h, first) == []
         second = (await h.start()).record.id
         assert await reasons(h, first) == ["new_session"]
+        # An automatic pass keeps the description the user wrote.
+        record = await h.engine.record(first)
+        assert (record.description, record.description_source) == ("Mine", "user")
         assert await reasons(h, second) == []  # nothing in it yet
         third = (await h.start()).record.id
         assert await reasons(h, first) == ["new_session"]  # nothing new since
