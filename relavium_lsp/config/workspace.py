@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relavium_lsp.config.agents import agent_files, load_agents
+from relavium_lsp.config.delegation import merge_delegation
 from relavium_lsp.config.introspection import merge_introspection
 from relavium_lsp.config.locate import KeyPath
 from relavium_lsp.config.mcp_servers import ServerDefinition, merge_servers
@@ -24,6 +25,7 @@ from relavium_lsp.contracts.config import (
     ProjectConfigFile,
     ProviderConfig,
 )
+from relavium_lsp.contracts.delegation import EffectiveDelegation
 from relavium_lsp.contracts.introspection_config import EffectiveIntrospection
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import ConfigError
@@ -49,6 +51,8 @@ class WorkspaceConfig:
     keyless_providers: frozenset[str] = field(default=frozenset())
     # MCP servers by name, from both files (see relavium_lsp.config.mcp_servers).
     mcp_servers: dict[str, ServerDefinition] = field(default_factory=dict)
+    # The [delegation] limits (docs/design.md §2.5).
+    delegation: EffectiveDelegation = field(default_factory=EffectiveDelegation)
     # When introspection passes run by themselves (relavium_lsp.config.introspection).
     introspection: EffectiveIntrospection = field(default_factory=EffectiveIntrospection)
 
@@ -112,6 +116,7 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
             user_file=str(global_path),
             project_file=str(project_path) if project_path is not None else None,
         ),
+        delegation=merge_delegation(global_file.delegation, project_file.delegation),
         introspection=merge_introspection(global_file.introspection, project_file.introspection),
     )
 

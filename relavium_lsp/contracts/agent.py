@@ -60,6 +60,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "editor_definition",
         "read_tool_output",
         "delegate",
+        "message_session",
     }
 )
 

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, HttpUrl, field_validator
 
 from relavium_lsp.contracts.base import AuthoredModel
+from relavium_lsp.contracts.delegation import DelegationConfig
 from relavium_lsp.contracts.introspection_config import IntrospectionConfig
 from relavium_lsp.contracts.mcp import McpConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
@@ -82,6 +83,7 @@ class GlobalConfigFile(AuthoredModel):
     preferences: Preferences = Field(default_factory=Preferences)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
 
 
@@ -91,6 +93,7 @@ class ProjectConfigFile(AuthoredModel):
     chat: ChatConfig = Field(default_factory=ChatConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
 
 

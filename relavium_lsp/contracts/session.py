@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.delegation import HandoffInputFilter
 from relavium_lsp.contracts.usage import TokenUsage
 
 FsScopeTier = Literal["sandboxed", "project", "full"]
@@ -169,6 +170,12 @@ class HandoffRecord(WireModel):
     sequence_number: int = Field(ge=0)
     call_id: str | None = None
     created_at: str
+    # The child's own cost cap (what was left under the parent's when it started), kept so a
+    # child resumed after a restart still obeys it; None: no cap.
+    cost_cap_microcents: int | None = Field(default=None, ge=0)
+    # What of the parent's conversation the child received, and how many messages that was.
+    input_filter: HandoffInputFilter | None = None
+    context_messages: int | None = Field(default=None, ge=0)
 
 
 class ForkOrigin(WireModel):

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
+from relavium_lsp.contracts.peers import HandoffAuditRecord
 from relavium_lsp.contracts.session import (
     DESCRIPTION_MAX_CHARS,
     AgentSessionRecord,
@@ -93,9 +94,14 @@ class PurgeSessionResult(WireModel):
 
 
 class ListHandoffsResult(WireModel):
-    """Result of ``relavium/listHandoffs``: the delegations a session made, oldest first."""
+    """Result of ``relavium/listHandoffs``: the delegations a session made, oldest first.
+
+    ``audit`` lists the later uses of those handoffs and of the one that started this session
+    (a child resumed in a new process, a replay), oldest first.
+    """
 
     handoffs: list[HandoffRecord]
+    audit: list[HandoffAuditRecord] = Field(default_factory=list)
 
 
 class CheckpointSessionParams(WireModel):

@@ -30,6 +30,7 @@ from relavium_lsp.contracts.wire import SessionListChange
 from relavium_lsp.engine.api_events import Events
 from relavium_lsp.engine.api_export import Exporting
 from relavium_lsp.engine.api_history import HistoryManagement
+from relavium_lsp.engine.api_peers import Peers
 from relavium_lsp.engine.api_reading import Reading, key_lookup_for
 from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
@@ -85,7 +86,7 @@ __all__ = [
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
-class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting):
+class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting, Peers):
     """Sessions, turns, events, history and export for one process; see the module doc."""
 
     # -- shutdown ---------------------------------------------------------------------------
@@ -97,6 +98,7 @@ class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting):
             await self._triggers.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
+            await self._live.peers.close()
             await self._services.bus.drain_all()
         finally:
             await close_tools(self._services.tools)

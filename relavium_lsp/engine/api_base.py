@@ -2,8 +2,9 @@
 
 :class:`EngineBase` holds the engine's services, its live sessions, the HTTP client, the
 model directory and the shared-log watcher; the mixins of :class:`~relavium_lsp.engine.api.
-Engine` (``api_sessions``, ``api_history``, ``api_reading``, ``api_events``, ``api_export``)
-build on it. Outer layers never import this module: they use :mod:`relavium_lsp.engine.api`.
+Engine` (``api_sessions``, ``api_history``, ``api_reading``, ``api_events``, ``api_export``,
+``api_peers``) build on it. Outer layers never import this module: they use
+:mod:`relavium_lsp.engine.api`.
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
 from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
-from relavium_lsp.engine.delegation import ChildSessions
+from relavium_lsp.engine.delegation import ChildSessions, reload_child, with_child_cap
 from relavium_lsp.engine.model_memory import agent_asking_stored_model, stored_choice
 from relavium_lsp.engine.models import first_choice, with_first_model
+from relavium_lsp.engine.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.errors import InvalidInput, SessionNotFound
@@ -74,6 +75,8 @@ class LiveSessions:
         self._approval_override = approval_override
         self._live: dict[str, AgentSession] = {}
         self._loading: dict[str, asyncio.Lock] = {}
+        # Peer messages between the sessions served here (docs/design.md §2.5).
+        self.peers = PeerMessenger(services, self)
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
@@ -124,10 +127,7 @@ class LiveSessions:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
         config = await self.workspace_config(context.working_dir)
         if cost_cap is not None:
-            capped = config.policy.model_copy(
-                update={"max_cost_microcents": cost_cap, "on_exceed": "fail"}
-            )
-            config = dataclasses.replace(config, policy=capped)
+            config = with_child_cap(config, cost_cap)
         agent = pick_agent(config, agent_ref)
         chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
@@ -175,6 +175,7 @@ class LiveSessions:
                 record = await self.require_record(session_id)
                 agent = AgentDefinition.model_validate(record.agent_snapshot)
                 config = await self.workspace_config(record.context.working_dir)
+                config = await reload_child(self._services.store, record, config)
                 # The model it was switched to, in this window or another, before a restart.
                 asking = await agent_asking_stored_model(
                     self._services.store, session_id, agent, config
@@ -188,6 +189,8 @@ class LiveSessions:
                 session.governor.children_microcents = await self._services.store.run(
                     lambda s: s.descendants_cost(session_id)
                 )
+                # Peer messages queued while it was busy in a process that has gone (§2.5).
+                await self.peers.deliver_pending(session_id)
                 return session
         finally:
             # Waiters keep their reference; dropping it here means requests naming unknown

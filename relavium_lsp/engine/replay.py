@@ -22,6 +22,7 @@ from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.delegation import audit_replay
 from relavium_lsp.engine.exports import full_transcript
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
@@ -63,7 +64,7 @@ async def replay_session(
         # The workspace may be gone or its config broken: the replay still runs on defaults.
         policy = EffectiveChatPolicy()
     tools = services.tools
-    return await replay_transcript(
+    report = await replay_transcript(
         record,
         messages,
         media=services.media,
@@ -71,6 +72,9 @@ async def replay_session(
         policy=policy,
         live_tools=live_tools,
     )
+    detail = f"replayed {report.turns_replayed} turns, {len(report.differences)} differences"
+    await audit_replay(services.store, session_id, detail)
+    return report
 
 
 async def replay_transcript(

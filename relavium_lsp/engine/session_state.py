@@ -83,6 +83,16 @@ class SessionState:
             return True
         return self._turn is not None and not self._turn.done()
 
+    async def until_idle(self) -> None:
+        """Wait until no turn or code-block edit runs (queued peer messages wait so)."""
+        while self.busy:
+            running: set[asyncio.Future[Any]] = {
+                work
+                for work in (self._turn, self.user_edit)
+                if work is not None and not work.done()
+            }
+            await asyncio.wait(running)
+
     @property
     def evictable(self) -> bool:
         """Whether dropping this object loses nothing the store does not hold (see live.py)."""

@@ -27,6 +27,9 @@ RESTORE_SESSION = "relavium/restoreSession"
 PURGE_SESSION = "relavium/purgeSession"
 LIST_ARTIFACTS = "relavium/listArtifacts"
 LIST_HANDOFFS = "relavium/listHandoffs"
+# Peer messages between sessions of one workspace (docs/design.md §2.5).
+SEND_PEER_MESSAGE = "relavium/sendPeerMessage"
+LIST_PEER_MESSAGES = "relavium/listPeerMessages"
 # Introspection checkpoints (what the agent knew and decided), not rewind's file checkpoints.
 CHECKPOINT_SESSION = "relavium/checkpointSession"
 LIST_INTROSPECTIONS = "relavium/listIntrospections"
@@ -66,6 +69,8 @@ REQUESTS = (
     PURGE_SESSION,
     LIST_ARTIFACTS,
     LIST_HANDOFFS,
+    SEND_PEER_MESSAGE,
+    LIST_PEER_MESSAGES,
     CHECKPOINT_SESSION,
     LIST_INTROSPECTIONS,
     SESSION_MODELS,

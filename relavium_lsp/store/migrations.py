@@ -399,6 +399,69 @@ _MEMORY_STATEMENTS = (
 )
 
 
+def _peers(connection: Connection) -> None:
+    for column in (
+        "cost_cap_microcents INTEGER",
+        "input_filter TEXT",
+        "context_messages INTEGER",
+    ):
+        connection.execute(f"ALTER TABLE session_handoffs ADD COLUMN {column}")
+    for statement in _PEER_STATEMENTS:
+        connection.execute(statement)
+
+
+# Sessions working with sessions (docs/design.md §2.5, issue 23). A handoff keeps the child's
+# cost cap (what was left under the parent's cap when it started; NULL: no cap), so a child
+# resumed after a restart still obeys it, and the input filter that chose what context the
+# child got. session_handoff_audit records each later use of a handoff (a resume in a new
+# process, a replay). peer_messages / peer_deliveries are messages one session sends to
+# others of the same workspace and what became of each delivery. Rows name sessions without
+# foreign keys: purge erases them with the sessions (store/session_ops.py).
+_PEER_STATEMENTS = (
+    """
+    CREATE TABLE session_handoff_audit (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        handoff_id TEXT NOT NULL,
+        child_session_id TEXT,
+        action TEXT NOT NULL CHECK (action IN ('resumed', 'replayed')),
+        detail TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_handoff_audit_session ON session_handoff_audit (session_id)",
+    "CREATE INDEX session_handoff_audit_child ON session_handoff_audit (child_session_id)",
+    """
+    CREATE TABLE peer_messages (
+        id TEXT PRIMARY KEY,
+        from_session_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('fire_and_forget', 'await_reply')),
+        hops INTEGER NOT NULL,
+        call_id TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX peer_messages_from ON peer_messages (from_session_id, created_at)",
+    """
+    CREATE TABLE peer_deliveries (
+        message_id TEXT NOT NULL REFERENCES peer_messages (id),
+        to_session_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'replied', 'failed',
+            'aborted')),
+        sequence_number INTEGER,
+        delivered_at TEXT,
+        reply TEXT,
+        error TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (message_id, to_session_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX peer_deliveries_to ON peer_deliveries (to_session_id)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial_schema),
     Migration(2, "prompt-cache tokens in session_costs", _cache_token_columns),
@@ -406,6 +469,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "file checkpoints and rewinds", _file_checkpoints),
     Migration(5, "session model: usage, threading, lineage, statuses, handoffs", _session_model),
     Migration(6, "workspace long-term memory", _workspace_memory),
+    Migration(7, "peers: child cost caps, input filters, handoff audit, peer messages", _peers),
     Migration(8, "the model a session was switched to", _model_choice),
 )
 

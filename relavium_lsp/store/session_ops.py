@@ -3,10 +3,10 @@
 Purge is the only place anything is erased. It removes a session and its delegated children
 (everything nested under it through ``parent_session_id``) in one ``BEGIN IMMEDIATE``
 transaction: FTS rows first (the index is external-content, so its entries are deleted with
-the values they were indexed with), then messages, costs, events, artifacts, handoffs and the
-rows. It returns the media handles no remaining message refers to; the caller deletes those
-files after the commit (a crash in between leaves an unreferenced blob, never a dangling
-handle).
+the values they were indexed with), then peer messages, messages, costs, events, artifacts,
+handoffs and the rows. It returns the media handles no remaining message refers to; the
+caller deletes those files after the commit (a crash in between leaves an unreferenced blob,
+never a dangling handle).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.errors import SessionNotFound
+from relavium_lsp.store import peer_messages
 from relavium_lsp.store.db import Connection, read_snapshot, write_transaction
 
 _MEDIA_HANDLE = re.compile(r"media://sha256-[0-9a-f]{64}")
@@ -39,6 +40,7 @@ _TABLES_BY_SESSION = (
     "session_events",
     "session_artifacts",
     "session_handoffs",
+    "session_handoff_audit",
 )
 
 
@@ -87,6 +89,7 @@ def purge_session(connection: Connection, session_id: str) -> PurgeReport:
             f"SELECT COUNT(*) FROM session_messages WHERE session_id IN ({marks})",  # noqa: S608
             family,
         ).fetchone()[0]
+        peer_messages.purge_rows(connection, family)
         for table in _TABLES_BY_SESSION:
             connection.execute(
                 f"DELETE FROM {table} WHERE session_id IN ({marks})",  # noqa: S608 - constants

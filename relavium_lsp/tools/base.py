@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ContentPart, MediaPart, ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.delegation import InputFilterKind
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
@@ -100,6 +101,10 @@ class DelegationRequest:
     agent: str
     task: str
     reason: str
+    # The handoff input filter the call chose (None: the agent's configured one).
+    input_filter: InputFilterKind | None = None
+    last_n: int | None = None
+    strip_tool_results: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -111,11 +116,29 @@ class DelegationOutcome:
     child_session_id: str | None = None
 
 
+@dataclass(frozen=True)
+class PeerRequest:
+    """What ``message_session`` asks for.
+
+    A recipient (a session id, or an agent whose newest session of this workspace gets it),
+    the text, and whether to wait for the reply.
+    """
+
+    to: str
+    text: str
+    await_reply: bool = False
+    call_id: str | None = None
+
+
 class Delegator(Protocol):
-    """Runs a child session for the calling session (the engine implements it, §2.5)."""
+    """Runs work in other sessions for the calling session (the engine implements it, §2.5)."""
 
     async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
         """Start a child session with the named agent, run the task, return its answer."""
+        ...
+
+    async def message_peer(self, request: PeerRequest) -> DelegationOutcome:
+        """Send a peer message to another session; its reply when awaited, else a receipt."""
         ...
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from relavium_lsp.contracts.delegation import MAX_LAST_N, InputFilterKind
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.base import DelegationRequest, ToolCallContext
 from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
@@ -26,9 +27,25 @@ class DelegateArgs(ToolArgs):
     task: str = Field(
         min_length=1,
         max_length=20_000,
-        description="The complete task for that agent: it sees nothing else of this chat.",
+        description=(
+            "The complete task for that agent: it sees nothing else of this chat unless "
+            "input_filter hands some over."
+        ),
     )
     reason: str = Field(default="", max_length=500, description="Why this agent, in a line.")
+    input_filter: InputFilterKind | None = Field(
+        default=None,
+        description=(
+            "What of this conversation the agent also receives: task_only (the task alone), "
+            "last_n (the newest last_n messages) or full_history. Default: configured."
+        ),
+    )
+    last_n: int | None = Field(
+        default=None, ge=1, le=MAX_LAST_N, description="How many messages last_n hands over."
+    )
+    strip_tool_results: bool | None = Field(
+        default=None, description="Leave tool results out of what is handed over."
+    )
 
 
 def delegate_tools() -> list[ToolDefinition[DelegateArgs]]:
@@ -41,7 +58,14 @@ def delegate_tools() -> list[ToolDefinition[DelegateArgs]]:
 
         async def run() -> ToolRun:
             outcome = await delegator.delegate(
-                DelegationRequest(agent=args.agent, task=args.task, reason=args.reason)
+                DelegationRequest(
+                    agent=args.agent,
+                    task=args.task,
+                    reason=args.reason,
+                    input_filter=args.input_filter,
+                    last_n=args.last_n,
+                    strip_tool_results=args.strip_tool_results,
+                )
             )
             return ToolRun(
                 outcome.text,

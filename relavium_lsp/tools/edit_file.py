@@ -21,14 +21,17 @@ from relavium_lsp.tools.definition import (
     ToolLimits,
     ToolRun,
 )
-from relavium_lsp.tools.fs import file_change_approval, read_current_text, write_through_host
+from relavium_lsp.tools.fs import (
+    file_change_approval,
+    read_current_text,
+    transcript_diff,
+    write_through_host,
+)
 from relavium_lsp.tools.host import FileChange
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 from relavium_lsp.tools.text_edit import (
-    TRANSCRIPT_DIFF_CHARS,
     Replacement,
     apply_replacements,
-    cut_diff,
     diff_stat_text,
     file_diff,
 )
@@ -98,7 +101,7 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
             what = "1 replacement" if count == 1 else f"{count:,} replacements"
             return ToolRun(
                 f"Edited {label}: {what} ({diff_stat_text(change.diff.stat)} lines).",
-                diff=cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS),
+                diff=transcript_diff(change),
             )
 
         return PreparedCall(

@@ -17,8 +17,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
+from relavium_lsp.log_secrets import redact
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (
     ApprovalNeed,
@@ -215,6 +217,17 @@ def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> st
     return "\n".join([header, *out]) if out else f"{header}\n(empty directory)"
 
 
+def transcript_diff(change: FileChange) -> FileDiff:
+    """The diff a file tool's result shows in the transcript: cut, and no known secret in it.
+
+    It lands in the durable event log and goes to every client, so a configured API key or
+    the database key the agent wrote into a file is replaced, as in the logs.
+    """
+    diff = cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS)
+    shown = redact(diff.unified)
+    return diff if shown == diff.unified else diff.model_copy(update={"unified": shown})
+
+
 def file_change_approval(
     asked: str,
     resolved: Path,
@@ -290,7 +303,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             stat = diff_stat_text(change.diff.stat)
             return ToolRun(
                 f"{verb} {label} ({lines:,} lines, {size:,} bytes; {stat} lines).",
-                diff=cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS),
+                diff=transcript_diff(change),
             )
 
         return PreparedCall(

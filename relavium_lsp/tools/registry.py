@@ -56,6 +56,7 @@ from relavium_lsp.tools.editor_tools import editor_tools
 from relavium_lsp.tools.fs import fs_tools
 from relavium_lsp.tools.git import git_tools
 from relavium_lsp.tools.http import http_tools
+from relavium_lsp.tools.message_session import message_session_tools
 from relavium_lsp.tools.netguard import EgressGuard
 from relavium_lsp.tools.plan import plan_tools
 from relavium_lsp.tools.process import process_tools
@@ -354,6 +355,7 @@ def default_registry(
         *editor_tools(),
         *tool_output_tools(),
         *delegate_tools(),
+        *message_session_tools(),
     ]
     registry = ToolRegistry(definitions, sources)
     registry.hold(jobs)

@@ -37,6 +37,8 @@ export const Methods = {
   purgeSession: 'relavium/purgeSession',
   listArtifacts: 'relavium/listArtifacts',
   listHandoffs: 'relavium/listHandoffs',
+  sendPeerMessage: 'relavium/sendPeerMessage',
+  listPeerMessages: 'relavium/listPeerMessages',
   checkpointSession: 'relavium/checkpointSession',
   listIntrospections: 'relavium/listIntrospections',
   sessionModels: 'relavium/sessionModels',
@@ -90,6 +92,14 @@ export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
+
+export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
+
+export type HandoffAuditAction = 'resumed' | 'replayed';
+
+export type PeerMode = 'fire_and_forget' | 'await_reply';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
 
 export type MemorySource = 'user' | 'introspection';
 
@@ -365,6 +375,31 @@ export interface ListArtifactsResult {
 /** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
+  audit: HandoffAuditRecord[];
+}
+
+/** `relavium/sendPeerMessage`: send a message from one session to others. */
+export interface SendPeerMessageParams {
+  sessionId: string;
+  toSessionIds: string[];
+  text: string;
+  mode?: PeerMode;
+}
+
+/** Result of `relavium/sendPeerMessage`: the message with every delivery's outcome. */
+export interface SendPeerMessageResult {
+  message: PeerMessage;
+}
+
+/** `relavium/listPeerMessages`: the peer messages a session sent and/or received. */
+export interface ListPeerMessagesParams {
+  sessionId: string;
+  direction?: 'sent' | 'received' | 'all';
+}
+
+/** Result of `relavium/listPeerMessages`: oldest first. */
+export interface ListPeerMessagesResult {
+  messages: PeerMessage[];
 }
 
 /** `relavium/checkpointSession`: run an introspection pass now (§2.5). */
@@ -1079,6 +1114,51 @@ export interface HandoffRecord {
   sequenceNumber: number;
   callId?: string;
   createdAt: string;
+  costCapMicrocents?: number;
+  inputFilter?: HandoffInputFilter;
+  contextMessages?: number;
+}
+
+/** What of the delegating session's conversation a child receives beside its task. */
+export interface HandoffInputFilter {
+  kind: InputFilterKind;
+  lastN?: number;
+  stripToolResults: boolean;
+}
+
+/** A later use of a handoff: its child resumed in a new process, or a replay of it. */
+export interface HandoffAuditRecord {
+  id: string;
+  sessionId: string;
+  handoffId: string;
+  childSessionId?: string;
+  action: HandoffAuditAction;
+  detail?: string;
+  createdAt: string;
+}
+
+/** A message one session sent to others of the same workspace, with its deliveries. */
+export interface PeerMessage {
+  id: string;
+  fromSessionId: string;
+  fromAgent: string;
+  text: string;
+  mode: PeerMode;
+  hops: number;
+  callId?: string;
+  createdAt: string;
+  deliveries: PeerDelivery[];
+}
+
+/** What became of a peer message at one recipient session. */
+export interface PeerDelivery {
+  toSessionId: string;
+  status: DeliveryStatus;
+  sequenceNumber?: number;
+  deliveredAt?: string;
+  reply?: string;
+  error?: string;
+  updatedAt: string;
 }
 
 /** One model a session may ask first: `id` is `<provider>/<model>`. */

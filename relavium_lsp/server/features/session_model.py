@@ -1,9 +1,15 @@
-"""The session-model requests (``docs/design.md`` §2.5): details, notes, deleted list, purge."""
+"""The session-model requests (``docs/design.md`` §2.5): details, notes, purge, handoffs, peers."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from relavium_lsp.contracts.peers import (
+    ListPeerMessagesParams,
+    ListPeerMessagesResult,
+    SendPeerMessageParams,
+    SendPeerMessageResult,
+)
 from relavium_lsp.contracts.session_ops import (
     AppendMessageParams,
     AppendMessageResult,
@@ -34,6 +40,8 @@ def setup(server: RelaviumServer) -> None:
     register_request(server, methods.PURGE_SESSION, SessionRefParams, purge_session)
     register_request(server, methods.LIST_ARTIFACTS, ListArtifactsParams, list_artifacts)
     register_request(server, methods.LIST_HANDOFFS, SessionRefParams, list_handoffs)
+    register_request(server, methods.SEND_PEER_MESSAGE, SendPeerMessageParams, send_peer_message)
+    register_request(server, methods.LIST_PEER_MESSAGES, ListPeerMessagesParams, list_peer_messages)
     register_request(
         server, methods.CHECKPOINT_SESSION, CheckpointSessionParams, checkpoint_session
     )
@@ -81,9 +89,25 @@ async def list_artifacts(ls: RelaviumServer, params: ListArtifactsParams) -> Res
 
 
 async def list_handoffs(ls: RelaviumServer, params: SessionRefParams) -> Result:
-    """The delegations the session made."""
-    handoffs = await (await get_engine(ls)).list_handoffs(params.session_id)
-    return ListHandoffsResult(handoffs=handoffs)
+    """The delegations the session made, and the audit of their resumes and replays."""
+    engine = await get_engine(ls)
+    handoffs = await engine.list_handoffs(params.session_id)
+    audit = await engine.list_handoff_audit(params.session_id)
+    return ListHandoffsResult(handoffs=handoffs, audit=audit)
+
+
+async def send_peer_message(ls: RelaviumServer, params: SendPeerMessageParams) -> Result:
+    """Send a peer message from one session to others; each delivery's outcome."""
+    message = await (await get_engine(ls)).send_peer_message(
+        params.session_id, params.to_session_ids, params.text, params.mode
+    )
+    return SendPeerMessageResult(message=message)
+
+
+async def list_peer_messages(ls: RelaviumServer, params: ListPeerMessagesParams) -> Result:
+    """The peer messages a session sent and/or received."""
+    messages = await (await get_engine(ls)).list_peer_messages(params.session_id, params.direction)
+    return ListPeerMessagesResult(messages=messages)
 
 
 async def checkpoint_session(ls: RelaviumServer, params: CheckpointSessionParams) -> Result:

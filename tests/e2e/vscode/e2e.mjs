@@ -620,5 +620,31 @@ describe('VS Code: Relavium chat view', () => {
       assert.equal(toolMessage.role, 'tool');
       assert.match(toolMessage.content, new RegExp(`${demo.sourcePath.replace('.', '\\.')}:1:1: warning: ${LINT_MESSAGE}`));
     });
+
+    step('edits the workspace memory as a file; a newer save from another window reaches the editor', async () => {
+      await workbench.runCommand('Relavium: Edit Workspace Memory');
+      await workbench.page
+        .locator('.tabs-container .tab[aria-label*="Workspace Memory.md"]')
+        .first()
+        .waitFor({ timeout: 30_000 });
+      await workbench.typeAtEndOfEditor('Build and test with make test.');
+      await workbench.saveActiveEditor();
+      const other = new SecondWindow(serverCommand, workspace, serverEnv);
+      try {
+        await other.open();
+        const saved = await other.request('relavium/getWorkspaceMemory', { workingDir: workspace });
+        assert.equal(saved.text, 'Build and test with make test.');
+        assert.equal(saved.revision, 1);
+        await other.request('relavium/setWorkspaceMemory', {
+          workingDir: workspace,
+          text: `${saved.text}\nSaved in another window.\n`,
+          baseRevision: saved.revision,
+        });
+        // relavium/workspaceMemoryChanged → the unmodified editor reloads by itself.
+        await workbench.waitForEditorText('Saved in another window.');
+      } finally {
+        await other.close();
+      }
+    });
   }
 });

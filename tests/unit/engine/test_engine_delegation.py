@@ -88,3 +88,24 @@ async def test_a_childs_spend_counts_toward_the_parents_cap(tmp_path: Path) -> N
         record = await h.engine.record(boss.id)
         assert record.totals.cost_microcents == first.cost_microcents  # its own spend only
         assert await h.status(boss.id) == "idle"  # a refusal, not a failure
+
+
+async def test_configured_depth_replaces_the_default(tmp_path: Path) -> None:
+    provider = scripted(
+        _delegate("worker", "level one", "c1"),  # boss → worker (depth 1)
+        _delegate("worker", "level two", "c2"),  # refused: [delegation] max_depth = 1
+        text_reply("mid done"),
+        text_reply("top done"),
+    )
+    toml = "[delegation]\nmax_depth = 1\n"
+    async with engine(tmp_path, provider, project_toml=toml) as h:
+        _agents(h)
+        boss = await h.engine.start(
+            context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"
+        )
+        assert (await h.engine.send(boss.id, "go")).text.strip() == "top done"
+        page = await h.engine.list_sessions()
+        mid = next(s.id for s in page.sessions if s.parent_session_id == boss.id)
+        refused = await _results(h, mid)
+        assert "limited to 1 levels" in refused[0].result and refused[0].is_error
+        assert len(page.sessions) == 2

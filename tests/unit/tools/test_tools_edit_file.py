@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from relavium_lsp.log_secrets import register_secret
 from relavium_lsp.tools.host import ApprovalRequest
 
 SOURCE = "def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n"
@@ -121,3 +122,17 @@ async def test_a_large_change_shows_a_cut_diff_in_the_result(harness) -> None:
     assert diff is not None and diff.truncated and diff.created
     assert len(diff.unified) <= 16_100 and diff.stat.added == 20_000
     assert diff.unified.splitlines()[-1].startswith("[... diff cut: ")
+
+
+async def test_a_known_secret_written_to_a_file_never_reaches_the_result_event(harness) -> None:
+    key = "sk-test-" + "k3y" * 12
+    register_secret(key)
+    content = f"OPENAI_API_KEY={key}\nDEBUG=1\n"
+    ctx = harness.context(approval="never_ask")
+    outcome = await harness.call("write_file", {"path": "settings.env", "content": content}, ctx)
+    assert not outcome.is_error, outcome.result
+    assert (harness.workspace / "settings.env").read_text() == content  # the file is intact
+    [event] = harness.events_of("agent:tool_result")
+    shown = event.to_wire()["diff"]["unified"]
+    assert key not in repr(event.to_wire())
+    assert "+OPENAI_API_KEY=[redacted]\n+DEBUG=1\n" in shown

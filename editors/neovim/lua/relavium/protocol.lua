@@ -41,6 +41,8 @@ M.RESTORE_SESSION = 'relavium/restoreSession'
 M.PURGE_SESSION = 'relavium/purgeSession'
 M.LIST_ARTIFACTS = 'relavium/listArtifacts'
 M.LIST_HANDOFFS = 'relavium/listHandoffs'
+M.SEND_PEER_MESSAGE = 'relavium/sendPeerMessage'
+M.LIST_PEER_MESSAGES = 'relavium/listPeerMessages'
 M.CHECKPOINT_SESSION = 'relavium/checkpointSession'
 M.LIST_INTROSPECTIONS = 'relavium/listIntrospections'
 M.SESSION_MODELS = 'relavium/sessionModels'
@@ -200,6 +202,34 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   CRASHED = 'crashed',
   FAILED = 'failed',
   STOPPED = 'stopped',
+})
+
+--- `InputFilterKind` values.
+M.INPUT_FILTER_KIND = closed('.INPUT_FILTER_KIND', {
+  TASK_ONLY = 'task_only',
+  LAST_N = 'last_n',
+  FULL_HISTORY = 'full_history',
+})
+
+--- `HandoffAuditAction` values.
+M.HANDOFF_AUDIT_ACTION = closed('.HANDOFF_AUDIT_ACTION', {
+  RESUMED = 'resumed',
+  REPLAYED = 'replayed',
+})
+
+--- `PeerMode` values.
+M.PEER_MODE = closed('.PEER_MODE', {
+  FIRE_AND_FORGET = 'fire_and_forget',
+  AWAIT_REPLY = 'await_reply',
+})
+
+--- `DeliveryStatus` values.
+M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
+  PENDING = 'pending',
+  DELIVERED = 'delivered',
+  REPLIED = 'replied',
+  FAILED = 'failed',
+  ABORTED = 'aborted',
 })
 
 --- `MemorySource` values.

@@ -1,0 +1,44 @@
+"""Peer messages in the engine: a delivery queued in a process that went away is appended when
+the recipient is next loaded (the end-to-end flows are tests/e2e/test_peers.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from relavium_lsp.contracts.peers import PeerDelivery, PeerMessage
+from relavium_lsp.store import peer_messages
+from relavium_lsp.store.keys import DbKey
+from tests.unit.engine.engine_harness import engine, scripted
+
+
+async def test_a_queued_delivery_is_appended_when_the_recipient_is_next_loaded(
+    tmp_path: Path,
+) -> None:
+    db, key = tmp_path / "home" / "history.db", DbKey(os.urandom(32), "env")
+    async with engine(tmp_path, scripted(), db_path=db, key=key) as h:
+        sender, recipient = (await h.start()).id, (await h.start()).id
+    queued = PeerMessage(
+        id="m1",
+        from_session_id=sender,
+        from_agent="helper",
+        text="left for you",
+        mode="fire_and_forget",
+        hops=1,
+        created_at="2026-11-26T21:00:00.000Z",
+        deliveries=[
+            PeerDelivery(
+                to_session_id=recipient, status="pending", updated_at="2026-11-26T21:00:00.000Z"
+            )
+        ],
+    )
+    async with engine(tmp_path, scripted(), db_path=db, key=key) as h:
+        await h.store.run(lambda s: peer_messages.create_message(s.connection, queued))
+        await h.engine.session(recipient)  # loading it delivers what waited
+        messages, _ = await h.engine.transcript(recipient)
+        assert [(m.role, m.agent_slug) for m in messages] == [("user", "helper")]
+        [listed] = await h.engine.list_peer_messages(recipient, "received")
+        assert listed.deliveries[0].status == "delivered"
+        assert listed.deliveries[0].sequence_number == messages[0].sequence_number
+        await h.engine.session(sender)  # nothing waits for the sender
+        assert (await h.engine.transcript(sender))[0] == []
