@@ -131,15 +131,10 @@ class SessionDriving(EngineBase):
         The answer streams as events meanwhile. Cancelling the caller aborts the turn.
         """
         session = await self._live.get(session_id)
-        if self._triggers is None:
-            return await session.send_message(text, attachments)
-        if not await self._triggers.turn_begins(session_id):
+        if self._triggers is not None and not await self._triggers.first_turn(session_id):
             # Aborted while it waited for the earlier sessions' passes: nothing was stored.
             return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
-        try:
-            return await session.send_message(text, attachments)
-        finally:
-            self._triggers.turn_settled(session_id)
+        return await session.send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
         """Abort the running turn of a session; ``False`` when none was running.

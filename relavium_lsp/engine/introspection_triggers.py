@@ -146,19 +146,27 @@ class IntrospectionTriggers:
             }
             self._new_sessions[session_id] = (scan, waits)
 
-    async def turn_begins(self, session_id: str) -> bool:
-        """A turn is about to start here: nothing of this session may run or stay queued.
+    async def first_turn(self, session_id: str) -> bool:
+        """The editor sends a message: if it is a new session's first, wait for its passes.
 
-        A new session's first turn first waits (at most :data:`FIRST_TURN_WAIT_S`) for the
-        passes its start queued, so what the earlier sessions learned is in the workspace's
-        memory before it is read for this session. ``False``: the turn was aborted while it
-        waited (:meth:`abort_waiting`) and must not start.
+        It waits (at most :data:`FIRST_TURN_WAIT_S`) for the passes the session's start
+        queued, so what the earlier sessions learned is in the workspace's memory before it
+        is read for this session. ``False``: the turn was aborted while it waited
+        (:meth:`abort_waiting`) and must not start.
         """
-        if not await self._first_turn(session_id):
-            return False
+        return await self._first_turn(session_id)
+
+    async def turn_begins(self, session_id: str) -> None:
+        """A turn is about to start here (any turn: the session tells, see ``TurnWatch``).
+
+        Nothing of this session may run or stay queued meanwhile.
+        """
         self._turns[session_id] = self._turns.get(session_id, 0) + 1
-        await self._stop(session_id)
-        return True
+        try:
+            await self._stop(session_id)
+        except BaseException:
+            self._turn_over(session_id)  # the turn will not start
+            raise
 
     def abort_waiting(self, session_id: str) -> bool:
         """Abort a first turn that still waits for the earlier sessions' passes."""
@@ -190,12 +198,15 @@ class IntrospectionTriggers:
 
     def turn_settled(self, session_id: str) -> None:
         """A turn settled (completed, failed or aborted): activity; maybe a turn_limit pass."""
+        self._turn_over(session_id)
+        self._spawn(self._after_activity(session_id, turn=True))
+
+    def _turn_over(self, session_id: str) -> None:
         count = self._turns.get(session_id, 0) - 1
         if count > 0:
             self._turns[session_id] = count
         else:
             self._turns.pop(session_id, None)
-        self._spawn(self._after_activity(session_id, turn=True))
 
     def activity(self, session_id: str) -> None:
         """Something other than a turn added to the session (a note): the idle delay restarts."""
@@ -289,8 +300,8 @@ class IntrospectionTriggers:
 
     async def _decide(self, session_id: str, *, turn: bool) -> None:
         session = self._live.served(session_id)
-        if session is None:
-            return
+        if session is None or session.record.parent_session_id is not None:
+            return  # a delegated child's work reaches its parent through the parent's turn
         config = await self._config(session)
         if config is None or not config.introspection.enabled:
             return

@@ -313,6 +313,32 @@ async def test_a_turn_cancels_a_running_pass_which_never_overlaps_it(tmp_path: P
         assert await h.store.run(lambda s: s.read_lease(sid)) is None
 
 
+async def test_a_turn_no_editor_started_also_stops_a_running_pass(tmp_path: Path) -> None:
+    inner = scripted(text_reply("hi"), text_reply(MEMO), text_reply("answered"))
+    provider = GatedProvider(inner, hold_call=1)
+    timers = FakeTimers()
+    async with engine(
+        tmp_path,
+        provider,
+        model=OFFLINE_MODEL_ID,
+        project_toml="[introspection]\nidle_seconds = 5\n",
+        auto_introspection=True,
+        timers=timers,
+    ) as h:
+        sid = (await h.start()).record.id
+        await h.engine.send(sid, "hello")
+        await triggers(h).drain()
+        timers.advance(5)
+        await provider.entered.wait()
+        # As a peer message or a delegating parent does: straight to the session.
+        session = await h.engine._live.get(sid)
+        result = await session.send_message("a peer asks", author="peer")
+        assert result.stop_reason == "stop"
+        assert provider.cancelled == 1
+        assert await reasons(h, sid) == []
+        assert triggers(h).idle_timers == {sid}  # the turn was activity: the delay restarts
+
+
 async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
     inner = scripted(text_reply("hi"), text_reply(MEMO), text_reply("b"))
     provider = GatedProvider(inner, hold_call=1)
