@@ -425,8 +425,20 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                     {"sessionId": coder, "toSessionIds": [elsewhere], "text": "hi"},
                 )
             assert "another workspace" in str(foreign.value)
+            # The caps are the workspace's [peers] block (default 8,000 characters).
+            for toml, length, cap in (
+                ("", 8_001, "8000"),
+                ("[peers]\nmax_message_chars = 20\n", 21, "20"),
+            ):
+                _project_toml(workspace, toml)
+                with pytest.raises(JsonRpcException) as too_long:
+                    await client.request(
+                        methods.SEND_PEER_MESSAGE,
+                        {"sessionId": coder, "toSessionIds": [lead], "text": "x" * length},
+                    )
+                assert f"at most {cap} characters" in str(too_long.value)
             for params, why in (
-                ({"toSessionIds": [lead], "text": "x" * 8_001}, "8000"),
+                ({"toSessionIds": [lead], "text": "x" * 100_001}, "100000"),
                 ({"toSessionIds": [coder], "text": "me"}, "itself"),
                 (
                     {"toSessionIds": [lead, elsewhere], "text": "q", "mode": "await_reply"},
