@@ -238,3 +238,15 @@ def _pictured_layers(document: Path) -> list[list[str]]:
 @pytest.mark.parametrize("document", ["README.md", "docs/design.md"])
 def test_the_layer_pictures_are_the_contract(document: str) -> None:
     assert _pictured_layers(REPO / document) == _contract_layers()
+
+
+def test_test_modules_have_unique_names() -> None:
+    """pytest imports test modules by basename (no packages under tests/): two files with one
+    name fail the whole collection, which targeted runs of one directory never show."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(REPO)} and {path.relative_to(REPO)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "test modules sharing a name: " + "; ".join(clashes)
