@@ -130,9 +130,10 @@ def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
     home, workspace = root / "home", root / "ws"
     (home / ".relavium").mkdir(parents=True)
     (home / ".relavium" / "config.toml").write_text(
-        # One session runs every measured turn: lift the default 50-turn limit.
+        # One session runs every measured turn: lift the default 50-turn limit. No automatic
+        # introspection: its model calls would take the paced answers planned for turns.
         f'[chat]\nmax_turns = 1000\n\n[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
-        "allow_local_endpoint = true\n",
+        "allow_local_endpoint = true\n\n[introspection]\nenabled = false\n",
         encoding="utf-8",
     )
     agents = workspace / ".relavium" / "agents"

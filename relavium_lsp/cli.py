@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from relavium_lsp import __version__
+from relavium_lsp.commands.startup import gc_paused
 
 # Subcommand modules under relavium_lsp.commands, in the order --help lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -46,8 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     arguments_given = list(sys.argv[1:] if argv is None else argv)
     chosen = arguments_given[0] if arguments_given else None
-    parser = build_parser(chosen if chosen in COMMAND_MODULES else None)
-    arguments = parser.parse_args(arguments_given)
+    # Building the parser imports the chosen command's module (for `serve`, pygls and
+    # lsprotocol): start-up work, done without the cyclic GC (see commands.startup).
+    with gc_paused():
+        parser = build_parser(chosen if chosen in COMMAND_MODULES else None)
+        arguments = parser.parse_args(arguments_given)
     handler = cast("Handler | None", getattr(arguments, "handler", None))
     if handler is None:
         parser.print_help()

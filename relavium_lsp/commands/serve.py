@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 
+from relavium_lsp.commands.startup import gc_paused
 from relavium_lsp.logs import configure_logging
 from relavium_lsp.paths import ensure_private_dir, relavium_home
 
@@ -42,12 +43,14 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
-    from relavium_lsp.server.app import create_server
-    from relavium_lsp.server.stdio import start_framed_io
-
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
-    server = create_server()
+    # Everything up to serving is start-up: no cyclic GC, its objects frozen (cold start).
+    with gc_paused():
+        from relavium_lsp.server.app import create_server
+        from relavium_lsp.server.stdio import start_framed_io
+
+        configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
+        server = create_server()
     if arguments.tcp:
         host, _, port = str(arguments.tcp).rpartition(":")
         if not host or not port.isdigit():

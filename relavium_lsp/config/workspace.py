@@ -17,6 +17,7 @@ from relavium_lsp.config.introspection import merge_introspection
 from relavium_lsp.config.locate import KeyPath
 from relavium_lsp.config.mcp_servers import ServerDefinition, merge_servers
 from relavium_lsp.config.merge import merge_policy, merge_providers, resolve_default_model
+from relavium_lsp.config.peers import merge_peers
 from relavium_lsp.config.toml_files import load_toml_model
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import (
@@ -27,6 +28,7 @@ from relavium_lsp.contracts.config import (
 )
 from relavium_lsp.contracts.delegation import EffectiveDelegation
 from relavium_lsp.contracts.introspection_config import EffectiveIntrospection
+from relavium_lsp.contracts.peers_config import PeerLimits
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import ConfigError
 from relavium_lsp.paths import global_config_path, relavium_home
@@ -55,6 +57,8 @@ class WorkspaceConfig:
     delegation: EffectiveDelegation = field(default_factory=EffectiveDelegation)
     # When introspection passes run by themselves (relavium_lsp.config.introspection).
     introspection: EffectiveIntrospection = field(default_factory=EffectiveIntrospection)
+    # The [peers] caps on peer messages (relavium_lsp.config.peers).
+    peers: PeerLimits = field(default_factory=PeerLimits)
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
@@ -118,6 +122,7 @@ def load_workspace_config(workspace: Path | None, home: Path | None = None) -> W
         ),
         delegation=merge_delegation(global_file.delegation, project_file.delegation),
         introspection=merge_introspection(global_file.introspection, project_file.introspection),
+        peers=merge_peers(global_file.peers, project_file.peers),
     )
 
 

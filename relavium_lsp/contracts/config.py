@@ -13,6 +13,7 @@ from relavium_lsp.contracts.base import AuthoredModel
 from relavium_lsp.contracts.delegation import DelegationConfig
 from relavium_lsp.contracts.introspection_config import IntrospectionConfig
 from relavium_lsp.contracts.mcp import McpConfig
+from relavium_lsp.contracts.peers_config import PeersConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.contracts.session import FsScopeTier
 
@@ -85,6 +86,7 @@ class GlobalConfigFile(AuthoredModel):
     mcp: McpConfig = Field(default_factory=McpConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
+    peers: PeersConfig = Field(default_factory=PeersConfig)
 
 
 class ProjectConfigFile(AuthoredModel):
@@ -95,6 +97,7 @@ class ProjectConfigFile(AuthoredModel):
     mcp: McpConfig = Field(default_factory=McpConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     introspection: IntrospectionConfig = Field(default_factory=IntrospectionConfig)
+    peers: PeersConfig = Field(default_factory=PeersConfig)
 
 
 class EffectiveChatPolicy(AuthoredModel):

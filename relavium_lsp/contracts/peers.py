@@ -31,11 +31,17 @@ class HandoffAuditRecord(WireModel):
 
 PeerMode = Literal["fire_and_forget", "await_reply"]
 DeliveryStatus = Literal["pending", "delivered", "replied", "failed", "aborted"]
-# Size and fan-out caps: a peer message is a note between agents, not a data channel.
+# Default size and fan-out caps (``[peers]`` may change them, up to the ceilings): a peer
+# message is a note between agents, not a data channel.
 MAX_PEER_TEXT_CHARS = 8_000
 MAX_PEER_RECIPIENTS = 8
 # A turn that answers a peer message may send one on, and so on, at most this deep.
 MAX_PEER_HOPS = 3
+# Hard ceilings no configuration passes; requests are validated against these, the engine
+# then applies the workspace's configured caps.
+PEER_TEXT_CHARS_CEILING = 100_000
+PEER_RECIPIENTS_CEILING = 64
+PEER_HOPS_CEILING = 16
 _SESSION_ID = Field(min_length=1, max_length=64)
 
 
@@ -80,8 +86,8 @@ class SendPeerMessageParams(WireModel):
     """
 
     session_id: str = _SESSION_ID
-    to_session_ids: list[str] = Field(min_length=1, max_length=MAX_PEER_RECIPIENTS)
-    text: str = Field(min_length=1, max_length=MAX_PEER_TEXT_CHARS)
+    to_session_ids: list[str] = Field(min_length=1, max_length=PEER_RECIPIENTS_CEILING)
+    text: str = Field(min_length=1, max_length=PEER_TEXT_CHARS_CEILING)
     mode: PeerMode = "fire_and_forget"
 
     @model_validator(mode="after")

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from relavium_lsp.contracts.agent import KEBAB_ID_PATTERN, AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import RolledBackTurn, SessionMessage
 
@@ -118,6 +119,9 @@ class RelaviumExport(WireModel):
     children: list[ChildSessionExport] | None = None
     # Introspection checkpoints (``session:checkpoint`` events), oldest first; absent if none.
     checkpoints: list[SessionCheckpoint] | None = None
+    # Peer messages the session sent or received, with their deliveries (§2.5), oldest
+    # first; absent when there were none.
+    peer_messages: list[PeerMessage] | None = None
     # The agent's plan when the session was exported (absent when it never made one).
     plan: list[PlanEntry] | None = None
 

@@ -176,4 +176,5 @@ async def open_engine(
         approval_override=approval_override,
     )
     triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
+    sessions.turn_watch = triggers
     return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)

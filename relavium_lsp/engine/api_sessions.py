@@ -19,6 +19,7 @@ from relavium_lsp.contracts.events import (
     SessionCompacted,
     SessionStarted,
     SessionTrimmed,
+    TokenUsage,
     TurnResult,
 )
 from relavium_lsp.contracts.plan import PlanEntry
@@ -130,13 +131,10 @@ class SessionDriving(EngineBase):
         The answer streams as events meanwhile. Cancelling the caller aborts the turn.
         """
         session = await self._live.get(session_id)
-        if self._triggers is None:
-            return await session.send_message(text, attachments)
-        await self._triggers.turn_begins(session_id)
-        try:
-            return await session.send_message(text, attachments)
-        finally:
-            self._triggers.turn_settled(session_id)
+        if self._triggers is not None and not await self._triggers.first_turn(session_id):
+            # Aborted while it waited for the earlier sessions' passes: nothing was stored.
+            return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
+        return await session.send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
         """Abort the running turn of a session; ``False`` when none was running.
@@ -147,6 +145,8 @@ class SessionDriving(EngineBase):
         served = self._live.served(session_id)
         if served is not None and served.busy:
             return await served.abort()
+        if self._triggers is not None and self._triggers.abort_waiting(session_id):
+            return True  # a new session's first turn, still waiting to begin
         await self._live.require_record(session_id)
         lease = await self._services.store.run(lambda s: s.request_abort(session_id))
         if lease is None:

@@ -36,6 +36,7 @@ from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
 from relavium_lsp.store.checkpoints import list_checkpoints
+from relavium_lsp.store.peer_messages import list_messages
 from relavium_lsp.store.plans import latest_plan
 from relavium_lsp.store.sessions import SessionStore
 
@@ -58,6 +59,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     handoffs = await services.store.run(lambda s: s.list_handoffs(session_id))
     children = await _children(services, handoffs)
     checkpoints = await services.store.run(lambda s: list_checkpoints(s, session_id))
+    peers = await services.store.run(lambda s: list_messages(s.connection, session_id))
     return await asyncio.to_thread(
         functools.partial(
             render_export,
@@ -69,6 +71,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
             children=children,
             handoffs=handoffs,
             checkpoints=checkpoints,
+            peer_messages=peers,
         )
     )
 

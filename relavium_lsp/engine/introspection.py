@@ -110,10 +110,12 @@ async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> Sessio
     revision = await apply_proposal(scope.memory, working_dir, proposal, session.id)
     if revision is not None:
         session.workspace_memory = None  # this session's next turn reads the new revision
-    await scope.store.run(lambda s: s.set_description(session.id, description, "introspection"))
-    session.record = session.record.model_copy(
-        update={"description": description, "description_source": "introspection"}
-    )
+    # An automatic pass never replaces a description the user wrote (a manual one may).
+    if reason == "manual" or session.record.description_source != "user":
+        await scope.store.run(lambda s: s.set_description(session.id, description, "introspection"))
+        session.record = session.record.model_copy(
+            update={"description": description, "description_source": "introspection"}
+        )
     event = SessionCheckpoint(
         reason=reason,
         through_sequence=through,

@@ -123,7 +123,8 @@ class IntrospectionTriggers:
         # earlier sessions plus the jobs it queued: its first turn waits for them.
         self._done: dict[Job, asyncio.Future[None]] = {}
         self._new_sessions: dict[str, tuple[asyncio.Task[None], list[asyncio.Future[None]]]] = {}
-        self.waiting_first_turn: set[str] = set()  # for tests and diagnostics
+        # New sessions whose first turn waits; resolving the future aborts that turn.
+        self._first_turn_aborts: dict[str, asyncio.Future[None]] = {}
         # Decisions are made one at a time, in the order the activity happened (an asyncio
         # lock is fair), so timers are armed and passes queued in that order too.
         self._deciding = asyncio.Lock()
@@ -145,41 +146,67 @@ class IntrospectionTriggers:
             }
             self._new_sessions[session_id] = (scan, waits)
 
-    async def turn_begins(self, session_id: str) -> None:
-        """A turn is about to start here: nothing of this session may run or stay queued.
+    async def first_turn(self, session_id: str) -> bool:
+        """The editor sends a message: if it is a new session's first, wait for its passes.
 
-        A new session's first turn first waits (at most :data:`FIRST_TURN_WAIT_S`) for the
-        passes its start queued, so what the earlier sessions learned is in the workspace's
-        memory before it is read for this session.
+        It waits (at most :data:`FIRST_TURN_WAIT_S`) for the passes the session's start
+        queued, so what the earlier sessions learned is in the workspace's memory before it
+        is read for this session. ``False``: the turn was aborted while it waited
+        (:meth:`abort_waiting`) and must not start.
         """
-        await self._first_turn(session_id)
-        self._turns[session_id] = self._turns.get(session_id, 0) + 1
-        await self._stop(session_id)
+        return await self._first_turn(session_id)
 
-    async def _first_turn(self, session_id: str) -> None:
+    async def turn_begins(self, session_id: str) -> None:
+        """A turn is about to start here (any turn: the session tells, see ``TurnWatch``).
+
+        Nothing of this session may run or stay queued meanwhile.
+        """
+        self._turns[session_id] = self._turns.get(session_id, 0) + 1
+        try:
+            await self._stop(session_id)
+        except BaseException:
+            self._turn_over(session_id)  # the turn will not start
+            raise
+
+    def abort_waiting(self, session_id: str) -> bool:
+        """Abort a first turn that still waits for the earlier sessions' passes."""
+        abort = self._first_turn_aborts.get(session_id)
+        if abort is None or abort.done():
+            return False
+        abort.set_result(None)
+        return True
+
+    @property
+    def waiting_first_turn(self) -> frozenset[str]:
+        """The new sessions whose first turn waits (for tests and diagnostics)."""
+        return frozenset(self._first_turn_aborts)
+
+    async def _first_turn(self, session_id: str) -> bool:
         entry = self._new_sessions.pop(session_id, None)
         if entry is None:
-            return
-        scan, waits = entry
-        self.waiting_first_turn.add(session_id)
+            return True
+        abort = self._first_turn_aborts[session_id] = asyncio.get_running_loop().create_future()
+        passes = asyncio.ensure_future(_passes_done(*entry))
         try:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + FIRST_TURN_WAIT_S
-            await asyncio.wait({scan}, timeout=FIRST_TURN_WAIT_S)
-            pending = {future for future in waits if not future.done()}
-            if pending:
-                await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()))
+            await asyncio.wait(
+                {passes, abort}, timeout=FIRST_TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED
+            )
+            return not abort.done()
         finally:
-            self.waiting_first_turn.discard(session_id)
+            passes.cancel()
+            self._first_turn_aborts.pop(session_id, None)
 
     def turn_settled(self, session_id: str) -> None:
         """A turn settled (completed, failed or aborted): activity; maybe a turn_limit pass."""
+        self._turn_over(session_id)
+        self._spawn(self._after_activity(session_id, turn=True))
+
+    def _turn_over(self, session_id: str) -> None:
         count = self._turns.get(session_id, 0) - 1
         if count > 0:
             self._turns[session_id] = count
         else:
             self._turns.pop(session_id, None)
-        self._spawn(self._after_activity(session_id, turn=True))
 
     def activity(self, session_id: str) -> None:
         """Something other than a turn added to the session (a note): the idle delay restarts."""
@@ -273,8 +300,8 @@ class IntrospectionTriggers:
 
     async def _decide(self, session_id: str, *, turn: bool) -> None:
         session = self._live.served(session_id)
-        if session is None:
-            return
+        if session is None or session.record.parent_session_id is not None:
+            return  # a delegated child's work reaches its parent through the parent's turn
         config = await self._config(session)
         if config is None or not config.introspection.enabled:
             return
@@ -472,6 +499,13 @@ class IntrospectionTriggers:
 
     async def _pending(self, session_id: str) -> PendingWork:
         return await self._store.run(lambda s: pending_work(s, session_id))
+
+
+async def _passes_done(scan: asyncio.Task[None], waits: list[asyncio.Future[None]]) -> None:
+    """Until a new session's scan is done and every pass it queued has finished."""
+    await asyncio.wait({scan})
+    for done in list(waits):
+        await asyncio.shield(done)  # giving up waiting must not cancel the job itself
 
 
 def _due(

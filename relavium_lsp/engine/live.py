@@ -32,6 +32,7 @@ from relavium_lsp.engine.models import first_choice, with_first_model
 from relavium_lsp.engine.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.engine.turn_watch import TurnWatch
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.secret_shapes import secret_reason
@@ -77,6 +78,8 @@ class LiveSessions:
         self._loading: dict[str, asyncio.Lock] = {}
         # Peer messages between the sessions served here (docs/design.md §2.5).
         self.peers = PeerMessenger(services, self)
+        # Told around every turn of every session (set by open_engine; None: nobody).
+        self.turn_watch: TurnWatch | None = None
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
@@ -233,6 +236,7 @@ class LiveSessions:
             record, agent=agent, policy=config.policy, chain=chain, services=self._services
         )
         session.scope.delegator = ChildSessions(session, self)
+        session.turn_watch = self.turn_watch
         self._live[record.id] = session
         self._evict_idle()
         return session

@@ -15,8 +15,8 @@ message is stored once with a delivery row per recipient (``store/peer_messages.
   cancels the wait, which aborts the recipient's turn (the delivery ends ``aborted``).
 
 Safety: recipients must be other, undeleted sessions of the sender's workspace; the text is
-capped (:data:`MAX_PEER_TEXT_CHARS`) as is the fan-out (:data:`MAX_PEER_RECIPIENTS`); and a
-turn that answers a peer message sends on at most :data:`MAX_PEER_HOPS` deep, so two agents
+capped as is the fan-out; and a turn that answers a peer message sends on only so deep, so
+two agents
 cannot keep each other talking. A cycle cannot form anyway: a session awaiting a reply is
 busy, and a busy session accepts nothing.
 """
@@ -32,9 +32,6 @@ from typing import TYPE_CHECKING
 
 from relavium_lsp.contracts.events import SessionMessageAppended
 from relavium_lsp.contracts.peers import (
-    MAX_PEER_HOPS,
-    MAX_PEER_RECIPIENTS,
-    MAX_PEER_TEXT_CHARS,
     DeliveryStatus,
     PeerDelivery,
     PeerMessage,
@@ -82,18 +79,21 @@ class PeerMessenger:
         own recipient; too long; too many; too deep); a recipient that cannot take it now
         is a ``failed`` delivery instead, or a ``pending`` one that waits for its turn here.
         """
+        # The caps are the sender's workspace's [peers] block (defaults when it has none).
+        config = await self._live.workspace_config(sender.record.context.working_dir)
+        caps = config.peers
         hops = self._answering.get(sender.id, 0) + 1
-        if hops > MAX_PEER_HOPS:
+        if hops > caps.max_hops:
             raise InvalidInput(
-                f"peer messages may be passed on at most {MAX_PEER_HOPS} times; this session "
+                f"peer messages may be passed on at most {caps.max_hops} times; this session "
                 "is answering one that has come that far"
             )
         if not text.strip():
             raise InvalidInput("the peer message is empty")
-        if len(text) > MAX_PEER_TEXT_CHARS:
-            raise InvalidInput(f"a peer message is at most {MAX_PEER_TEXT_CHARS} characters")
-        if not 1 <= len(to_session_ids) <= MAX_PEER_RECIPIENTS:
-            raise InvalidInput(f"a peer message goes to 1 to {MAX_PEER_RECIPIENTS} sessions")
+        if len(text) > caps.max_message_chars:
+            raise InvalidInput(f"a peer message is at most {caps.max_message_chars} characters")
+        if not 1 <= len(to_session_ids) <= caps.max_recipients:
+            raise InvalidInput(f"a peer message goes to 1 to {caps.max_recipients} sessions")
         if mode == "await_reply" and len(to_session_ids) != 1:
             raise InvalidInput("await_reply sends to exactly one session")
         for to_session_id in to_session_ids:
@@ -297,7 +297,11 @@ class PeerMessenger:
 
 
 def _as_received(message: PeerMessage) -> str:
-    """The message as the recipient's transcript holds it: who sent it, then the text."""
+    """The message as the recipient's transcript holds it: who sent it, then the text.
+
+    The editors recognise this header to show the message as a peer's (keep them in step:
+    ``vscode-client/src/model/peerMessage.ts``, ``editors/neovim/lua/relavium/peer.lua``).
+    """
     waiting = ", awaiting your reply" if message.mode == "await_reply" else ""
     return (
         f"Message from the {message.from_agent} agent (session {message.from_session_id})"

@@ -85,6 +85,9 @@ class AgentSession(SessionLease):
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
         await self._refuse_if_running_elsewhere("send to")
+        watch = self.turn_watch
+        if watch is not None:
+            await watch.turn_begins(self.id)  # e.g. an automatic introspection pass stops
         self._cancel_pending_checkpoint()
         task = asyncio.create_task(self._run_turn(durable, author))
         self._turn = task
@@ -97,6 +100,9 @@ class AgentSession(SessionLease):
                 raise
             # Aborted before the turn could start: settle it here instead.
             return await self._settle(TurnResult(stop_reason="aborted", tokens_used=TokenUsage()))
+        finally:
+            if watch is not None:
+                watch.turn_settled(self.id)
 
     async def abort(self) -> bool:
         """Stop the running turn (if any) and wait until it has settled."""

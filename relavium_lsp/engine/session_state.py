@@ -20,6 +20,7 @@ from relavium_lsp.engine.compaction import Compactor
 from relavium_lsp.engine.governor import CostGovernor
 from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.turn_watch import TurnWatch
 from relavium_lsp.errors import DiskFull
 from relavium_lsp.llm.fallback import ChainEntry
 
@@ -62,6 +63,8 @@ class SessionState:
         # The running turn's user message sequence here (None between turns): tells this
         # process's own session:turn_started from one another window's turn emitted.
         self.turn_user_sequence: int | None = None
+        # Told around every turn (the automatic introspection passes; None: nobody).
+        self.turn_watch: TurnWatch | None = None
         self.scope = SessionScope(
             services,
             record.id,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -71,6 +72,7 @@ def render_export(
     children: Sequence[ChildExport] = (),
     handoffs: Sequence[HandoffRecord] = (),
     checkpoints: Sequence[SessionCheckpoint] = (),
+    peer_messages: Sequence[PeerMessage] = (),
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
     if fmt == "jsonl":
@@ -81,6 +83,7 @@ def render_export(
             rolled_back=rolled_back,
             handoffs=handoffs,
             checkpoints=checkpoints,
+            peer_messages=peer_messages,
         )
         stem, suffix = record.id, JSONL_SUFFIX
     else:
@@ -91,6 +94,7 @@ def render_export(
             rolled_back=rolled_back,
             children=children,
             checkpoints=checkpoints,
+            peer_messages=peer_messages,
         )
         content = serialize_workflow(document)
         stem, suffix = document.id, WORKFLOW_SUFFIX

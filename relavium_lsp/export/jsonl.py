@@ -22,6 +22,7 @@ from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
 from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -37,6 +38,7 @@ from relavium_lsp.export.jsonl_records import (
     HandoffJsonlRecord,
     MessageLikeRecord,
     MessageRecord,
+    PeerMessageJsonlRecord,
     RolledBackMessage,
     RolledBackTurnRecord,
     SessionCloseRecord,
@@ -69,6 +71,7 @@ def _records(
     rolled_back: Sequence[RolledBackTurn] = (),
     handoffs: Sequence[HandoffRecord] = (),
     checkpoints: Sequence[SessionCheckpoint] = (),
+    peer_messages: Sequence[PeerMessage] = (),
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
@@ -128,6 +131,9 @@ def _records(
             description=checkpoint.description,
             working_memory=checkpoint.working_memory,
         )
+    for peer in peer_messages:
+        sent = peer.from_session_id == record.id
+        yield PeerMessageJsonlRecord(direction="sent" if sent else "received", message=peer)
     for turn in rolled_back:
         yield RolledBackTurnRecord(
             user_message_sequence=turn.user_message_sequence,
@@ -159,13 +165,23 @@ def export_jsonl(
     rolled_back: Sequence[RolledBackTurn] = (),
     handoffs: Sequence[HandoffRecord] = (),
     checkpoints: Sequence[SessionCheckpoint] = (),
+    peer_messages: Sequence[PeerMessage] = (),
 ) -> str:
     """A session's transcript: visible messages in sequence order, then rolled-back turns.
 
     ``plan`` (the agent's current plan) rides in the closing record when there is one.
     """
-    records = _records(record, messages, plan, rolled_back, handoffs, checkpoints)
+    records = _records(record, messages, plan, rolled_back, handoffs, checkpoints, peer_messages)
     return "".join(_line(item) + "\n" for item in records)
+
+
+# Records kept for the record only: the new session holds the visible history.
+_NOT_IMPORTED = (
+    RolledBackTurnRecord,
+    HandoffJsonlRecord,
+    CheckpointJsonlRecord,
+    PeerMessageJsonlRecord,
+)
 
 
 def _reject_constant(name: str) -> Any:
@@ -268,7 +284,7 @@ def import_jsonl(text: str) -> tuple[AgentSessionRecord, list[SessionMessage]]:
                 )
         elif isinstance(item, ToolCallRecord):
             reader.add_tool_call(number, item)
-        elif isinstance(item, RolledBackTurnRecord | HandoffJsonlRecord | CheckpointJsonlRecord):
+        elif isinstance(item, _NOT_IMPORTED):
             continue  # kept for the record; the new session holds the visible history
         else:
             reader.add_message(number, item)

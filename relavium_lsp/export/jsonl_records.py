@@ -14,6 +14,8 @@ Every line is one JSON object whose ``record`` field names its kind:
 - ``compaction``: a message carrying a compaction boundary (``compaction`` set);
 - ``checkpoint``: an introspection checkpoint (not restored by an import);
 - ``handoff``: a delegation to another agent's child session (not restored by an import);
+- ``peer-message``: a peer message the session sent or received, with its deliveries (not
+  restored by an import);
 - ``rolled-back-turn``: a turn that failed or was aborted, with its messages (after the
   visible messages; not restored by an import);
 - ``session-close`` (last line): ``messageCount`` and ``turnCount``; a file without it is
@@ -31,6 +33,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import (
     CompactionMarker,
@@ -169,6 +172,17 @@ class CheckpointJsonlRecord(_Record):
     working_memory: str
 
 
+class PeerMessageJsonlRecord(_Record):
+    """A peer message (§2.5) the session sent or received, with every delivery; not imported.
+
+    Written after the checkpoints, oldest first; ``direction`` is the exported session's side.
+    """
+
+    record: Literal["peer-message"] = "peer-message"
+    direction: Literal["sent", "received"]
+    message: PeerMessage
+
+
 class SessionCloseRecord(_Record):
     """Last line."""
 
@@ -189,6 +203,7 @@ JsonlRecord = Annotated[
     | RolledBackTurnRecord
     | HandoffJsonlRecord
     | CheckpointJsonlRecord
+    | PeerMessageJsonlRecord
     | SessionCloseRecord,
     Field(discriminator="record"),
 ]

@@ -39,6 +39,7 @@ from slugify import slugify as _slugify
 from relavium_lsp.contracts.agent import MCP_SELECTOR_PREFIX, AgentDefinition
 from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.mcp import split_exposed_name
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
 from relavium_lsp.contracts.workflow import (
@@ -97,6 +98,7 @@ def build_workflow(
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
     checkpoints: Sequence[SessionCheckpoint] = (),
+    peer_messages: Sequence[PeerMessage] = (),
 ) -> WorkflowDocument:
     """The workflow scaffold for a session and its visible messages (in sequence order).
 
@@ -164,6 +166,7 @@ def build_workflow(
                 rolled_back_turns=list(rolled_back) or None,
                 children=[child.export for child in children] or None,
                 checkpoints=list(checkpoints) or None,
+                peer_messages=list(peer_messages) or None,
             )
         ),
     )

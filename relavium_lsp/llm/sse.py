@@ -110,7 +110,7 @@ class LineSplitter:
         if not chunk:
             return []
         data = self._partial + chunk if self._partial else chunk
-        if b"\r" in data:
+        if data.find(b"\r") >= 0:  # not ``in``: see fast_events
             ends_with_cr = data[-1:] == b"\r"
             if ends_with_cr:
                 data = data[:-1]
@@ -150,7 +150,7 @@ class SseStream:
 
     def feed_data(self, chunk: bytes) -> list[EventData]:
         """The data of every event the bytes complete (UTF-8 bytes on the fast path)."""
-        if not self._fast or b"\r" in chunk:
+        if not self._fast or chunk.find(b"\r") >= 0:
             return self._slow_data(chunk)
         buffer = self._pending + chunk if self._pending else chunk
         found: list[EventData] = []
@@ -187,8 +187,9 @@ class SseStream:
             found.extend(self._general(buffer[start : end + 2]))
             start = end + 2
         self._pending = buffer[start:]
-        if found:
-            # A byte-order mark can only open the stream, which a matched event did not.
+        if start:
+            # A byte-order mark can only open the stream, and these bytes (an event or just
+            # a blank line) already did.
             self._decoder._started = True
         return found
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from relavium_lsp.contracts.peers import MAX_PEER_TEXT_CHARS
+from relavium_lsp.contracts.peers import PEER_TEXT_CHARS_CEILING
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools.base import PeerRequest, ToolCallContext
 from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
@@ -32,7 +32,8 @@ class MessageSessionArgs(ToolArgs):
             "workspace receives the message."
         ),
     )
-    text: str = Field(min_length=1, max_length=MAX_PEER_TEXT_CHARS, description="The message.")
+    # The workspace's [peers] cap (8,000 by default) is the engine's to enforce.
+    text: str = Field(min_length=1, max_length=PEER_TEXT_CHARS_CEILING, description="The message.")
     await_reply: bool = Field(
         default=False,
         description=(

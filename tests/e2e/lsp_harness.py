@@ -355,14 +355,25 @@ def make_git_workspace(root: Path, branch: str = "feature/chat") -> Path:
 
 
 def configure_loopback_provider(
-    home: Path, workspace: Path, base_url: str, *, model: str = "gpt-4o-mini"
+    home: Path,
+    workspace: Path,
+    base_url: str,
+    *,
+    model: str = "gpt-4o-mini",
+    introspection: bool = False,
 ) -> None:
-    """Global config with a loopback OpenAI-compatible provider, and an agent that uses it."""
+    """Global config with a loopback OpenAI-compatible provider, and an agent that uses it.
+
+    A scripted model answers calls in order, so automatic introspection passes (model calls
+    in the background) are off unless a test asks for them (``introspection``): they would
+    take answers scripted for turns.
+    """
     relavium_home = home / ".relavium"
     relavium_home.mkdir(parents=True, exist_ok=True)
     (relavium_home / "config.toml").write_text(
         f'[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
-        "allow_local_endpoint = true\ntimeout_s = 10\n",
+        "allow_local_endpoint = true\ntimeout_s = 10\n"
+        + ("" if introspection else "\n[introspection]\nenabled = false\n"),
         encoding="utf-8",
     )
     agents = workspace / ".relavium" / "agents"

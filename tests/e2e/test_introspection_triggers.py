@@ -99,7 +99,9 @@ async def test_idle_is_off_by_default_for_a_paid_model(tmp_path: Path) -> None:
     project_toml(paid, "[introspection]\nidle_seconds = 0.05\nevery_turns = 0\n")
     project_toml(free, "[introspection]\nidle_seconds = 0.1\nevery_turns = 0\n")
     with LoopbackServer() as model:
-        configure_loopback_provider(home, paid, model.url + "/v1")  # coder: gpt-4o-mini
+        configure_loopback_provider(
+            home, paid, model.url + "/v1", introspection=True
+        )  # coder: gpt-4o-mini
         local_agent(free)
         model.script(
             openai_stream(text=["paid answer"]),
@@ -126,7 +128,7 @@ async def test_turn_limit_then_new_session_over_a_loopback_provider(
     home = tmp_path / "home"
     project_toml(workspace, "[introspection]\nevery_turns = 2\n")
     with LoopbackServer() as model:
-        configure_loopback_provider(home, workspace, model.url + "/v1")
+        configure_loopback_provider(home, workspace, model.url + "/v1", introspection=True)
         model.script(
             openai_stream(text=["one"]),
             openai_stream(text=["two"]),
@@ -164,7 +166,7 @@ async def test_two_windows_introspect_a_session_once_and_shutdown_cancels(
 ) -> None:
     home = tmp_path / "home"
     with LoopbackServer() as model:
-        configure_loopback_provider(home, workspace, model.url + "/v1")
+        configure_loopback_provider(home, workspace, model.url + "/v1", introspection=True)
         # A stalled pass must outlast the test on a loaded machine (the harness uses 10 s).
         config = home / ".relavium" / "config.toml"
         config.write_text(

@@ -17,6 +17,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from relavium_lsp.contracts.usage import TokenUsage
+from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.llm.pricing import price_call
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
@@ -424,8 +425,20 @@ async def test_sessions_talk_to_sessions(setup: tuple[Path, Path], tmp_path: Pat
                     {"sessionId": coder, "toSessionIds": [elsewhere], "text": "hi"},
                 )
             assert "another workspace" in str(foreign.value)
+            # The caps are the workspace's [peers] block (default 8,000 characters).
+            for toml, length, cap in (
+                ("", 8_001, "8000"),
+                ("[peers]\nmax_message_chars = 20\n", 21, "20"),
+            ):
+                _project_toml(workspace, toml)
+                with pytest.raises(JsonRpcException) as too_long:
+                    await client.request(
+                        methods.SEND_PEER_MESSAGE,
+                        {"sessionId": coder, "toSessionIds": [lead], "text": "x" * length},
+                    )
+                assert f"at most {cap} characters" in str(too_long.value)
             for params, why in (
-                ({"toSessionIds": [lead], "text": "x" * 8_001}, "8000"),
+                ({"toSessionIds": [lead], "text": "x" * 100_001}, "100000"),
                 ({"toSessionIds": [coder], "text": "me"}, "itself"),
                 (
                     {"toSessionIds": [lead, elsewhere], "text": "q", "mode": "await_reply"},
@@ -487,3 +500,22 @@ async def test_peer_messages_are_passed_on_a_limited_number_of_times(
                 [message] = listed["messages"]
                 replies.append((message["hops"], message["deliveries"][0]["reply"]))
             assert replies == [(1, "a2 done"), (2, "a3 done"), (3, "a4 done")]
+
+            # An export of a2 carries the message it received and the one it sent on.
+            jsonl = await client.request(
+                methods.EXPORT_SESSION,
+                {"sessionId": sessions["a2"], "format": "jsonl", "open": False},
+            )
+            records = [json.loads(line) for line in jsonl["content"].splitlines()]
+            carried = [
+                (r["direction"], r["message"]["hops"], r["message"]["deliveries"][0]["status"])
+                for r in records
+                if r["record"] == "peer-message"
+            ]
+            assert carried == [("received", 1, "replied"), ("sent", 2, "replied")]
+            exported = await client.request(
+                methods.EXPORT_SESSION, {"sessionId": sessions["a2"], "open": False}
+            )
+            assert "peerMessages" in exported["content"]
+            _, imported = import_jsonl(jsonl["content"])  # still validates and imports
+            assert len(imported) == records[-1]["messageCount"]

@@ -200,11 +200,14 @@ async def test_a_new_session_checkpoints_the_earlier_ones_once(tmp_path: Path) -
     async with engine(
         tmp_path, provider, auto_introspection=True, timers=FakeTimers()
     ) as h:  # defaults: on_new_session on, also for a paid model
-        first = (await h.start()).record.id
+        first = (await h.start(description="Mine")).record.id
         await h.engine.send(first, "work on A")
         assert await reasons(h, first) == []
         second = (await h.start()).record.id
         assert await reasons(h, first) == ["new_session"]
+        # An automatic pass keeps the description the user wrote.
+        record = await h.engine.record(first)
+        assert (record.description, record.description_source) == ("Mine", "user")
         assert await reasons(h, second) == []  # nothing in it yet
         third = (await h.start()).record.id
         assert await reasons(h, first) == ["new_session"]  # nothing new since
@@ -235,6 +238,28 @@ async def test_a_new_sessions_first_turn_waits_for_the_earlier_sessions_passes(
         assert await reasons(h, first) == ["new_session"]
         # What A's pass put in the workspace memory is in B's very first prompt.
         assert "Indent with tabs." in provider.requests[2].system
+
+
+async def test_a_waiting_first_turn_can_be_aborted(tmp_path: Path) -> None:
+    inner = scripted(text_reply("a"), text_reply(MEMO), text_reply("b"))
+    provider = GatedProvider(inner, hold_call=1)
+    async with engine(tmp_path, provider, auto_introspection=True, timers=FakeTimers()) as h:
+        first = (await h.start()).record.id
+        await h.engine.send(first, "work on A")
+        second = (await h.start()).record.id
+        await provider.entered.wait()
+        turn = asyncio.create_task(h.engine.send(second, "go"))
+        while second not in triggers(h).waiting_first_turn:  # noqa: ASYNC110
+            await asyncio.sleep(0)  # a yield, not a delay
+        assert await h.engine.abort(second)
+        result = await turn
+        assert result.stop_reason == "aborted"
+        assert "session:turn_started" not in h.types(second)
+        assert (await h.engine.transcript(second))[0] == []  # nothing was stored
+        assert not await h.engine.abort(second)  # nothing left to abort
+        provider.gate.set()
+        assert await reasons(h, first) == ["new_session"]  # A's pass went on
+        assert (await h.engine.send(second, "again")).stop_reason == "stop"
 
 
 async def test_switches_off(tmp_path: Path) -> None:
@@ -286,6 +311,32 @@ async def test_a_turn_cancels_a_running_pass_which_never_overlaps_it(tmp_path: P
         timers.advance(5)
         assert await reasons(h, sid) == ["idle"]
         assert await h.store.run(lambda s: s.read_lease(sid)) is None
+
+
+async def test_a_turn_no_editor_started_also_stops_a_running_pass(tmp_path: Path) -> None:
+    inner = scripted(text_reply("hi"), text_reply(MEMO), text_reply("answered"))
+    provider = GatedProvider(inner, hold_call=1)
+    timers = FakeTimers()
+    async with engine(
+        tmp_path,
+        provider,
+        model=OFFLINE_MODEL_ID,
+        project_toml="[introspection]\nidle_seconds = 5\n",
+        auto_introspection=True,
+        timers=timers,
+    ) as h:
+        sid = (await h.start()).record.id
+        await h.engine.send(sid, "hello")
+        await triggers(h).drain()
+        timers.advance(5)
+        await provider.entered.wait()
+        # As a peer message or a delegating parent does: straight to the session.
+        session = await h.engine._live.get(sid)
+        result = await session.send_message("a peer asks", author="peer")
+        assert result.stop_reason == "stop"
+        assert provider.cancelled == 1
+        assert await reasons(h, sid) == []
+        assert triggers(h).idle_timers == {sid}  # the turn was activity: the delay restarts
 
 
 async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
@@ -368,3 +419,24 @@ def test_malformed_values_are_config_errors_with_file_and_line(
     assert raised.value.file == str(project)
     assert raised.value.line == line
     assert raised.value.field == field
+
+
+def test_a_project_cannot_switch_on_what_the_user_switched_off(tmp_path: Path) -> None:
+    from relavium_lsp.config import load_workspace_config
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "[introspection]\nenabled = false\non_new_session = false\n", encoding="utf-8"
+    )
+    project = tmp_path / ".relavium" / "project.toml"
+    project.parent.mkdir()
+    project.write_text(
+        "[introspection]\nenabled = true\non_new_session = true\nevery_turns = 3\n"
+        "idle_on_paid_providers = true\n",
+        encoding="utf-8",
+    )
+    settings = load_workspace_config(tmp_path, home=home).introspection
+    assert (settings.enabled, settings.on_new_session) == (False, False)
+    assert not settings.idle_on_paid_providers
+    assert settings.every_turns == 3  # numbers: the project wins

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from relavium_lsp.contracts.peers import PeerDelivery, PeerMessage
+from relavium_lsp.errors import InvalidInput
 from relavium_lsp.store import peer_messages
 from relavium_lsp.store.keys import DbKey
 from tests.unit.engine.engine_harness import engine, scripted
@@ -42,3 +45,19 @@ async def test_a_queued_delivery_is_appended_when_the_recipient_is_next_loaded(
         assert listed.deliveries[0].sequence_number == messages[0].sequence_number
         await h.engine.session(sender)  # nothing waits for the sender
         assert (await h.engine.transcript(sender))[0] == []
+
+
+async def test_the_workspace_peers_block_sets_the_caps(tmp_path: Path) -> None:
+    toml = "[peers]\nmax_message_chars = 5\nmax_recipients = 1\n"
+    async with engine(tmp_path, scripted(), project_toml=toml) as h:
+        sender, first, second = [(await h.start()).id for _ in range(3)]
+        with pytest.raises(InvalidInput, match="at most 5 characters"):
+            await h.engine.send_peer_message(sender, [first], "too long", "fire_and_forget")
+        with pytest.raises(InvalidInput, match="1 to 1 sessions"):
+            await h.engine.send_peer_message(sender, [first, second], "hi", "fire_and_forget")
+        sent = await h.engine.send_peer_message(sender, [first], "hi", "fire_and_forget")
+        assert [d.status for d in sent.deliveries] == ["delivered"]
+        (h.workspace / ".relavium" / "project.toml").write_text("", encoding="utf-8")
+        # The block is read at each send: without it the defaults apply again.
+        sent = await h.engine.send_peer_message(sender, [first, second], "hello", "fire_and_forget")
+        assert len(sent.deliveries) == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from relavium_lsp.llm.anthropic_stream import MessagesDecoder
@@ -77,6 +77,7 @@ PIECES = st.sampled_from(
 
 @settings(max_examples=examples(200), deadline=None)
 @given(st.lists(PIECES, max_size=30), st.integers(1, 9))
+@example([b"\n", b"\xef\xbb\xbf", b"data: "], 1)  # a BOM after a blank line is not one
 def test_sse_data_is_the_same_on_the_fast_and_the_general_path(pieces, size):
     body = b"".join(pieces)
     general = SseStream(fast=False)
@@ -104,3 +105,87 @@ def test_json_loads_agrees_with_the_standard_library(data):
             loads(data)
         return
     assert loads(data) == expected or (expected != expected)  # NaN is not equal to itself
+
+
+def _chat_event(delta: dict, **extra: object) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": extra.pop("finish_reason", None)}
+    return b"data: " + json.dumps({"choices": [choice], **extra}).encode() + b"\n\n"
+
+
+# Deltas next to plain text: the fast path decodes their keys and must hand every one of
+# them to the general path (or read them exactly as it does).
+DELTA_SHAPES = [
+    {"content": "plain"},
+    {"content": "with role", "role": "assistant"},
+    {"role": "assistant"},
+    {"content": None, "reasoning_content": "thinking"},
+    {"content": "", "reasoning": "thinking"},
+    {"content": "both", "reasoning_content": ""},
+    {"content": "text", "refusal": None},
+    {"refusal": "no"},
+    {"content": "x", "function_call": {"name": "f"}},
+    {"content": "x", "tool_calls": []},
+    {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}]},
+    {"content": ["a", {"type": "text", "text": "b"}]},
+    {"content": "x", "unknown": 1},
+    {"content": 5},
+]
+
+
+@pytest.mark.parametrize("delta", DELTA_SHAPES, ids=lambda d: ",".join(sorted(d)) or "empty")
+def test_every_delta_shape_decodes_identically_on_both_paths(delta):
+    body = b"".join(
+        [
+            _chat_event(delta),
+            _chat_event({"content": "after"}, usage=None),
+            _chat_event({"content": "x"}, usage={}),
+            _chat_event({"content": "x"}, error=None),
+            _chat_event({}, finish_reason="stop"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    _assert_same("openai", body)
+
+
+def _messages_event(payload: dict) -> bytes:
+    return f"event: {payload.get('type')}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def _block_delta(index: int, **delta: object) -> dict:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+MESSAGES_SHAPES = [
+    _block_delta(0, type="text_delta", text="t"),
+    _block_delta(0, type="text_delta", text=""),
+    _block_delta(0, type="text_delta", text=5),
+    _block_delta(0, type="text_delta"),
+    _block_delta(0, type="thinking_delta", thinking="h"),
+    _block_delta(0, type="signature_delta", signature="s"),
+    _block_delta(1, type="input_json_delta", partial_json="{"),
+    _block_delta(0, text="no type"),
+    {"type": "content_block_delta", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+    {"type": "ping"},
+    {"type": 7, "delta": {"type": "text_delta", "text": "odd"}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("payload", MESSAGES_SHAPES, ids=lambda p: json.dumps(p)[:60])
+def test_every_messages_event_shape_decodes_identically_on_both_paths(payload):
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}
+    blocks = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "c", "name": "f", "input": {}}},
+    ]  # fmt: skip
+    after = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "a"},
+    }
+    body = b"".join(
+        _messages_event(event)
+        for event in (start, *blocks, payload, after, {"type": "message_stop"})
+    )
+    _assert_same("anthropic", body)

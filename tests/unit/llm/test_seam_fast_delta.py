@@ -34,3 +34,14 @@ def test_the_fast_delta_behaves_like_a_validated_one() -> None:
     assert fast.model_dump(exclude_unset=True) == TextDelta(text="hello").model_dump(
         exclude_unset=True
     )
+
+
+def test_fast_deltas_share_a_fields_set_that_nothing_changes() -> None:
+    first, second = new_text_delta("a"), new_text_delta("b")
+    assert first.model_fields_set is second.model_fields_set  # shared: one less set per delta
+    copied = first.model_copy(update={"text": "c"})
+    assert copied.model_fields_set == {"text"}
+    assert copied.model_fields_set is not first.model_fields_set  # pydantic copies it
+    assert TextDelta.model_construct(text="d").model_fields_set == {"text"}
+    assert first.model_copy().model_dump(exclude_unset=True) == {"text": "a"}
+    assert second.model_fields_set == {"text"}  # still, after all of the above

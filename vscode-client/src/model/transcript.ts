@@ -10,6 +10,7 @@ import type { DurableContentPart, SessionEvent, SessionMessage } from '../protoc
 import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
 import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import { peerOrigin } from './peerMessage';
 
 /** Supplies a fresh, never reused item revision. */
 export type RevisionSource = () => number;
@@ -69,6 +70,11 @@ function userItem(message: SessionMessage, rev: number): UserItem {
   };
   if (attachments.length > 0) {
     item.attachments = attachments;
+  }
+  const peer = peerOrigin(item.text, message.agentSlug);
+  if (peer !== undefined) {
+    item.peer = peer.origin;
+    item.text = peer.text;
   }
   return item;
 }

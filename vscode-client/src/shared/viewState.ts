@@ -6,6 +6,7 @@
  */
 
 import type { AttachmentChip } from '../model/contextParts';
+import type { PeerOrigin } from '../model/peerMessage';
 import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus } from '../protocol';
 
 export interface UserItem {
@@ -17,6 +18,8 @@ export interface UserItem {
   sequence?: number;
   /** Context sent with the message (selection, files), shown as chips. */
   attachments?: AttachmentChip[];
+  /** Set when another session's agent sent it (a peer message): shown "from session X". */
+  peer?: PeerOrigin;
 }
 
 export interface AssistantItem {

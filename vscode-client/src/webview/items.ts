@@ -1,6 +1,7 @@
 /** One chat item → its DOM element (messages, tool cards, approvals, errors, notices). */
 
 import { formatDuration, shownChange } from '../model/format';
+import { peerBadge } from '../model/peerMessage';
 import type { ApprovalPreview } from '../protocol';
 import type {
   ApprovalDiffView,
@@ -71,8 +72,15 @@ function messageActions(item: UserItem | AssistantItem, context: ItemContext): H
 }
 
 function renderUser(item: UserItem, context: ItemContext): HTMLElement {
-  const node = element('div', 'message user');
-  node.append(element('div', 'role', 'You'));
+  const node = element('div', item.peer === undefined ? 'message user' : 'message user peer');
+  if (item.peer === undefined) {
+    node.append(element('div', 'role', 'You'));
+  } else {
+    // Another session's agent wrote it: say who, so it is not mistaken for the user's own.
+    const badge = element('div', 'role peer-badge', peerBadge(item.peer));
+    badge.title = `Peer message from the ${item.peer.agent} agent, session ${item.peer.sessionId}`;
+    node.append(badge);
+  }
   if (item.attachments !== undefined && item.attachments.length > 0) {
     node.append(renderChips(item.attachments, false));
   }

@@ -1,9 +1,11 @@
 --- From session events and stored messages to chat-buffer lines.
 ---
---- Layout: a `## You` block per user message, a `## <agent>` block per assistant turn whose
---- text streams in as it arrives, tool calls / results / reasoning as folded blocks, and one
---- `──` line when a turn completes (stop reason, tokens, cost) or an error line with its code.
+--- Layout: a `## You` block per user message (`## from <agent> · session <id>` for a peer
+--- message), a `## <agent>` block per assistant turn whose text streams in as it arrives, tool
+--- calls / results / reasoning as folded blocks, and one `──` line when a turn completes (stop
+--- reason, tokens, cost) or an error line with its code.
 local format = require('relavium.format')
+local peer = require('relavium.peer')
 local plan = require('relavium.plan')
 local protocol = require('relavium.protocol')
 
@@ -48,10 +50,10 @@ function M.reset_turn(chat)
   chat.block = nil
 end
 
---- The user's message, rendered when it is sent.
-function M.user_message(chat, text)
+--- The user's message, rendered when it is sent; `heading` replaces `## You` (a peer's).
+function M.user_message(chat, text, heading)
   M.reset_turn(chat)
-  local lines = { '', '## You' }
+  local lines = { '', heading or '## You' }
   vim.list_extend(lines, format.lines(text))
   chat.buffer:append_lines(lines)
   chat.block = 'user'
@@ -259,7 +261,13 @@ function M.message(chat, message)
   if role == ROLE.USER then
     local text = text_of(message.content)
     chat.last_user = { text = text, sequence = message.sequenceNumber }
-    M.user_message(chat, text)
+    -- another session's agent sent it: say who, so it is not mistaken for the user's own
+    local origin, body = peer.origin(text, message.agentSlug)
+    if origin then
+      M.user_message(chat, body, format.one_line(peer.heading(origin), 200))
+    else
+      M.user_message(chat, text)
+    end
     return
   end
   if role == ROLE.ASSISTANT and message.modelId then
