@@ -7,10 +7,9 @@ that missed something can always fetch it back with :meth:`EventBus.events_after
 
 Persistence is write-behind with adaptive batching: :meth:`EventBus.emit` never blocks; a
 per-session pump writes whatever has queued up in one transaction, then delivers it. While a
-write is in flight — and while a burst already read is still being emitted — new events
-accumulate, so under a fast token stream batches grow instead of the stream slowing down.
-Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of the same model in a batch are
-merged into one event — coalesced, never reordered or dropped.
+write is in flight new events accumulate, so under a fast token stream batches grow instead
+of the stream slowing down. Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of
+the same model in a batch are merged into one event — coalesced, never reordered or dropped.
 
 A *watched* session (one this process serves) also gets the events other processes write:
 :meth:`EventBus.catch_up` reads the durable log past the newest sequence delivered, and a
@@ -33,10 +32,6 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 Listener = Callable[[StampedEvent], None]
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
-# How many times the pump yields, at most, for a burst still being emitted before it commits.
-GATHER_ROUNDS = 32
-# Only a stream whose previous batch went out this recently gathers: a slow one commits at once.
-GATHER_WINDOW_S = 0.002
 _log = logging.getLogger(__name__)
 
 
@@ -45,8 +40,6 @@ class _Channel:
     pending: list[EventPayload] = field(default_factory=list)
     pump: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
-    # When the last batch was taken (event-loop clock): a stream this fast gathers (_gather).
-    last_batch: float = float("-inf")
 
 
 def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
@@ -233,11 +226,7 @@ class EventBus:
 
     async def _pump(self, session_id: str, channel: _Channel) -> None:
         try:
-            loop = asyncio.get_running_loop()
             while channel.pending:
-                if loop.time() - channel.last_batch < GATHER_WINDOW_S:
-                    await _gather(channel)
-                channel.last_batch = loop.time()
                 batch = coalesce(channel.pending)
                 channel.pending = []
                 stamped = await self._persist(session_id, batch)
@@ -252,11 +241,6 @@ class EventBus:
             channel.idle.set()
 
     async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:
-        # Committed right here when nothing could make that wait, else on the store's worker
-        # thread: the two thread hand-offs were most of a token's latency (issue 25).
-        stamped = self._store.append_events_now(session_id, batch)
-        if stamped is not None:
-            return stamped
         try:
             return await self._store.run(lambda s: s.append_events(session_id, batch))
         except asyncio.CancelledError:
@@ -291,23 +275,6 @@ class EventBus:
             self._delivered[session_id] = event.sequence_number
         for listener in list(self._listeners):
             _call(listener, event)
-
-
-async def _gather(channel: _Channel) -> None:
-    """Yield while events keep arriving, so a burst already read commits as one batch.
-
-    A commit on the event loop (``append_events_now``) never suspends the pump, so batches
-    would no longer grow while a write is in flight: deltas a single network read delivered
-    would each get a commit and a notification of their own, and a loaded server would fall
-    behind the stream (issue 25). The producer emits one delta per step; when a step adds
-    nothing it is waiting for the network, and the batch goes. Only a fast stream (its last
-    batch went out within :data:`GATHER_WINDOW_S`) gathers: a delta after a pause goes at once.
-    """
-    for _ in range(GATHER_ROUNDS):
-        count = len(channel.pending)
-        await asyncio.sleep(0)
-        if len(channel.pending) == count:
-            return
 
 
 def _call(listener: Listener, event: StampedEvent) -> None:

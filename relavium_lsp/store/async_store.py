@@ -7,12 +7,6 @@ there, which is why the connection may be opened with ``check_same_thread=False`
 Cancellation: once a callable is submitted it runs to completion on the worker thread. If
 the awaiting coroutine is cancelled meanwhile, the result is dropped, never half-applied —
 each repository method is one transaction.
-
-One exception to "never on the event loop": :meth:`AsyncSessionStore.append_events_now`, the
-event log's append, runs on the calling thread when it cannot wait — the worker is idle, no
-other process holds the write lock, the write-ahead log is far from a checkpoint — because a
-token stream's latency is dominated by the two thread hand-offs otherwise (issue 25,
-``docs/design.md`` §7). Anything else falls back to the worker.
 """
 
 from __future__ import annotations
@@ -21,17 +15,15 @@ import asyncio
 import concurrent.futures
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 import sqlcipher3
 
-from relavium_lsp.contracts.events import EventPayload, StampedEvent
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store.damage import corrupted, is_corruption
-from relavium_lsp.store.db import WAL_AUTOCHECKPOINT_PAGES
 from relavium_lsp.store.disk_full import disk_full, is_disk_full
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
@@ -39,9 +31,6 @@ from relavium_lsp.store.wal_guard import LogGuard
 
 # How often an idle server looks at its write-ahead log (a stat of one file).
 WAL_WATCH_INTERVAL_S = 1.0
-# Past this size the write-ahead log nears SQLite's automatic checkpoint (whose fsyncs must
-# not run on the event loop): appends go to the worker thread again.
-INLINE_APPEND_MAX_LOG_BYTES = WAL_AUTOCHECKPOINT_PAGES * 4096 // 2
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +56,6 @@ class AsyncSessionStore:
         self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
         self._log_guard = LogGuard(self._log_path)
         self._watch: asyncio.Task[None] | None = None
-        # Calls handed to the worker whose end the event loop has not seen yet: while any is,
-        # the connection is the worker's and append_events_now leaves it alone.
-        self._in_flight = 0
 
     @classmethod
     async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
@@ -78,7 +64,7 @@ class AsyncSessionStore:
             max_workers=1, thread_name_prefix="relavium-store"
         )
         try:
-            store = await _queue_on(executor, lambda: SessionStore.open(path, key))
+            store = await _await_on(executor, lambda: SessionStore.open(path, key))
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -106,8 +92,7 @@ class AsyncSessionStore:
         """Run ``fn(store)`` on the worker thread and return its result."""
         if self._closed:
             raise StoreError("the session store is closed")
-        self._in_flight += 1
-        return await _queue_on(self._executor, lambda: self._call(fn), self._settled)
+        return await _await_on(self._executor, lambda: self._call(fn))
 
     def submit(self, fn: Callable[[SessionStore], T]) -> asyncio.Future[T]:
         """Queue ``fn(store)`` now and return a future of its result.
@@ -119,43 +104,7 @@ class AsyncSessionStore:
         """
         if self._closed:
             raise StoreError("the session store is closed")
-        self._in_flight += 1
-        return _queue_on(self._executor, lambda: self._call(fn), self._settled)
-
-    def _settled(self) -> None:
-        """On the event loop, once a worker call has ended (even if its caller went away)."""
-        self._in_flight -= 1
-
-    def append_events_now(
-        self, session_id: str, payloads: Sequence[EventPayload]
-    ) -> list[StampedEvent] | None:
-        """Append events to the durable log on this (the event loop's) thread, or ``None``.
-
-        A token stream's latency was mostly the hand-off to the worker thread and back
-        (issue 25). When nothing could make this wait it commits here, the same transaction
-        with the same relaxed durability as :meth:`SessionStore.append_events` on the worker:
-
-        * the worker is idle (so the connection is free and stays free: only this thread
-          hands it work);
-        * the write-ahead log is far from SQLite's automatic checkpoint (its fsyncs);
-        * no other process holds the write lock (``BEGIN IMMEDIATE`` without a busy timeout).
-
-        ``None`` means nothing was written — busy, closed, or any error, which the caller's
-        fallback, :meth:`run` on the worker, then meets and reports as usual.
-        """
-        if self._closed or self._in_flight or self._log_near_checkpoint():
-            return None
-        try:
-            return self._store.append_events(session_id, payloads, wait=False)
-        except Exception as error:  # the transaction rolled back: the worker path decides
-            logger.debug("appending events on the event loop fell back: %s", type(error).__name__)
-            return None
-
-    def _log_near_checkpoint(self) -> bool:
-        try:
-            return self._log_path.stat().st_size > INLINE_APPEND_MAX_LOG_BYTES
-        except OSError:
-            return False  # no log right now: a checkpoint just folded it
+        return _queue_on(self._executor, lambda: self._call(fn))
 
     def _call(self, fn: Callable[[SessionStore], T]) -> T:
         """Run ``fn`` on the worker thread; damage becomes :class:`DatabaseCorrupted`.
@@ -215,9 +164,8 @@ class AsyncSessionStore:
         self._closed = True
         if self._watch is not None:
             self._watch.cancel()
-        self._in_flight += 1
         try:
-            await _queue_on(self._executor, self._store.close, self._settled)
+            await _await_on(self._executor, self._store.close)
         finally:
             self._executor.shutdown(wait=False)
 
@@ -261,23 +209,23 @@ def _fsync(path: Path) -> None:
         os.close(descriptor)
 
 
+async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]) -> T:
+    """Submit ``call`` and await it without ever cancelling the submitted work."""
+    return await _queue_on(executor, call)
+
+
 def _queue_on(
-    executor: concurrent.futures.ThreadPoolExecutor,
-    call: Callable[[], T],
-    settled: Callable[[], None] | None = None,
+    executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]
 ) -> asyncio.Future[T]:
     """Submit ``call`` now and return the future its result arrives in.
 
-    Cancelling that future drops the result, never the submitted work. ``settled`` runs on
-    the event loop once the call has ended, whether or not anyone still awaits it.
+    Cancelling that future drops the result, never the submitted work.
     """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
     work = executor.submit(call)
 
     def deliver(done: concurrent.futures.Future[T]) -> None:
-        if settled is not None:
-            settled()
         error = done.exception()
         if waiter.done():
             if error is not None:

@@ -251,39 +251,6 @@ def write_transaction(connection: Connection) -> Iterator[None]:
         raise
 
 
-class WriteLockBusy(Exception):
-    """Another connection holds the write lock (only :func:`write_transaction_now` raises it)."""
-
-
-@contextlib.contextmanager
-def write_transaction_now(connection: Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` that never waits for the write lock.
-
-    For a caller that must not block (the event loop, :meth:`AsyncSessionStore.append_events_now
-    <relavium_lsp.store.async_store.AsyncSessionStore.append_events_now>`): when another
-    connection is writing, ``BEGIN`` fails at once with :class:`WriteLockBusy` — no busy
-    timeout, no retry, nothing done — instead of waiting like :func:`write_transaction`.
-    """
-    if connection.in_transaction:
-        raise WriteLockBusy("a transaction is already open on this connection")
-    connection.execute("PRAGMA busy_timeout=0")
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except Exception as error:
-        if _is_busy(error):
-            raise WriteLockBusy(str(error)) from error
-        raise
-    finally:
-        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-
-
 def _begin_immediate(connection: Connection) -> None:
     for attempt in range(1, WRITE_LOCK_ATTEMPTS + 1):
         try:

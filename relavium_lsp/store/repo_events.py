@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
 from relavium_lsp.store import messages
-from relavium_lsp.store.db import relaxed_durability, write_transaction, write_transaction_now
+from relavium_lsp.store.db import relaxed_durability, write_transaction
 from relavium_lsp.store.models import dump_json, utc_timestamp
 from relavium_lsp.store.repo_base import RepositoryBase
 
@@ -21,20 +21,13 @@ class EventRows(RepositoryBase):
     # -- events -----------------------------------------------------------------------------
 
     def append_events(
-        self, session_id: str, payloads: Sequence[EventPayload], *, wait: bool = True
+        self, session_id: str, payloads: Sequence[EventPayload]
     ) -> list[StampedEvent]:
-        """Stamp a batch with the next sequence numbers and one timestamp, in one commit.
-
-        ``wait=False``: never wait for another process's write lock — raise
-        :class:`~relavium_lsp.store.db.WriteLockBusy` at once (nothing written) instead.
-        """
+        """Stamp a batch with the next sequence numbers and one timestamp, in one commit."""
         if not payloads:
             return []
         now = utc_timestamp()
-        transaction = (
-            write_transaction(self._connection) if wait else write_transaction_now(self._connection)
-        )
-        with relaxed_durability(self._connection), transaction:
+        with relaxed_durability(self._connection), write_transaction(self._connection):
             messages.require_session(self._connection, session_id)
             last = self.last_event_sequence(session_id)
             stamped = [
