@@ -85,7 +85,7 @@ def list_handoffs(connection: Connection, session_id: str) -> list[HandoffRecord
     """The handoffs a session made, oldest first."""
     rows = connection.execute(
         f"SELECT {_COLUMNS} FROM session_handoffs WHERE session_id = ?"  # noqa: S608
-        " ORDER BY sequence_number, created_at, id",
+        " ORDER BY sequence_number, created_at, rowid",
         (session_id,),
     ).fetchall()
     return [_handoff(row) for row in rows]
@@ -150,7 +150,7 @@ def list_audit(connection: Connection, session_id: str) -> list[HandoffAuditReco
     """Audit rows of the handoffs a session made or was started by, oldest first."""
     rows = connection.execute(
         f"SELECT {_AUDIT_COLUMNS} FROM session_handoff_audit"  # noqa: S608
-        " WHERE session_id = ? OR child_session_id = ? ORDER BY created_at, id",
+        " WHERE session_id = ? OR child_session_id = ? ORDER BY created_at, rowid",
         (session_id, session_id),
     ).fetchall()
     names = [name.strip() for name in _AUDIT_COLUMNS.split(",")]

@@ -117,7 +117,7 @@ def pending_for(connection: Connection, to_session_id: str) -> list[PeerMessage]
     rows = connection.execute(
         f"SELECT {_MESSAGE_COLUMNS} FROM peer_messages"  # noqa: S608 - constant columns
         " WHERE mode = 'fire_and_forget' AND id IN (SELECT message_id FROM peer_deliveries"
-        " WHERE to_session_id = ? AND status = 'pending') ORDER BY created_at, id",
+        " WHERE to_session_id = ? AND status = 'pending') ORDER BY created_at, rowid",
         (to_session_id,),
     ).fetchall()
     return [_message(connection, row) for row in rows]
@@ -142,7 +142,7 @@ def list_messages(
         f"SELECT {_MESSAGE_COLUMNS} FROM peer_messages"  # noqa: S608 - constant columns
         " WHERE (? AND from_session_id = ?) OR (? AND id IN"
         " (SELECT message_id FROM peer_deliveries WHERE to_session_id = ?))"
-        " ORDER BY created_at, id",
+        " ORDER BY created_at, rowid",
         (int(sent), session_id, int(received), session_id),
     ).fetchall()
     return [_message(connection, row) for row in rows]
