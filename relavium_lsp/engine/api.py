@@ -35,13 +35,14 @@ from relavium_lsp.engine.api_reading import Reading, key_lookup_for
 from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
 from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.compaction import CompactionMode
-from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers, Timers
+from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.models import ModelChoice, first_choice
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
 from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.timers import Timers
 from relavium_lsp.engine.watch import ListListener
 from relavium_lsp.engine.workspace_memory import MemoryListener, WorkspaceMemories
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome

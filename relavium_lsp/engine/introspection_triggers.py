@@ -10,7 +10,7 @@ three automatic reasons, under the workspace's ``[introspection]`` table:
   or when the session reached its ``max_turns``;
 - ``idle`` — ``idle_seconds`` after the last activity (a turn, a note) on a session; any new
   activity starts the delay again. Off for sessions whose model costs money unless
-  ``idle_on_paid_providers`` is set (:func:`costs_money`).
+  ``idle_on_paid_providers`` is set (:func:`~relavium_lsp.engine.introspection_policy.costs_money`).
 
 Passes run one at a time per process in a background worker, never on a turn's critical path:
 a turn that begins cancels its session's queued or running pass (the user never waits for
@@ -29,23 +29,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig
-from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpointFailed
 from relavium_lsp.contracts.introspection_config import EffectiveIntrospection
 from relavium_lsp.engine import introspection
+from relavium_lsp.engine.introspection_policy import (
+    idle_passes_allowed,
+    pass_is_allowed,
+    pass_is_due,
+)
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.session import AgentSession
+from relavium_lsp.engine.shielded import finish_before_cancelling
+from relavium_lsp.engine.timers import LoopTimers, Timer, Timers
 from relavium_lsp.errors import RelaviumError, SessionNotFound, SessionRunningElsewhere
-from relavium_lsp.llm.catalog import model_info
-from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.introspection_due import PendingWork, earlier_sessions, pending_work
 
 _log = logging.getLogger(__name__)
-T = TypeVar("T")
 # A new session checkpoints at most this many earlier sessions (the most recently active of
 # those with something new), looking at this many of the workspace's newest sessions: a
 # history of hundreds of sessions must not turn one new session into hundreds of model calls.
@@ -55,49 +58,6 @@ EARLIER_SESSIONS_SCANNED = 20
 # provider must not hold the user's first message for its whole timeout).
 FIRST_TURN_WAIT_S = 60.0
 Job = tuple[str, CheckpointReason]
-
-
-class Timer(Protocol):
-    """A scheduled callback that can still be called off."""
-
-    def cancel(self) -> None:
-        """Do not call it."""
-
-
-class Timers(Protocol):
-    """Where delays come from (the event loop; a fake one in tests)."""
-
-    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
-        """Call ``callback`` after ``delay`` seconds."""
-        ...
-
-
-class LoopTimers:
-    """:class:`Timers` on the running event loop."""
-
-    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
-        """``loop.call_later``."""
-        return asyncio.get_running_loop().call_later(delay, callback)
-
-
-def costs_money(entry: ChainEntry, config: WorkspaceConfig) -> bool:
-    """Whether calls to the session's first model are billed.
-
-    Free: the offline model, a cassette, a model the catalog prices at zero, and a model the
-    catalog does not know on a provider whose endpoint is local (``allow_local_endpoint``:
-    Ollama, llama.cpp, …). Anything else — a priced model anywhere, an unknown model on a
-    hosted API — counts as paid.
-    """
-    provider_id = entry.provider.provider_id
-    if provider_id == OFFLINE_PROVIDER_ID:
-        return False
-    provider = config.providers.get(provider_id)
-    if provider is not None and provider.kind == "cassette":
-        return False
-    info = model_info(entry.model)
-    if info is not None:
-        return info.input_microcents_per_mtok > 0 or info.output_microcents_per_mtok > 0
-    return not (provider is not None and provider.allow_local_endpoint)
 
 
 class IntrospectionTriggers:
@@ -310,12 +270,12 @@ class IntrospectionTriggers:
             count = session.record.turn_count
             work = await self._pending(session_id)
             self._turns_seen[session_id] = (count, work.turns)
-            if _due("turn_limit", work, settings, session):
+            if pass_is_due("turn_limit", work, settings, session):
                 self._enqueue(session_id, "turn_limit")
         if self._closed or self._turns.get(session_id):
             return  # a new turn began meanwhile: it restarts the delay when it settles
         self._cancel_idle(session_id)
-        if settings.idle_seconds > 0 and _idle_allowed(settings, session, config):
+        if settings.idle_seconds > 0 and idle_passes_allowed(settings, session, config):
             self._idle[session_id] = self._timers.call_later(
                 settings.idle_seconds, lambda: self._idle_elapsed(session_id)
             )
@@ -366,10 +326,10 @@ class IntrospectionTriggers:
         try:
             config = await self._live.workspace_config(session.record.context.working_dir)
             settings = config.introspection
-            if not _allowed(reason, settings, session, config):
+            if not pass_is_allowed(reason, settings, session, config):
                 return
             work = await self._pending(session_id)
-            if _due(reason, work, settings, session):
+            if pass_is_due(reason, work, settings, session):
                 await self._pass(session, reason, settings)
         except asyncio.CancelledError:
             raise
@@ -392,11 +352,13 @@ class IntrospectionTriggers:
         clock = leases.clock()
 
         async def release() -> None:
-            await _settle_first(scope.store.run(lambda s: s.release_lease(session.id, token)))
+            await finish_before_cancelling(
+                scope.store.run(lambda s: s.release_lease(session.id, token))
+            )
             leases.drop_token(token)
 
         try:
-            await _settle_first(
+            await finish_before_cancelling(
                 scope.store.run(lambda s: s.acquire_lease(session.id, token, clock))
             )
         except SessionRunningElsewhere:
@@ -413,7 +375,7 @@ class IntrospectionTriggers:
         try:
             # Another window may have recorded this very checkpoint a moment ago.
             work = await self._pending(session.id)
-            if not self._busy(session) and _due(reason, work, settings, session):
+            if not self._busy(session) and pass_is_due(reason, work, settings, session):
                 await introspection.checkpoint_held(session, reason)
         finally:
             heartbeat.cancel()
@@ -508,37 +470,6 @@ async def _passes_done(scan: asyncio.Task[None], waits: list[asyncio.Future[None
         await asyncio.shield(done)  # giving up waiting must not cancel the job itself
 
 
-def _due(
-    reason: CheckpointReason,
-    work: PendingWork,
-    settings: EffectiveIntrospection,
-    session: AgentSession,
-) -> bool:
-    """Whether a pass for ``reason`` has something to do now."""
-    if work.fresh_messages == 0:
-        return False
-    if reason != "turn_limit":
-        return True
-    every = settings.every_turns
-    return (every > 0 and work.turns >= every) or work.turn_count >= session.policy.max_turns
-
-
-def _allowed(
-    reason: CheckpointReason,
-    settings: EffectiveIntrospection,
-    session: AgentSession,
-    config: WorkspaceConfig,
-) -> bool:
-    """Whether the configuration (as it is now) still wants a pass for ``reason``."""
-    if not settings.enabled:
-        return False
-    if reason == "new_session":
-        return settings.on_new_session
-    if reason == "idle":
-        return settings.idle_seconds > 0 and _idle_allowed(settings, session, config)
-    return True
-
-
 def _canceller(task: asyncio.Task[Any] | None) -> Callable[[str], None]:
     """The heartbeat's ``stop``: another window asked for an abort, or took the lease."""
 
@@ -547,28 +478,3 @@ def _canceller(task: asyncio.Task[Any] | None) -> Callable[[str], None]:
             task.cancel()
 
     return stop
-
-
-def _idle_allowed(
-    settings: EffectiveIntrospection, session: AgentSession, config: WorkspaceConfig
-) -> bool:
-    return settings.idle_on_paid_providers or not costs_money(session.chain[0], config)
-
-
-async def _settle_first(operation: Awaitable[T]) -> T:
-    """Let a store call finish even when cancelled meanwhile, then honour the cancellation.
-
-    A lease taken (or released) in the database thread stays taken whatever happens to the
-    awaiting task; the caller must know, or it would leave a lease row behind.
-    """
-    future = asyncio.ensure_future(operation)
-    cancelled = False
-    while not future.done():
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            cancelled = True
-    result = future.result()
-    if cancelled:
-        raise asyncio.CancelledError
-    return result
