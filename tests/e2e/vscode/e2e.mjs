@@ -139,8 +139,31 @@ function completionEvents(delta, finishReason) {
 }
 
 // A loopback OpenAI-compatible model: it asks editor_diagnostics first, then answers with
-// what the tool returned. The requests it saw are kept for the assertions.
+// what the tool returned. The requests it saw are kept for the assertions. Asked for the
+// session notes (NOTES_PROMPT) it writes two files in a row, then says so.
 const modelRequests = [];
+const NOTES_PROMPT = 'Write the two session notes.';
+const NOTES = [
+  { path: 'always-first.txt', content: 'first session note\n' },
+  { path: 'always-second.txt', content: 'second session note\n' },
+];
+
+/** The notes script's next answer: one write_file per note, then a closing line. */
+function notesEvents(messages) {
+  const lastUser = messages.findLastIndex((message) => message.role === 'user');
+  const written = messages.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
+  if (written >= NOTES.length) {
+    return completionEvents({ content: 'Both notes are written.' }, 'stop');
+  }
+  const call = {
+    index: 0,
+    id: `call-note-${written + 1}`,
+    type: 'function',
+    function: { name: 'write_file', arguments: JSON.stringify(NOTES[written]) },
+  };
+  return completionEvents({ tool_calls: [call] }, 'tool_calls');
+}
+
 const loopbackModel = createServer((request, response) => {
   let body = '';
   request.on('data', (piece) => (body += piece));
@@ -153,8 +176,10 @@ const loopbackModel = createServer((request, response) => {
     const json = JSON.parse(body);
     modelRequests.push(json);
     const last = json.messages[json.messages.length - 1];
-    const events =
-      last.role === 'tool'
+    const lastUser = json.messages.findLast((message) => message.role === 'user');
+    const events = JSON.stringify(lastUser?.content ?? '').includes(NOTES_PROMPT)
+      ? notesEvents(json.messages)
+      : last.role === 'tool'
         ? completionEvents({ content: `The editor reports: ${last.content}` }, 'stop')
         : completionEvents(
             {
@@ -644,6 +669,37 @@ describe('VS Code: Relavium chat view', () => {
         await workbench.waitForEditorText('Saved in another window.');
       } finally {
         await other.close();
+      }
+    });
+
+    step('after "Always for this session" on a file change, the next edit shows its diff in the tool card', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill(NOTES_PROMPT);
+      await input.press('Enter');
+      const first = chat.locator('.tool-card', { hasText: NOTES[0].path }).last();
+      const always = first.locator('.approval-buttons button:has-text("Always for this session")');
+      await always.waitFor({ timeout: 60_000 });
+      assert.match(await first.locator('.approval-diff').innerText(), /\+first session note/);
+      await always.click();
+      // No approval card for the second write: its tool card shows the change itself
+      // (agent:tool_result.diff), open.
+      const second = chat.locator('.tool-card.state-succeeded', { hasText: NOTES[1].path }).last();
+      await second.waitFor({ timeout: 60_000 });
+      assert.equal(await second.locator('.approval').count(), 0, 'approved by the session rule');
+      const change = second.locator('details.tool-diff[open]');
+      await change.waitFor({ timeout: 30_000 });
+      assert.match(await change.locator('summary').innerText(), /Changes \(\+1 −0\)/);
+      assert.match(await change.locator('.approval-diff').innerText(), /\+second session note/);
+      await chat
+        .locator('.message.assistant .markdown', { hasText: 'Both notes are written.' })
+        .last()
+        .waitFor({ timeout: 60_000 });
+      await workbench.screenshot('17-always-then-diff');
+      // The editor creates each file, then saves its text.
+      for (const note of NOTES) {
+        const file = path.join(workspace, note.path);
+        await until(() => existsSync(file) && readFileSync(file, 'utf8') === note.content, `${note.path} on disk`);
       }
     });
   }
