@@ -36,11 +36,23 @@ PYLSP_READY = (
 )
 
 
+# One answered request before the tools ask: jedi loads lazily, and the editor's own
+# per-request timeout must not race that on a loaded machine.
+WARM_UP = """
+local path = ...
+local answers = vim.lsp.buf_request_sync(vim.fn.bufnr(path), 'textDocument/documentSymbol',
+  { textDocument = { uri = vim.uri_from_fname(path) } }, 60000)
+local answer = answers and answers[T.pylsp]
+return answer ~= nil and answer.result ~= nil
+"""
+
+
 def start_pylsp(nvim: Neovim, workspace: Path, *files: Path) -> None:
-    """pylsp from this interpreter's environment, attached to ``files``, initialized."""
+    """pylsp from this interpreter's environment, attached to ``files``, warmed up."""
     command = [sys.executable, "-m", "pylsp"]
     nvim.lua(START_PYLSP, command, str(workspace), [str(path) for path in files])
     nvim.wait_until(PYLSP_READY, "pylsp to initialize")
+    assert nvim.lua(WARM_UP, str(files[-1])), "pylsp did not answer documentSymbol"
 
 
 def test_definition_and_references_come_from_a_real_python_language_server(
