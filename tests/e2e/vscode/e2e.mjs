@@ -658,8 +658,10 @@ describe('VS Code: Relavium chat view', () => {
       try {
         await other.open();
         const saved = await other.request('relavium/getWorkspaceMemory', { workingDir: workspace });
-        assert.equal(saved.text, 'Build and test with make test.');
-        assert.equal(saved.revision, 1);
+        // The offline model's automatic introspection passes (new_session) may have written
+        // their notes first: the user's line is saved on top of whatever revision was open.
+        assert.match(saved.text, /Build and test with make test\.\s*$/);
+        assert.ok(saved.revision >= 1, `revision ${saved.revision}`);
         await other.request('relavium/setWorkspaceMemory', {
           workingDir: workspace,
           text: `${saved.text}\nSaved in another window.\n`,
