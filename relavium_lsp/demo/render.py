@@ -127,6 +127,9 @@ class Console:
         self.out = out
         self.style = style
         self._in_text = False
+        # The demo's own session: events of any other (an automatic introspection pass of an
+        # earlier demo session) are labelled with theirs.
+        self.focus_session: str | None = None
 
     # -- plain output ------------------------------------------------------------------------
 
@@ -198,6 +201,9 @@ class Console:
             self.token(str(envelope.get("token", "")))
             return
         detail, colour = describe_event(envelope, self.style)
+        session = envelope.get("sessionId")
+        if self.focus_session is not None and session not in (None, self.focus_session):
+            detail = f"[session {str(session)[:8]}] {detail}".rstrip()
         name = self.style.paint(f"{kind:<{EVENT_COLUMN}}", colour)
         number = self.style.paint(f"#{envelope.get('sequenceNumber', '?'):<3}", "dim")
         self.write(
@@ -271,4 +277,15 @@ def describe_event(envelope: dict[str, Any], style: Style) -> tuple[str, str]:
         )
     if kind == "session:cancelled":
         return "", "red"
+    if kind == "session:checkpoint":
+        revision = envelope.get("workspaceMemoryRevision")
+        memory = f" · workspace memory rev {revision}" if revision is not None else ""
+        return (
+            f"{envelope.get('reason')} introspection through message "
+            f"#{envelope.get('throughSequence')}{memory} · "
+            + one_line(str(envelope.get("description", "")), 60),
+            "blue",
+        )
+    if kind == "session:checkpoint_failed":
+        return f"{envelope.get('reason')} introspection failed: {envelope.get('message')}", "red"
     return "", "dim"

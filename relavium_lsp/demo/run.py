@@ -188,6 +188,7 @@ class DemoRun:
             methods.START_SESSION, {"title": SESSION_TITLE, "source": "demo"}
         )
         self.state.session_id = str(started["sessionId"])
+        self.console.focus_session = self.state.session_id
         context = started.get("context") or {}
         selection = context.get("selection") or {}
         dash = self.console.style.dash

@@ -114,3 +114,23 @@ def test_helpers() -> None:
     assert format_cost(0) == "$0"
     assert format_cost(123_456_789) == "$1.234568"
     assert format_cost(0, priced=False).startswith("not priced")
+
+
+def test_checkpoints_say_why_and_events_of_other_sessions_name_theirs() -> None:
+    out = io.StringIO()
+    console = Console(out, Style(color=False))
+    console.focus_session = "aaaaaaaa-own"
+    checkpoint = {
+        "type": "session:checkpoint",
+        "sequenceNumber": 9,
+        "reason": "new_session",
+        "throughSequence": 4,
+        "description": "Explained greet",
+        "workspaceMemoryRevision": 2,
+    }
+    console.event({**checkpoint, "sessionId": "bbbbbbbb-earlier"})
+    console.event({**checkpoint, "sessionId": "aaaaaaaa-own", "workspaceMemoryRevision": None})
+    first, second = out.getvalue().splitlines()
+    assert "[session bbbbbbbb] new_session introspection through message #4" in first
+    assert "workspace memory rev 2 · Explained greet" in first
+    assert "[session" not in second and "memory rev" not in second
