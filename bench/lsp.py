@@ -85,6 +85,11 @@ class Client(BaseLanguageClient):
         def on_progress(params: Any) -> None:
             return None
 
+        # Heard like any editor would (pygls logs a warning for each unhandled one).
+        @self.feature(methods.SESSIONS_CHANGED)
+        def on_sessions_changed(params: Any) -> None:
+            return None
+
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time the process ``pid`` has used so far."""
