@@ -40,8 +40,11 @@ def test_two_neovims_see_each_others_sessions_and_running_turns(tmp_path: Path) 
             b.wait_until("T.chat_text():find('── resumed ──', 1, true) ~= nil", "B's chat")
             assert "── a turn is running in another window ──" in b.chat_text()
             b.api.command("RelaviumSend me too")
+            # The server's words ("… is running a turn in another window (process N) …"), not
+            # the resume notice above, which also says "another window".
             b.wait_until(
-                "T.chat_text():find('another window', 1, true) ~= nil", "B to show the refusal"
+                "T.chat_text():find('running a turn in another window', 1, true) ~= nil",
+                "B to show the refusal",
             )
             gate.set()
             a.wait_for_turns(1)
