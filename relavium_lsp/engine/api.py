@@ -159,15 +159,16 @@ async def open_engine(
     if tools is None:
         mcp = mcp or new_mcp_source()
         tools = default_registry(sources=[mcp])
+    leases = LeaseKeeper(store, lease_settings or LeaseSettings.from_env())
     services = EngineServices(
         store=store,
-        bus=EventBus(store),
+        bus=EventBus(store, lease_clock=leases.clock),
         media=MediaStore(path.parent / "media"),
         tools=tools,
         host=host,
         temp_dir=temp_dir,
         protected_paths=(path.parent,),
-        leases=LeaseKeeper(store, lease_settings or LeaseSettings.from_env()),
+        leases=leases,
         memory=WorkspaceMemories(store),
     )
     sessions = LiveSessions(

@@ -1,33 +1,42 @@
 """The session event bus: one place that stamps, persists and delivers events.
 
-Every event is appended to the durable ``session_events`` log *before* any subscriber sees
-it, and sequence numbers are allocated inside that database transaction — so they are
-gapless per session even when several server processes share one database, and a client
-that missed something can always fetch it back with :meth:`EventBus.events_after`.
+Every session has one gapless sequence of events, in the durable ``session_events`` log and
+on every listener, even when several server processes share one database; a client that
+missed something fetches it back with :meth:`EventBus.events_after` (``docs/design.md``
+§3.1). Who gives the numbers depends on the session's turn lease (§7.1):
 
-Persistence is write-behind with adaptive batching: :meth:`EventBus.emit` never blocks; a
-per-session pump writes whatever has queued up in one transaction, then delivers it. While a
-write is in flight new events accumulate, so under a fast token stream batches grow instead
-of the stream slowing down. Consecutive ``agent:token`` (and ``agent:reasoning``) deltas of
-the same model in a batch are merged into one event — coalesced, never reordered or dropped.
+- **Owned** — this process holds the lease (a turn, a compaction, an introspection pass) and
+  :meth:`EventBus.claim` was called with its token: :meth:`EventBus.emit` stamps the event in
+  memory with the next number, delivers it at once, and queues it for write-behind with that
+  number (``append_numbered_events``). No other process can number events of the session
+  meanwhile: their appends wait in the session's inbox, which this bus folds into its own
+  numbering when the watcher says another process committed (:meth:`take_inbox`). On
+  :meth:`disown` everything numbered is written before the caller releases the lease.
+- **Unowned** — the database numbers: a per-session pump writes whatever has queued up in one
+  transaction (folding the inbox first), then delivers it. While a write is in flight new
+  events accumulate, so batches grow instead of the stream slowing down; consecutive
+  ``agent:token`` (and ``agent:reasoning``) deltas of one model in a batch are merged —
+  coalesced, never reordered or dropped.
 
 A *watched* session (one this process serves) also gets the events other processes write:
 :meth:`EventBus.catch_up` reads the durable log past the newest sequence delivered, and a
 local batch whose numbers jump past that first delivers the gap from the log — so every
-listener sees one gapless sequence, in order, whichever process wrote it (``docs/design.md``
-§3.1).
+listener sees one gapless sequence, in order, whichever process wrote it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
 from relavium_lsp.errors import DatabaseCorrupted, StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.models import utc_timestamp
 
 Listener = Callable[[StampedEvent], None]
 Unsubscribe = Callable[[], None]
@@ -35,11 +44,32 @@ BACKLOG_PAGE = 1000
 _log = logging.getLogger(__name__)
 
 
+def _set() -> asyncio.Event:
+    event = asyncio.Event()
+    event.set()
+    return event
+
+
 @dataclass
 class _Channel:
+    # Not numbered yet: the pump has the database number them.
     pending: list[EventPayload] = field(default_factory=list)
+    # Owned: numbered and delivered here, not written yet; and the inbox row each came from.
+    numbered: list[StampedEvent] = field(default_factory=list)
+    inbox_ids: list[int | None] = field(default_factory=list)
+    # The lease token whose numbering was claimed (None: unowned), the token the numbered
+    # events were stamped under, and the next number (None: the database numbers).
+    owner: str | None = None
+    stamp_token: str | None = None
+    next_sequence: int | None = None
+    # Inbox rows up to this id are numbered here already.
+    inbox_after: int = 0
+    # Fold the inbox even with nothing pending (after the lease was released).
+    fold: bool = False
     pump: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set while no numbered event waits to be written (or is being written).
+    written: asyncio.Event = field(default_factory=_set)
 
 
 def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
@@ -67,10 +97,18 @@ def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
 class EventBus:
     """Stamps, persists and delivers session events in order."""
 
-    def __init__(self, store: AsyncSessionStore) -> None:
+    def __init__(
+        self, store: AsyncSessionStore, lease_clock: Callable[[], LeaseClock] | None = None
+    ) -> None:
         self._store = store
+        # Tells the store a stale foreign lease (taken over) from a live one (inbox).
+        self._lease_clock = lease_clock
         self._channels: dict[str, _Channel] = {}
         self._listeners: list[Listener] = []
+        # Events waiting to reach the listeners: a listener that emits does not get its
+        # event delivered to the others before the one it is being told about.
+        self._outbox: deque[StampedEvent] = deque()
+        self._delivering = False
         # Per session: the newest sequence delivered here, where watching began, and a lock
         # that keeps local and read-back deliveries of one session in order.
         self._delivered: dict[str, int] = {}
@@ -115,7 +153,8 @@ class EventBus:
                     lambda s, after=after: s.events_after(session_id, after, BACKLOG_PAGE)  # type: ignore[misc]
                 )
                 for event in page:
-                    self._deliver(event)
+                    if event.sequence_number > self._delivered.get(session_id, 0):
+                        self._deliver(event)
                 count += len(page)
                 if len(page) < BACKLOG_PAGE:
                     return count
@@ -179,23 +218,127 @@ class EventBus:
         return unsubscribe
 
     def emit(self, session_id: str, payload: EventPayload) -> None:
-        """Queue an event for persistence and delivery (never blocks)."""
+        """Queue an event for persistence and delivery (never blocks).
+
+        In an owned session the event is numbered and delivered before this returns.
+        """
+        channel = self._channel(session_id)
+        if channel.next_sequence is not None:
+            self._number(channel, session_id, payload, None)
+        else:
+            channel.pending.append(payload)
+        self._kick(session_id, channel)
+
+    # -- owning a session's numbering (docs/design.md §3.1) ---------------------------------
+
+    def claim(self, session_id: str, token: str) -> None:
+        """Number the session's events here from now on: this process holds its lease.
+
+        Call it after the commit that took the lease under ``token``. Events emitted until
+        the pump has read the log's newest number (and delivered what other processes wrote
+        before) are numbered by the database as before; every later one in memory.
+        """
+        channel = self._channel(session_id)
+        if channel.owner == token:
+            return
+        channel.owner = token
+        channel.next_sequence = None
+        self._kick(session_id, channel)
+
+    async def disown(self, session_id: str) -> None:
+        """Stop numbering the session here; returns once every numbered event is written.
+
+        Call it before the lease is released: the database numbers every event emitted from
+        now on, after the ones numbered here.
+        """
+        channel = self._channels.get(session_id)
+        if channel is None or channel.owner is None:
+            return
+        channel.owner = None
+        channel.next_sequence = None
+        await channel.written.wait()
+
+    def fold_inbox(self, session_id: str) -> None:
+        """Have the database number what waits in the session's inbox (after a release)."""
+        channel = self._channel(session_id)
+        channel.fold = True
+        self._kick(session_id, channel)
+
+    def owned_inboxes(self) -> dict[str, int]:
+        """Session → newest inbox row numbered here, for every session numbered here."""
+        return {
+            session_id: channel.inbox_after
+            for session_id, channel in self._channels.items()
+            if channel.next_sequence is not None
+        }
+
+    async def take_inbox(self, session_id: str) -> int:
+        """Number and deliver what other processes left in an owned session's inbox.
+
+        The rows are only read here; they are deleted in the commit that writes them with
+        their numbers, so a crash before it leaves them to be folded later. Returns how many.
+        """
+        channel = self._channels.get(session_id)
+        if channel is None or channel.next_sequence is None:
+            return 0
+        token, after = channel.owner, channel.inbox_after
+        rows = await self._store.run(lambda s: s.read_event_inbox(session_id, after))
+        if channel.owner != token or channel.next_sequence is None:
+            return 0  # released meanwhile: the rows stay in the inbox for the database
+        count = 0
+        for inbox_id, payload in rows:
+            if inbox_id > channel.inbox_after:
+                channel.inbox_after = inbox_id
+                self._number(channel, session_id, payload, inbox_id)
+                count += 1
+        if count:
+            self._kick(session_id, channel)
+        return count
+
+    def _channel(self, session_id: str) -> _Channel:
         channel = self._channels.get(session_id)
         if channel is None:
             channel = self._channels[session_id] = _Channel()
-        channel.pending.append(payload)
+        return channel
+
+    def _kick(self, session_id: str, channel: _Channel) -> None:
         channel.idle.clear()
         if channel.pump is None:
             channel.pump = asyncio.create_task(self._pump(session_id, channel))
 
+    def _number(
+        self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
+    ) -> None:
+        sequence = channel.next_sequence
+        assert sequence is not None
+        channel.next_sequence = sequence + 1
+        # The payload is a validated model already: no second validation per token.
+        event = StampedEvent.model_construct(
+            session_id=session_id,
+            sequence_number=sequence,
+            timestamp=utc_timestamp(),
+            payload=payload,
+        )
+        channel.numbered.append(event)
+        channel.inbox_ids.append(inbox_id)
+        channel.written.clear()
+        self._deliver(event)
+
     def release(self, session_id: str) -> None:
         """Forget an idle session's queue and lock (its live object was dropped, issue 16).
 
-        Only what is idle goes: a queue with events in flight or a held lock stays. Emitting
-        again later simply starts a new queue. What is being watched stays watched.
+        Only what is idle goes: a queue with events in flight, a claimed numbering or a held
+        lock stays. Emitting again later simply starts a new queue. What is being watched
+        stays watched.
         """
         channel = self._channels.get(session_id)
-        if channel is not None and not channel.pending and channel.pump is None:
+        if (
+            channel is not None
+            and not channel.pending
+            and not channel.numbered
+            and channel.pump is None
+            and channel.owner is None
+        ):
             del self._channels[session_id]
         lock = self._delivery_locks.get(session_id)
         if lock is not None and not lock.locked():
@@ -204,7 +347,9 @@ class EventBus:
     async def drain(self, session_id: str) -> None:
         """Wait until every event emitted so far for the session is persisted and delivered."""
         channel = self._channels.get(session_id)
-        if channel is not None and (channel.pending or channel.pump is not None):
+        if channel is not None and (
+            channel.pending or channel.numbered or channel.fold or channel.pump is not None
+        ):
             await channel.idle.wait()
 
     async def drain_all(self) -> None:
@@ -226,23 +371,99 @@ class EventBus:
 
     async def _pump(self, session_id: str, channel: _Channel) -> None:
         try:
-            while channel.pending:
-                batch = coalesce(channel.pending)
-                channel.pending = []
-                stamped = await self._persist(session_id, batch)
-                if session_id in self._baseline and stamped:
-                    await self._deliver_watched(session_id, stamped)
+            while True:
+                if channel.numbered:
+                    # Numbered before anything pending (those were emitted after a disown).
+                    await self._write_numbered(session_id, channel)
+                elif channel.pending or channel.fold:
+                    channel.fold = False
+                    batch = coalesce(channel.pending)
+                    channel.pending = []
+                    stamped = await self._persist(session_id, batch)
+                    if session_id in self._baseline and stamped:
+                        await self._deliver_watched(session_id, stamped)
+                    else:
+                        for event in stamped:
+                            self._deliver(event)
+                elif channel.owner is not None and channel.next_sequence is None:
+                    await self._start_numbering(session_id, channel)
                 else:
-                    for event in stamped:
-                        self._deliver(event)
+                    return
         finally:
             # Also reached when the loop shuts down mid-write: the next emit starts a new pump.
             channel.pump = None
             channel.idle.set()
+            if not channel.numbered:
+                channel.written.set()
+
+    async def _start_numbering(self, session_id: str, channel: _Channel) -> None:
+        """Read the log's newest number (the lease is ours: it can only grow from here).
+
+        Nothing is pending or numbered here, so the log holds everything emitted so far;
+        what other processes wrote and this bus has not delivered yet is delivered first.
+        """
+        token = channel.owner
+        async with self._lock(session_id):
+            after = self.delivered_through(session_id) if session_id in self._baseline else None
+            try:
+                last, missed, inbox = await self._store.run(
+                    lambda s: s.event_log_state(session_id, after, 0)
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.warning(
+                    "session %s: could not read the event log; the database numbers its events",
+                    session_id,
+                    exc_info=True,
+                )
+                if channel.owner == token:
+                    channel.owner = None
+                return
+            if channel.owner != token or channel.pending or channel.numbered:
+                return  # disowned, or emitted meanwhile (written first): the pump looks again
+            for event in missed:
+                if event.sequence_number > self._delivered.get(session_id, 0):
+                    self._deliver(event)
+            # No await from the emptiness check above to here: nothing was written meanwhile.
+            channel.next_sequence = last + 1
+            channel.stamp_token = token
+            channel.inbox_after = 0
+            for inbox_id, payload in inbox:
+                channel.inbox_after = inbox_id
+                self._number(channel, session_id, payload, inbox_id)
+
+    async def _write_numbered(self, session_id: str, channel: _Channel) -> None:
+        """Write a batch of events numbered here, with their numbers (write-behind)."""
+        batch, inbox_ids = channel.numbered, channel.inbox_ids
+        channel.numbered, channel.inbox_ids = [], []
+        token = channel.stamp_token
+        assert token is not None
+        clock = self._lease_clock() if self._lease_clock is not None else None
+        try:
+            kept = await self._store.run(
+                lambda s: s.append_numbered_events(session_id, batch, inbox_ids, token, clock)
+            )
+        except asyncio.CancelledError:
+            raise
+        except StoreError as error:
+            # Delivered already; the log keeps a hole where these were (clients skip holes).
+            _log.warning("could not persist %d event(s): %s", len(batch), error.message)
+            kept = True
+        except Exception:
+            _log.exception("could not persist %d event(s) for session %s", len(batch), session_id)
+            kept = True
+        if not kept and channel.stamp_token == token and channel.owner == token:
+            # The lease was taken over: from now on the database (or the new owner) numbers.
+            channel.owner = None
+            channel.next_sequence = None
+        if not channel.numbered:
+            channel.written.set()
 
     async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:
+        clock = self._lease_clock() if self._lease_clock is not None else None
         try:
-            return await self._store.run(lambda s: s.append_events(session_id, batch))
+            return await self._store.run(lambda s: s.append_events(session_id, batch, clock=clock))
         except asyncio.CancelledError:
             raise
         except StoreError as error:  # a damaged file, a full disk: explained, no traceback
@@ -273,8 +494,17 @@ class EventBus:
         session_id = event.session_id
         if event.sequence_number > self._delivered.get(session_id, 0):
             self._delivered[session_id] = event.sequence_number
-        for listener in list(self._listeners):
-            _call(listener, event)
+        self._outbox.append(event)
+        if self._delivering:
+            return  # a listener emitted: its event follows once this one reached everyone
+        self._delivering = True
+        try:
+            while self._outbox:
+                queued = self._outbox.popleft()
+                for listener in list(self._listeners):
+                    _call(listener, queued)
+        finally:
+            self._delivering = False
 
 
 def _call(listener: Listener, event: StampedEvent) -> None:

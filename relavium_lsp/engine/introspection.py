@@ -63,7 +63,7 @@ async def checkpoint(session: AgentSession, reason: CheckpointReason) -> Session
         token = leases.new_token()
         clock = leases.clock()
         try:
-            await scope.store.run(lambda s: s.acquire_lease(session.id, token, clock))
+            await scope.hold_lease(token, clock)
         except BaseException:
             leases.drop_token(token)
             raise
@@ -71,8 +71,7 @@ async def checkpoint(session: AgentSession, reason: CheckpointReason) -> Session
         return await _checkpoint(session, reason)
     finally:
         if leases is not None and token is not None:
-            held = token
-            await scope.store.run(lambda s: s.release_lease(session.id, held))
+            await scope.give_back_lease(token)
             leases.drop_token(token)
 
 

@@ -352,15 +352,11 @@ class IntrospectionTriggers:
         clock = leases.clock()
 
         async def release() -> None:
-            await finish_before_cancelling(
-                scope.store.run(lambda s: s.release_lease(session.id, token))
-            )
+            await finish_before_cancelling(scope.give_back_lease(token))
             leases.drop_token(token)
 
         try:
-            await finish_before_cancelling(
-                scope.store.run(lambda s: s.acquire_lease(session.id, token, clock))
-            )
+            await finish_before_cancelling(scope.hold_lease(token, clock))
         except SessionRunningElsewhere:
             leases.drop_token(token)
             _log.debug("session %s is busy in another window: no %s pass", session.id, reason)

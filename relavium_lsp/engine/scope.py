@@ -27,8 +27,10 @@ from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.engine.leases import LeaseKeeper
+from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
@@ -89,6 +91,34 @@ class SessionScope:
     async def flush_events(self) -> None:
         """Wait until every event emitted so far is persisted and delivered."""
         await self._bus.drain(self.session_id)
+
+    # -- the session's lease and its event numbering (docs/design.md §3.1, §7.1) -----------
+
+    def own_events(self, token: str) -> None:
+        """The lease under ``token`` was just taken: number this session's events here."""
+        self._bus.claim(self.session_id, token)
+
+    async def disown_events(self) -> None:
+        """Before the lease is released: write every event numbered here."""
+        await finish_before_cancelling(self._bus.disown(self.session_id))
+
+    def events_released(self) -> None:
+        """After the lease was released: what waits in the inbox is numbered by the log."""
+        self._bus.fold_inbox(self.session_id)
+
+    async def hold_lease(self, token: str, clock: LeaseClock) -> None:
+        """Take the session's lease (work other than a turn) and own its event numbering."""
+        await self.store.run(lambda s: s.acquire_lease(self.session_id, token, clock))
+        self.own_events(token)
+
+    async def give_back_lease(self, token: str) -> bool:
+        """Write what was numbered here, release the lease, then fold the inbox."""
+        await self.disown_events()
+        released = await finish_before_cancelling(
+            self.store.run(lambda s: s.release_lease(self.session_id, token))
+        )
+        self.events_released()
+        return released
 
     async def set_status(self, status: SessionStatus) -> None:
         """Change the session's status (its row in memory and in the database)."""

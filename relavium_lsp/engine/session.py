@@ -133,7 +133,7 @@ class AgentSession(SessionLease):
             token = leases.new_token()
             clock = leases.clock()
             try:
-                await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
+                await self.scope.hold_lease(token, clock)
             except BaseException:
                 leases.drop_token(token)
                 raise
@@ -147,10 +147,7 @@ class AgentSession(SessionLease):
             )
         finally:
             if leases is not None and token is not None:
-                held = token
-                await finish_before_cancelling(
-                    self.scope.store.run(lambda s: s.release_lease(self.id, held))
-                )
+                await self.scope.give_back_lease(token)
                 leases.drop_token(token)
         self.last_input_tokens = None
         await self.scope.flush_events()
@@ -206,6 +203,8 @@ class AgentSession(SessionLease):
                     )
                 )
             )
+            if lease is not None:
+                self.scope.own_events(lease[0])  # tokens: numbered, delivered, written behind
             self._start_heartbeat()
             user = started
             self.turn_user_sequence = started.sequence_number

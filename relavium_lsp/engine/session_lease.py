@@ -55,6 +55,8 @@ class SessionLease(SessionState):
         if token is None:
             await self.set_status(status)
             return True
+        # Every event numbered here is written before the lease goes (docs/design.md §3.1).
+        await self.scope.disown_events()
         leases = self.scope.leases
         if leases is not None:
             leases.drop_token(token)
@@ -63,6 +65,7 @@ class SessionLease(SessionState):
         kept = await finish_before_cancelling(
             self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
         )
+        self.scope.events_released()
         if kept:
             self.record = self.record.model_copy(update={"status": status})
         else:
@@ -74,5 +77,5 @@ class SessionLease(SessionState):
         lease = await self._take_lease()
         if lease is not None:
             token, clock = lease
-            await self.scope.store.run(lambda s: s.acquire_lease(self.id, token, clock))
+            await self.scope.hold_lease(token, clock)
             self._start_heartbeat()

@@ -9,6 +9,8 @@ every list-visible change (ours included). When a mark moves it
 - asks which watched sessions (the ones this process serves) have events past what was
   delivered here, and has the bus deliver them from the durable log — same sequence numbers,
   same order as in the owning window; token deltas may arrive coalesced into fewer events;
+- asks which sessions whose events this process numbers (it holds their lease) have rows in
+  their event inbox, and has the bus number and deliver them;
 - reads the change log past the newest change seen and hands the changes to the list
   listeners (the LSP server turns them into ``relavium/sessionsChanged``).
 
@@ -90,9 +92,12 @@ class SharedLogWatcher:
             await asyncio.sleep(self._interval_s)
             try:
                 marks = await self._store.run(lambda s: s.change_marks())
+                if marks != (version, seen):
+                    # Our own commits move only the change log, yet a stale-lease takeover
+                    # here folds other processes' inbox events into the log: read back too.
+                    await self._catch_up_sessions()
                 if marks[0] != version:
                     version = marks[0]
-                    await self._catch_up_sessions()
                     for hook in list(self._commit_hooks):
                         await hook()
                 if marks[1] != seen:
@@ -105,9 +110,16 @@ class SharedLogWatcher:
 
     async def _catch_up_sessions(self) -> None:
         watched = self._bus.watched()
-        if not watched:
+        owned = self._bus.owned_inboxes()
+        if not watched and not owned:
             return
-        newest = await self._store.run(lambda s: s.newest_event_sequences(watched))
+        newest, inboxes = await self._store.run(
+            lambda s: (s.newest_event_sequences(watched), s.newest_inbox_ids(list(owned)))
+        )
+        for session_id, inbox_id in inboxes.items():
+            # A session numbered here: what other processes appended waits in its inbox.
+            if inbox_id > owned[session_id]:
+                await self._bus.take_inbox(session_id)
         for session_id, sequence in newest.items():
             if sequence > self._bus.delivered_through(session_id):
                 await self._bus.catch_up(session_id)

@@ -32,8 +32,9 @@ from pathlib import Path
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.session import InterruptionMarker, SessionMessage
 from relavium_lsp.errors import SessionNotFound, SessionRunningElsewhere
-from relavium_lsp.store import messages
+from relavium_lsp.store import event_log, messages
 from relavium_lsp.store.db import Connection, relaxed_durability, write_transaction
+from relavium_lsp.store.models import utc_timestamp
 
 INTERRUPTED_NOTE = "[The previous turn was interrupted before it finished (the server stopped).]"
 # A turn runs (awaiting_peer: it waits for a delegated child, docs/design.md §2.5).
@@ -149,7 +150,7 @@ def refuse_if_leased(
     if lease is None or lease.owner_token in clock.own_tokens:
         return
     if clock.is_stale(lease):
-        _take_over(connection, lease)
+        take_over(connection, lease)
         return
     raise SessionRunningElsewhere(
         f"session {session_id} is running a turn in another window (process "
@@ -220,7 +221,7 @@ def recover_session(connection: Connection, session_id: str, clock: LeaseClock) 
         if lease is not None:
             if lease.owner_token in clock.own_tokens or not clock.is_stale(lease):
                 return lease  # renewed or retaken meanwhile
-            _take_over(connection, lease)
+            take_over(connection, lease)
         else:
             _mark_interrupted(connection, session_id)
     return None
@@ -261,12 +262,18 @@ def _needs_recovery(connection: Connection, session_id: str) -> bool:
     return last is not None and not ends_a_turn(last)
 
 
-def _take_over(connection: Connection, lease: Lease) -> None:
+def take_over(connection: Connection, lease: Lease) -> None:
+    """Inside a write transaction: end a stale lease — mark the cut turn, fold the inbox.
+
+    The dead owner numbered its events in memory (§3.1); what other processes left in the
+    session's inbox for it is numbered now, after whatever the owner managed to write.
+    """
     connection.execute(
         "DELETE FROM session_leases WHERE session_id = ? AND owner_token = ?",
         (lease.session_id, lease.owner_token),
     )
     _mark_interrupted(connection, lease.session_id)
+    event_log.allocate(connection, lease.session_id, [], utc_timestamp())
 
 
 def _mark_interrupted(connection: Connection, session_id: str) -> None:

@@ -18,6 +18,7 @@ from relavium_lsp.errors import StoreError
 from relavium_lsp.store.db import Connection
 from relavium_lsp.store.schema_steps import (
     add_cache_token_columns,
+    add_event_inbox,
     add_file_checkpoints,
     add_leases_and_changes,
     add_model_choice,
@@ -46,6 +47,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "workspace long-term memory", add_workspace_memory),
     Migration(7, "peers: child cost caps, input filters, handoff audit, peer messages", add_peers),
     Migration(8, "the model a session was switched to", add_model_choice),
+    Migration(9, "the event inbox of sessions another process runs", add_event_inbox),
 )
 
 

@@ -1,4 +1,4 @@
-"""The session repository, events part: the durable event log and cross-process change marks.
+"""The session repository, events part: the durable event log, its inbox, change marks.
 
 Mixed into ``SessionStore``.
 """
@@ -6,13 +6,16 @@ Mixed into ``SessionStore``.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
-from relavium_lsp.store import messages
+from relavium_lsp.store import event_log, leases, messages
 from relavium_lsp.store.db import relaxed_durability, write_transaction
-from relavium_lsp.store.models import dump_json, utc_timestamp
+from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.repo_base import RepositoryBase
+
+_log = logging.getLogger(__name__)
 
 
 class EventRows(RepositoryBase):
@@ -21,39 +24,126 @@ class EventRows(RepositoryBase):
     # -- events -----------------------------------------------------------------------------
 
     def append_events(
-        self, session_id: str, payloads: Sequence[EventPayload]
+        self,
+        session_id: str,
+        payloads: Sequence[EventPayload],
+        *,
+        clock: leases.LeaseClock | None = None,
     ) -> list[StampedEvent]:
-        """Stamp a batch with the next sequence numbers and one timestamp, in one commit."""
-        if not payloads:
+        """Stamp a batch with the next sequence numbers and one timestamp, in one commit.
+
+        Events waiting in the session's inbox are folded in first (numbered before
+        ``payloads``, returned with them). While another process holds a live lease on the
+        session it numbers the events itself: the payloads go to its inbox instead and
+        nothing is returned — they arrive through the shared log once the owner has numbered
+        them (docs/design.md §3.1). ``clock`` tells a stale lease (taken over here, which
+        folds the inbox) from a live one; without it every foreign lease counts as live.
+        With no payloads, only the inbox is folded.
+        """
+        if not payloads and not self._inbox_waiting(session_id):
             return []
         now = utc_timestamp()
         with relaxed_durability(self._connection), write_transaction(self._connection):
             messages.require_session(self._connection, session_id)
-            last = self.last_event_sequence(session_id)
-            stamped = [
-                StampedEvent(
-                    session_id=session_id,
-                    sequence_number=last + offset,
-                    timestamp=now,
-                    payload=payload,
-                )
-                for offset, payload in enumerate(payloads, start=1)
+            if self._numbered_elsewhere(session_id, clock):
+                event_log.put_in_inbox(self._connection, session_id, payloads, now)
+                return []
+            return event_log.allocate(self._connection, session_id, payloads, now)
+
+    def append_numbered_events(
+        self,
+        session_id: str,
+        events: Sequence[StampedEvent],
+        inbox_ids: Sequence[int | None],
+        owner_token: str,
+        clock: leases.LeaseClock | None = None,
+    ) -> bool:
+        """Write events the lease's owner already numbered and delivered, in one commit.
+
+        ``inbox_ids[i]`` is the inbox row ``events[i]`` was folded from (``None``: emitted
+        here); those rows are deleted in the same commit, and an event whose row is gone
+        (another process folded it after a takeover) is not written twice. ``True`` when the
+        numbers were kept. ``False`` when the lease is no longer ``owner_token``'s (taken
+        over after this process stalled): the events are then written the ordinary way
+        (numbered by the database, or into the new owner's inbox) so that nothing is lost.
+        """
+        connection = self._connection
+        with relaxed_durability(connection), write_transaction(connection):
+            folded = [i for i in inbox_ids if i is not None]
+            present = event_log.delete_inbox_rows(connection, folded) if folded else set()
+            keep = [
+                event
+                for event, inbox_id in zip(events, inbox_ids, strict=True)
+                if inbox_id is None or inbox_id in present
             ]
-            self._connection.executemany(
-                "INSERT INTO session_events (session_id, sequence_number, type, timestamp,"
-                " payload) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (
-                        session_id,
-                        event.sequence_number,
-                        event.payload.type,
-                        now,
-                        dump_json(event.payload.model_dump(mode="json", by_alias=True)),
-                    )
-                    for event in stamped
-                ],
+            if not keep:
+                return True
+            lease = leases.read_lease(connection, session_id)
+            if (
+                lease is not None
+                and lease.owner_token == owner_token
+                and event_log.last_sequence(connection, session_id) < keep[0].sequence_number
+            ):
+                event_log.insert(connection, keep)
+                return True
+            _log.warning(
+                "session %s: this process no longer holds the lease; %d event(s) it numbered "
+                "are written under the log's own numbers",
+                session_id,
+                len(keep),
             )
-        return stamped
+            payloads = [event.payload for event in keep]
+            now = utc_timestamp()
+            if self._numbered_elsewhere(session_id, clock):
+                event_log.put_in_inbox(connection, session_id, payloads, now)
+            else:
+                event_log.allocate(connection, session_id, payloads, now)
+            return False
+
+    def event_log_state(
+        self, session_id: str, after_sequence: int | None, inbox_after: int
+    ) -> tuple[int, list[StampedEvent], list[tuple[int, EventPayload]]]:
+        """What a bus claiming a session's numbering needs, read at once (no write lock).
+
+        The newest sequence; the events after ``after_sequence`` (``None``: not wanted);
+        the inbox rows past ``inbox_after``.
+        """
+        last = event_log.last_sequence(self._connection, session_id)
+        missed = (
+            []
+            if after_sequence is None or after_sequence >= last
+            else self.events_after(session_id, after_sequence, last - after_sequence)
+        )
+        inbox = event_log.read_inbox(self._connection, session_id, inbox_after)
+        return last, missed, inbox
+
+    def read_event_inbox(self, session_id: str, after_id: int) -> list[tuple[int, EventPayload]]:
+        """A session's inbox rows past ``after_id``, oldest first (read only)."""
+        return event_log.read_inbox(self._connection, session_id, after_id)
+
+    def newest_inbox_ids(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """The newest inbox row id of each of these sessions (those with rows waiting)."""
+        return event_log.newest_inbox_ids(self._connection, session_ids)
+
+    def _inbox_waiting(self, session_id: str) -> bool:
+        row = self._connection.execute(
+            "SELECT 1 FROM session_event_inbox WHERE session_id = ? LIMIT 1", (session_id,)
+        ).fetchone()
+        return row is not None
+
+    def _numbered_elsewhere(self, session_id: str, clock: leases.LeaseClock | None) -> bool:
+        """Inside a write transaction: whether another process's live lease numbers events.
+
+        A stale lease is taken over first (as every other write does, §7.1), which folds
+        the inbox; this connection's own lease numbers here.
+        """
+        lease = leases.read_lease(self._connection, session_id)
+        if lease is None or lease.owner_token == self._fences.get(session_id):
+            return False
+        if clock is not None and clock.is_stale(lease):
+            leases.take_over(self._connection, lease)
+            return False
+        return True
 
     def events_after(
         self, session_id: str, after_sequence: int, limit: int = 1000
@@ -76,11 +166,7 @@ class EventRows(RepositoryBase):
 
     def last_event_sequence(self, session_id: str) -> int:
         """The newest event's sequence number (0 when there is none)."""
-        row = self._connection.execute(
-            "SELECT COALESCE(MAX(sequence_number), 0) FROM session_events WHERE session_id = ?",
-            (session_id,),
-        ).fetchone()
-        return int(row[0])
+        return event_log.last_sequence(self._connection, session_id)
 
     # -- watching other processes (docs/design.md §3.1) ------------------------------------
 

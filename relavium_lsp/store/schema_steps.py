@@ -364,6 +364,30 @@ def add_model_choice(connection: Connection) -> None:
     connection.execute("ALTER TABLE agent_sessions ADD COLUMN model_choice TEXT")
 
 
+def add_event_inbox(connection: Connection) -> None:
+    """Version 9: the event inbox of sessions whose turn another process runs."""
+    for statement in _INBOX_STATEMENTS:
+        connection.execute(statement)
+
+
+# While a process holds a session's lease it numbers that session's events itself (in
+# memory, delivered before they are written, docs/design.md §3.1). Another process's events
+# for that session wait here, unnumbered, until the owner (or, once the lease is gone, the
+# next ordinary append, or a stale-lease takeover) moves them into session_events.
+_INBOX_STATEMENTS = (
+    """
+    CREATE TABLE session_event_inbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_event_inbox_session ON session_event_inbox (session_id, id)",
+)
+
+
 def add_workspace_memory(connection: Connection) -> None:
     """Version 6: workspace long-term memory."""
     for statement in _MEMORY_STATEMENTS:

@@ -38,6 +38,7 @@ _TABLES_BY_SESSION = (
     "session_messages",
     "session_costs",
     "session_events",
+    "session_event_inbox",
     "session_artifacts",
     "session_handoffs",
     "session_handoff_audit",
