@@ -1,0 +1,230 @@
+"""The bus numbering a session it holds the lease of: delivered first, written behind (§3.1).
+
+A real encrypted store on its worker thread; a second ``SessionStore`` connection stands for
+another server process on the same database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from relavium_lsp.contracts.events import (
+    AgentToken,
+    SessionExported,
+    StampedEvent,
+    TurnStarted,
+)
+from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.sessions import SessionStore
+from tests.unit.store.store_records import make_record
+
+DEADLINE_S = 60.0
+
+
+def _clock(*tokens: str, pid: int = 100) -> LeaseClock:
+    return LeaseClock(
+        now=1000.0,
+        timeout_s=3600.0,
+        own_tokens=frozenset(tokens),
+        host="this-host",
+        pid=pid,
+        is_alive=lambda _pid: True,
+    )
+
+
+@dataclass
+class Setup:
+    store: AsyncSessionStore
+    other: SessionStore  # another process's connection
+    bus: EventBus
+    session_id: str
+    seen: list[StampedEvent]
+
+    def log(self) -> list[StampedEvent]:
+        return self.other.events_after(self.session_id, 0, 100_000)
+
+    async def hold_lease(self, token: str) -> None:
+        clock = _clock(token)
+        await self.store.run(lambda s: s.acquire_lease(self.session_id, token, clock))
+        self.bus.claim(self.session_id, token)
+
+
+@pytest.fixture
+async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
+    path = tmp_path / "history.db"
+    key = DbKey(os.urandom(32), "env")
+    store = await AsyncSessionStore.open(path, key)
+    record = make_record()
+    await store.run(lambda s: s.create_session(record))
+    other = await asyncio.to_thread(SessionStore.open, path, key)
+    bus = EventBus(store, lease_clock=lambda: _clock())
+    seen: list[StampedEvent] = []
+    bus.subscribe(seen.append)
+    try:
+        yield Setup(store, other, bus, record.id, seen)
+    finally:
+        await bus.drain_all()
+        other.close()
+        await store.close()
+
+
+def _token(text: str) -> AgentToken:
+    return AgentToken(token=text, model="m")
+
+
+def _wire(events: list[StampedEvent]) -> list[tuple[int, str, str]]:
+    return [(e.sequence_number, e.timestamp, e.payload.model_dump_json()) for e in events]
+
+
+async def _until_numbering(setup: Setup) -> None:
+    """Wait until the bus has read the log's newest number (its pump does, after a claim)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE_S
+    while setup.session_id not in setup.bus.owned_inboxes():
+        assert loop.time() < deadline, "the bus never started numbering"
+        await asyncio.sleep(0.01)
+
+
+async def test_owned_numbers_are_the_numbers_the_log_then_holds(setup: Setup) -> None:
+    setup.bus.emit(setup.session_id, TurnStarted(user_message_sequence=1))
+    await setup.bus.drain(setup.session_id)
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    for batch in range(20):
+        for n in range(25):
+            setup.bus.emit(setup.session_id, _token(f"{batch}.{n} "))
+        await asyncio.sleep(0)  # let the write-behind pump take a batch now and then
+    await setup.bus.disown(setup.session_id)
+    log = setup.log()
+    assert [e.sequence_number for e in log] == list(range(1, 502))  # gapless, uncoalesced
+    assert _wire(setup.seen) == _wire(log)
+
+
+async def test_a_token_is_delivered_while_its_write_is_still_blocked(setup: Setup) -> None:
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    gate = threading.Event()
+    blocked = setup.store.submit(lambda _s: gate.wait(DEADLINE_S))  # the worker thread waits
+    try:
+        setup.bus.emit(setup.session_id, _token("fast"))
+        # Delivered synchronously, with its number, while nothing could be written.
+        assert [(e.sequence_number, e.type) for e in setup.seen] == [(1, "agent:token")]
+        assert setup.log() == []
+    finally:
+        gate.set()
+    assert await blocked
+    await setup.bus.disown(setup.session_id)
+    assert _wire(setup.log()) == _wire(setup.seen)
+
+
+async def test_disown_returns_once_everything_numbered_is_written(setup: Setup) -> None:
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    gate = threading.Event()
+    setup.store.submit(lambda _s: gate.wait(DEADLINE_S))
+    for n in range(5):
+        setup.bus.emit(setup.session_id, _token(str(n)))
+    disowning = asyncio.ensure_future(setup.bus.disown(setup.session_id))
+    await asyncio.sleep(0)
+    assert not disowning.done()  # its writes are still queued behind the gate
+    gate.set()
+    await disowning
+    assert [e.sequence_number for e in setup.log()] == [1, 2, 3, 4, 5]
+    # From now on the database numbers again (and the events are delivered after commit).
+    setup.bus.emit(setup.session_id, _token("after"))
+    await setup.bus.drain(setup.session_id)
+    assert [e.sequence_number for e in setup.seen] == [1, 2, 3, 4, 5, 6]
+    assert _wire(setup.log()) == _wire(setup.seen)
+
+
+async def test_other_processes_events_go_to_the_inbox_and_the_owner_numbers_them(
+    setup: Setup,
+) -> None:
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    setup.bus.emit(setup.session_id, _token("mine "))
+    exported = SessionExported(workflow_path="elsewhere.jsonl", format="jsonl")
+    assert setup.other.append_events(setup.session_id, [exported]) == []
+    setup.bus.emit(setup.session_id, _token("more"))
+    assert await setup.bus.take_inbox(setup.session_id) == 1
+    assert await setup.bus.take_inbox(setup.session_id) == 0  # taken once
+    assert [e.type for e in setup.seen] == ["agent:token", "agent:token", "session:exported"]
+    await setup.bus.drain(setup.session_id)
+    assert setup.other.read_event_inbox(setup.session_id, 0) == []
+    assert _wire(setup.log()) == _wire(setup.seen)
+
+
+async def test_a_claim_delivers_what_others_wrote_first_and_folds_the_inbox(
+    setup: Setup,
+) -> None:
+    await setup.bus.watch(setup.session_id)
+    setup.other.append_events(setup.session_id, [_token("theirs")])
+    # Another process held the lease a moment ago and left an inbox row behind.
+    other_clock = _clock("b", pid=200)
+    setup.other.acquire_lease(setup.session_id, "b", other_clock)
+    await setup.store.run(
+        lambda s: s.append_events(setup.session_id, [SessionExported(workflow_path="x")])
+    )
+    setup.other.release_lease(setup.session_id, "b")
+    await setup.hold_lease("a")
+    setup.bus.emit(setup.session_id, _token("mine"))  # before numbering: the log numbers it
+    await _until_numbering(setup)
+    setup.bus.emit(setup.session_id, _token("numbered here"))
+    await setup.bus.disown(setup.session_id)
+    await setup.bus.drain(setup.session_id)
+    log = setup.log()
+    assert [e.sequence_number for e in log] == [1, 2, 3, 4]
+    assert [getattr(e.payload, "token", e.type) for e in setup.seen] == [
+        "theirs",
+        "session:exported",
+        "mine",
+        "numbered here",
+    ]
+    assert _wire(setup.seen) == _wire(log)
+
+
+async def test_a_lost_lease_stops_the_numbering_and_loses_nothing(setup: Setup) -> None:
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    setup.bus.emit(setup.session_id, _token("one"))
+    await setup.bus.drain(setup.session_id)
+    # Taken over (the owner looked stale), and the lease released again by the taker.
+    stale = LeaseClock(now=10_000.0, timeout_s=1.0, host="this-host", pid=200)
+    setup.other.refuse_if_leased(setup.session_id, stale, "test")
+    setup.bus.emit(setup.session_id, _token("two"))
+    await setup.bus.drain(setup.session_id)
+    assert setup.session_id not in setup.bus.owned_inboxes()
+    setup.bus.emit(setup.session_id, _token("three"))
+    await setup.bus.drain(setup.session_id)
+    assert [getattr(e.payload, "token", None) for e in setup.log()] == ["one", "two", "three"]
+
+
+async def test_inbox_rows_left_before_a_claim_are_numbered_by_the_claim(setup: Setup) -> None:
+    await setup.bus.watch(setup.session_id)
+    setup.other.append_events(setup.session_id, [_token("theirs")])
+    setup.other.acquire_lease(setup.session_id, "b", _clock("b", pid=200))
+    await setup.store.run(
+        lambda s: s.append_events(setup.session_id, [SessionExported(workflow_path="x")])
+    )
+    setup.other.release_lease(setup.session_id, "b")  # and it died before folding
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    setup.bus.emit(setup.session_id, _token("numbered here"))
+    await setup.bus.disown(setup.session_id)
+    assert [getattr(e.payload, "token", e.type) for e in setup.seen] == [
+        "theirs",
+        "session:exported",
+        "numbered here",
+    ]
+    assert _wire(setup.seen) == _wire(setup.log())
+    assert setup.other.read_event_inbox(setup.session_id, 0) == []
