@@ -7,10 +7,11 @@ OpenAI-compatible adapter — against a loopback provider (:mod:`bench.paced`):
    over every turn) — persisting the user message durably, loading the tail within budget,
    building the prompt and opening the request;
 2. per-token latency at realistic rates (50, 200 and 1,000 tokens/s): the provider writes a
-   delta → the event carrying it reaches a bus subscriber (p99) — HTTP, SSE parsing, stamping,
-   the durable event log and delivery;
+   delta → the event carrying it reaches a bus subscriber (p99) — HTTP, SSE parsing, stamping
+   and delivery (the durable event log is written behind, §3.1);
 3. where each token's time goes at each rate (:mod:`bench.token_stages`): provider write →
-   adapter delta → the bus's pump takes it → persisted to the event log → subscriber;
+   adapter delta → subscriber (numbered in memory under the turn's lease), and, off the
+   token's path, delivered → written behind to the event log;
 4. throughput of an unpaced 10,000-token turn, as a ratio to the adapter alone reading the same
    stream (what the engine adds on top of parsing).
 

@@ -1,23 +1,23 @@
 """Where a token's latency goes inside the engine: per-stage timestamps for ``bench.engine``.
 
-Measurement only — :func:`instrument` wraps two engine seams for the life of a benchmark
-process (never in the product):
+Measurement only — :func:`instrument` wraps engine seams for the life of a benchmark process
+(never in the product):
 
 - ``adapter``: the turn receives the delta from the provider adapter (HTTP read, SSE cut,
   JSON decode done);
-- ``queued``: the event bus's pump takes the batch holding the delta and starts persisting it;
-- ``persisted``: the batch is committed to the durable event log and the pump is back on the
-  event loop, about to deliver;
+- ``persisted``: the event-log commit holding the token is done and the pump is back on the
+  event loop;
 
-and the subscriber notes ``delivered``. With the provider's write time each token gets four
-intervals, reported as rows: what the adapter costs, how long a delta waits for the pump,
-the event log's round trip (the store's worker thread, one SQLCipher commit, two thread
-hand-offs) and delivery.
+and the subscriber notes ``delivered``. While a turn holds its session's lease the bus numbers
+the token in memory and delivers it at once; the commit follows, write-behind (docs/design.md
+§3.1). So each token gets two intervals on its path — what the adapter costs, and adapter →
+subscriber (stamping in memory and delivery) — and one off it: delivered → written to the
+event log (the store's worker thread, one SQLCipher commit, two thread hand-offs), which no
+longer delays the token.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -29,13 +29,12 @@ from relavium_lsp.engine import bus as bus_module
 from relavium_lsp.engine import turn as turn_module
 from relavium_lsp.llm.seam import TextDelta
 
-STAGES = ("write", "adapter", "queued", "persisted", "delivered")
-LABELS = {
-    "adapter": "provider write → adapter delta (HTTP, SSE, JSON)",
-    "queued": "adapter delta → event bus pump starts the batch",
-    "persisted": "event-log round trip (worker thread, commit, back on the loop)",
-    "delivered": "persisted → subscriber",
-}
+# (from, to, label): the token's path first, then what happens behind it.
+INTERVALS = (
+    ("write", "adapter", "provider write → adapter delta (HTTP, SSE, JSON)"),
+    ("adapter", "delivered", "adapter delta → subscriber (numbered in memory, delivered)"),
+    ("delivered", "persisted", "off the token's path: delivered → written behind to the log"),
+)
 
 
 class StageClock:
@@ -65,25 +64,27 @@ class StageClock:
             self.mark(event.payload.token, "delivered")
 
     def intervals(self, turn: Turn) -> dict[str, list[float]]:
-        """Per stage, the seconds each token spent getting there from the previous stage."""
-        spent: dict[str, list[float]] = {stage: [] for stage in STAGES[1:]}
+        """Per interval label, the seconds each token spent in it."""
+        spent: dict[str, list[float]] = {label: [] for _before, _after, label in INTERVALS}
         for number, stamps in self.stamps.items():
             written = turn.writes.get(number)
             if written is None:
                 continue
             times = {"write": written, **stamps}
-            for before, after in itertools.pairwise(STAGES):
+            for before, after, label in INTERVALS:
                 if before in times and after in times:
-                    spent[after].append(times[after] - times[before])
+                    spent[label].append(times[after] - times[before])
         return spent
 
     def rows(self, turn: Turn, rate: int) -> list[Row]:
-        """One row per stage: its p99, next to its p50 as the anchor."""
+        """One row per interval: its p99, next to its p50 as the anchor."""
         rows = []
-        for stage, values in self.intervals(turn).items():
+        for label, values in self.intervals(turn).items():
+            if not values:
+                continue
             rows.append(
                 Row(
-                    f"  stage at {rate:,} tok/s: {LABELS[stage]}, p99",
+                    f"  stage at {rate:,} tok/s: {label}, p99",
                     percentile(values, 0.99) * 1000,
                     "ms",
                     anchor="its p50",
@@ -108,10 +109,17 @@ def instrument(clock: StageClock) -> None:
     async def timed_persist(
         self: bus_module.EventBus, session_id: str, batch: list[EventPayload]
     ) -> list[StampedEvent]:
-        clock.mark_batch(batch, "queued")
         stamped = await original_persist(self, session_id, batch)
         clock.mark_batch(batch, "persisted")
         return stamped
 
+    original_write = bus_module.EventBus._write_numbered
+
+    async def timed_write(self: bus_module.EventBus, session_id: str, channel: Any) -> None:
+        batch = [event.payload for event in channel.numbered]
+        await original_write(self, session_id, channel)
+        clock.mark_batch(batch, "persisted")
+
     turn_module.stream_with_fallback = timed_stream  # type: ignore[assignment]
     bus_module.EventBus._persist = timed_persist  # type: ignore[method-assign]
+    bus_module.EventBus._write_numbered = timed_write  # type: ignore[method-assign]

@@ -39,6 +39,9 @@ from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
 
 Listener = Callable[[StampedEvent], None]
+# What claiming a session's numbering reads from the log: its newest sequence, the events
+# after the claim position, and the inbox rows (``SessionStore.event_log_state``).
+LogState = tuple[int, list[StampedEvent], list[tuple[int, EventPayload]]]
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
 _log = logging.getLogger(__name__)
@@ -54,6 +57,10 @@ def _set() -> asyncio.Event:
 class _Channel:
     # Not numbered yet: the pump has the database number them.
     pending: list[EventPayload] = field(default_factory=list)
+    # Owned: emitted in this turn of the event loop, not numbered yet (a fast burst of token
+    # deltas is merged here, before anyone saw it); with the inbox row each came from.
+    staged: list[tuple[EventPayload, int | None]] = field(default_factory=list)
+    flush_scheduled: bool = False
     # Owned: numbered and delivered here, not written yet; and the inbox row each came from.
     numbered: list[StampedEvent] = field(default_factory=list)
     inbox_ids: list[int | None] = field(default_factory=list)
@@ -220,29 +227,48 @@ class EventBus:
     def emit(self, session_id: str, payload: EventPayload) -> None:
         """Queue an event for persistence and delivery (never blocks).
 
-        In an owned session the event is numbered and delivered before this returns.
+        In an owned session the event is numbered and delivered as soon as the current turn
+        of the event loop ends (what a fast stream emitted meanwhile is coalesced first).
         """
         channel = self._channel(session_id)
         if channel.next_sequence is not None:
-            self._number(channel, session_id, payload, None)
+            self._stage(channel, session_id, payload, None)
         else:
             channel.pending.append(payload)
         self._kick(session_id, channel)
 
     # -- owning a session's numbering (docs/design.md §3.1) ---------------------------------
 
-    def claim(self, session_id: str, token: str) -> None:
+    def claim_position(self, session_id: str) -> int | None:
+        """What a claim wants read with the lease: events after this (``None``: unwatched)."""
+        return self.delivered_through(session_id) if session_id in self._baseline else None
+
+    def claim(self, session_id: str, token: str, state: LogState | None = None) -> None:
         """Number the session's events here from now on: this process holds its lease.
 
-        Call it after the commit that took the lease under ``token``. Events emitted until
-        the pump has read the log's newest number (and delivered what other processes wrote
-        before) are numbered by the database as before; every later one in memory.
+        Call it after the commit that took the lease under ``token``. ``state`` is
+        ``event_log_state(session, claim_position(), 0)`` read on the store's thread right
+        after that commit (nobody else can append past it now): when nothing of this session
+        is queued here, numbering starts at once. Otherwise events emitted until the pump
+        has read the log's newest number are numbered by the database as before.
         """
         channel = self._channel(session_id)
         if channel.owner == token:
             return
         channel.owner = token
         channel.next_sequence = None
+        if (
+            state is not None
+            and not channel.pending
+            and not channel.numbered
+            and not channel.staged
+            and channel.pump is None
+            and not self._lock(session_id).locked()
+        ):
+            self._begin_numbering(session_id, channel, token, state)
+            if channel.numbered:
+                self._kick(session_id, channel)
+            return
         self._kick(session_id, channel)
 
     async def disown(self, session_id: str) -> None:
@@ -254,6 +280,7 @@ class EventBus:
         channel = self._channels.get(session_id)
         if channel is None or channel.owner is None:
             return
+        self._flush_staged(session_id, channel)
         channel.owner = None
         channel.next_sequence = None
         await channel.written.wait()
@@ -285,6 +312,7 @@ class EventBus:
         rows = await self._store.run(lambda s: s.read_event_inbox(session_id, after))
         if channel.owner != token or channel.next_sequence is None:
             return 0  # released meanwhile: the rows stay in the inbox for the database
+        self._flush_staged(session_id, channel)  # emitted before: numbered before
         count = 0
         for inbox_id, payload in rows:
             if inbox_id > channel.inbox_after:
@@ -305,6 +333,37 @@ class EventBus:
         channel.idle.clear()
         if channel.pump is None:
             channel.pump = asyncio.create_task(self._pump(session_id, channel))
+
+    def _stage(
+        self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
+    ) -> None:
+        channel.staged.append((payload, inbox_id))
+        channel.written.clear()
+        if not channel.flush_scheduled:
+            channel.flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_staged, session_id, channel)
+
+    def _flush_staged(self, session_id: str, channel: _Channel) -> None:
+        """Number and deliver what was emitted in the last turn of the loop, coalesced.
+
+        Paced tokens arrive one per turn of the loop and go out alone, one hop later; a
+        burst parsed from one read goes out as few events as a slow write once made of it.
+        """
+        channel.flush_scheduled = False
+        if not channel.staged or channel.next_sequence is None:
+            return
+        staged, channel.staged = channel.staged, []
+        run: list[EventPayload] = []
+        for payload, inbox_id in staged:
+            if inbox_id is None:
+                run.append(payload)
+                continue
+            for merged in coalesce(run):
+                self._number(channel, session_id, merged, None)
+            run = []
+            self._number(channel, session_id, payload, inbox_id)
+        for merged in coalesce(run):
+            self._number(channel, session_id, merged, None)
 
     def _number(
         self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
@@ -336,6 +395,7 @@ class EventBus:
             channel is not None
             and not channel.pending
             and not channel.numbered
+            and not channel.staged
             and channel.pump is None
             and channel.owner is None
         ):
@@ -348,7 +408,11 @@ class EventBus:
         """Wait until every event emitted so far for the session is persisted and delivered."""
         channel = self._channels.get(session_id)
         if channel is not None and (
-            channel.pending or channel.numbered or channel.fold or channel.pump is not None
+            channel.pending
+            or channel.staged
+            or channel.numbered
+            or channel.fold
+            or channel.pump is not None
         ):
             await channel.idle.wait()
 
@@ -372,6 +436,7 @@ class EventBus:
     async def _pump(self, session_id: str, channel: _Channel) -> None:
         try:
             while True:
+                self._flush_staged(session_id, channel)
                 if channel.numbered:
                     # Numbered before anything pending (those were emitted after a disown).
                     await self._write_numbered(session_id, channel)
@@ -393,7 +458,7 @@ class EventBus:
             # Also reached when the loop shuts down mid-write: the next emit starts a new pump.
             channel.pump = None
             channel.idle.set()
-            if not channel.numbered:
+            if not channel.numbered and not channel.staged:
                 channel.written.set()
 
     async def _start_numbering(self, session_id: str, channel: _Channel) -> None:
@@ -403,6 +468,8 @@ class EventBus:
         what other processes wrote and this bus has not delivered yet is delivered first.
         """
         token = channel.owner
+        if token is None:
+            return
         async with self._lock(session_id):
             after = self.delivered_through(session_id) if session_id in self._baseline else None
             try:
@@ -422,16 +489,23 @@ class EventBus:
                 return
             if channel.owner != token or channel.pending or channel.numbered:
                 return  # disowned, or emitted meanwhile (written first): the pump looks again
-            for event in missed:
-                if event.sequence_number > self._delivered.get(session_id, 0):
-                    self._deliver(event)
             # No await from the emptiness check above to here: nothing was written meanwhile.
-            channel.next_sequence = last + 1
-            channel.stamp_token = token
-            channel.inbox_after = 0
-            for inbox_id, payload in inbox:
-                channel.inbox_after = inbox_id
-                self._number(channel, session_id, payload, inbox_id)
+            self._begin_numbering(session_id, channel, token, (last, missed, inbox))
+
+    def _begin_numbering(
+        self, session_id: str, channel: _Channel, token: str, state: LogState
+    ) -> None:
+        """Deliver what others wrote up to the log's newest number, then number from there."""
+        last, missed, inbox = state
+        for event in missed:
+            if event.sequence_number > self._delivered.get(session_id, 0):
+                self._deliver(event)
+        channel.next_sequence = last + 1
+        channel.stamp_token = token
+        channel.inbox_after = 0
+        for inbox_id, payload in inbox:
+            channel.inbox_after = inbox_id
+            self._number(channel, session_id, payload, inbox_id)
 
     async def _write_numbered(self, session_id: str, channel: _Channel) -> None:
         """Write a batch of events numbered here, with their numbers (write-behind)."""
@@ -455,9 +529,10 @@ class EventBus:
             kept = True
         if not kept and channel.stamp_token == token and channel.owner == token:
             # The lease was taken over: from now on the database (or the new owner) numbers.
+            self._flush_staged(session_id, channel)
             channel.owner = None
             channel.next_sequence = None
-        if not channel.numbered:
+        if not channel.numbered and not channel.staged:
             channel.written.set()
 
     async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:

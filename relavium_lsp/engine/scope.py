@@ -25,13 +25,14 @@ from pathlib import Path
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
-from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.bus import EventBus, LogState
 from relavium_lsp.engine.leases import LeaseKeeper
 from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost
 
@@ -94,9 +95,17 @@ class SessionScope:
 
     # -- the session's lease and its event numbering (docs/design.md §3.1, §7.1) -----------
 
-    def own_events(self, token: str) -> None:
-        """The lease under ``token`` was just taken: number this session's events here."""
-        self._bus.claim(self.session_id, token)
+    def numbering_position(self) -> int | None:
+        """Read with the lease's commit for :meth:`own_events` (``event_log_state``)."""
+        return self._bus.claim_position(self.session_id)
+
+    def own_events(self, token: str, state: LogState | None = None) -> None:
+        """The lease under ``token`` was just taken: number this session's events here.
+
+        ``state``: ``event_log_state(session, numbering_position(), 0)`` read right after
+        the lease's commit on the store's thread, so numbering can start at once.
+        """
+        self._bus.claim(self.session_id, token, state)
 
     async def disown_events(self) -> None:
         """Before the lease is released: write every event numbered here."""
@@ -108,8 +117,14 @@ class SessionScope:
 
     async def hold_lease(self, token: str, clock: LeaseClock) -> None:
         """Take the session's lease (work other than a turn) and own its event numbering."""
-        await self.store.run(lambda s: s.acquire_lease(self.session_id, token, clock))
-        self.own_events(token)
+        after = self.numbering_position()
+        session_id = self.session_id
+
+        def take(store: SessionStore) -> LogState:
+            store.acquire_lease(session_id, token, clock)
+            return store.event_log_state(session_id, after, 0)
+
+        self.own_events(token, await self.store.run(take))
 
     async def give_back_lease(self, token: str) -> bool:
         """Write what was numbered here, release the lease, then fold the inbox."""

@@ -190,21 +190,27 @@ class AgentSession(SessionLease):
         try:
             await self._auto_compact(since_boundary)
             lease = await self._take_lease()
-            started, turn_count = await finish_before_cancelling(
+            after = self.scope.numbering_position()
+            (started, turn_count), log_state = await finish_before_cancelling(
                 # The commit does not wait for its fsync; the fsync runs while the model request
                 # is already on its way, and the turn does not settle before it is done (issue
                 # 25: one fsync was most of the per-turn overhead). A killed process keeps the
                 # message either way (it is in the write-ahead log); only an OS crash in those
                 # few milliseconds could lose it — the message in flight, never an earlier one.
-                # The turn's lease is taken in the same commit (docs/design.md §7.1).
+                # The turn's lease is taken in the same commit (docs/design.md §7.1), and the
+                # event log read right after it: the turn numbers its events from there
+                # (delivered at once, written behind, §3.1).
                 store.run(
-                    lambda s: s.begin_turn(
-                        self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+                    lambda s: (
+                        s.begin_turn(
+                            self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+                        ),
+                        s.event_log_state(self.id, after, 0),
                     )
                 )
             )
             if lease is not None:
-                self.scope.own_events(lease[0])  # tokens: numbered, delivered, written behind
+                self.scope.own_events(lease[0], log_state)
             self._start_heartbeat()
             user = started
             self.turn_user_sequence = started.sequence_number

@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,13 +87,17 @@ def _wire(events: list[StampedEvent]) -> list[tuple[int, str, str]]:
     return [(e.sequence_number, e.timestamp, e.payload.model_dump_json()) for e in events]
 
 
-async def _until_numbering(setup: Setup) -> None:
-    """Wait until the bus has read the log's newest number (its pump does, after a claim)."""
+async def _until(check: Callable[[], bool], what: str) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + DEADLINE_S
-    while setup.session_id not in setup.bus.owned_inboxes():
-        assert loop.time() < deadline, "the bus never started numbering"
+    while not check():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.01)
+
+
+async def _until_numbering(setup: Setup) -> None:
+    """Wait until the bus has read the log's newest number (its pump does, after a claim)."""
+    await _until(lambda: setup.session_id in setup.bus.owned_inboxes(), "numbering to start")
 
 
 async def test_owned_numbers_are_the_numbers_the_log_then_holds(setup: Setup) -> None:
@@ -106,8 +111,11 @@ async def test_owned_numbers_are_the_numbers_the_log_then_holds(setup: Setup) ->
         await asyncio.sleep(0)  # let the write-behind pump take a batch now and then
     await setup.bus.disown(setup.session_id)
     log = setup.log()
-    assert [e.sequence_number for e in log] == list(range(1, 502))  # gapless, uncoalesced
+    assert [e.sequence_number for e in log] == list(range(1, len(log) + 1))  # gapless
+    assert len(log) > 20  # at least one event per turn of the loop (a burst coalesces)
     assert _wire(setup.seen) == _wire(log)
+    text = "".join(getattr(e.payload, "token", "") for e in log)
+    assert text == "".join(f"{b}.{n} " for b in range(20) for n in range(25))
 
 
 async def test_a_token_is_delivered_while_its_write_is_still_blocked(setup: Setup) -> None:
@@ -117,7 +125,8 @@ async def test_a_token_is_delivered_while_its_write_is_still_blocked(setup: Setu
     blocked = setup.store.submit(lambda _s: gate.wait(DEADLINE_S))  # the worker thread waits
     try:
         setup.bus.emit(setup.session_id, _token("fast"))
-        # Delivered synchronously, with its number, while nothing could be written.
+        # Delivered with its number while nothing could be written.
+        await _until(lambda: bool(setup.seen), "the token's delivery")
         assert [(e.sequence_number, e.type) for e in setup.seen] == [(1, "agent:token")]
         assert setup.log() == []
     finally:
@@ -134,16 +143,17 @@ async def test_disown_returns_once_everything_numbered_is_written(setup: Setup) 
     setup.store.submit(lambda _s: gate.wait(DEADLINE_S))
     for n in range(5):
         setup.bus.emit(setup.session_id, _token(str(n)))
+        setup.bus.emit(setup.session_id, TurnStarted(user_message_sequence=n + 1))
     disowning = asyncio.ensure_future(setup.bus.disown(setup.session_id))
-    await asyncio.sleep(0)
+    await _until(lambda: len(setup.seen) == 10, "delivery before the writes")
     assert not disowning.done()  # its writes are still queued behind the gate
     gate.set()
     await disowning
-    assert [e.sequence_number for e in setup.log()] == [1, 2, 3, 4, 5]
+    assert [e.sequence_number for e in setup.log()] == list(range(1, 11))
     # From now on the database numbers again (and the events are delivered after commit).
     setup.bus.emit(setup.session_id, _token("after"))
     await setup.bus.drain(setup.session_id)
-    assert [e.sequence_number for e in setup.seen] == [1, 2, 3, 4, 5, 6]
+    assert [e.sequence_number for e in setup.seen] == list(range(1, 12))
     assert _wire(setup.log()) == _wire(setup.seen)
 
 
@@ -158,7 +168,9 @@ async def test_other_processes_events_go_to_the_inbox_and_the_owner_numbers_them
     setup.bus.emit(setup.session_id, _token("more"))
     assert await setup.bus.take_inbox(setup.session_id) == 1
     assert await setup.bus.take_inbox(setup.session_id) == 0  # taken once
-    assert [e.type for e in setup.seen] == ["agent:token", "agent:token", "session:exported"]
+    # The two deltas of one turn of the loop went out as one event; B's event after them.
+    assert [e.type for e in setup.seen] == ["agent:token", "session:exported"]
+    assert getattr(setup.seen[0].payload, "token", None) == "mine more"
     await setup.bus.drain(setup.session_id)
     assert setup.other.read_event_inbox(setup.session_id, 0) == []
     assert _wire(setup.log()) == _wire(setup.seen)
@@ -228,3 +240,23 @@ async def test_inbox_rows_left_before_a_claim_are_numbered_by_the_claim(setup: S
     ]
     assert _wire(setup.seen) == _wire(setup.log())
     assert setup.other.read_event_inbox(setup.session_id, 0) == []
+
+
+async def test_a_claim_with_the_log_read_after_the_lease_numbers_at_once(setup: Setup) -> None:
+    await setup.bus.watch(setup.session_id)
+    setup.other.append_events(setup.session_id, [_token("theirs")])
+    after = setup.bus.claim_position(setup.session_id)
+    clock = _clock("a")
+
+    def take(store: SessionStore) -> tuple[int, list[StampedEvent], list[Any]]:
+        store.acquire_lease(setup.session_id, "a", clock)
+        return store.event_log_state(setup.session_id, after, 0)
+
+    state = await setup.store.run(take)
+    setup.bus.claim(setup.session_id, "a", state)
+    assert setup.session_id in setup.bus.owned_inboxes()  # no trip to the store first
+    assert [getattr(e.payload, "token", None) for e in setup.seen] == ["theirs"]
+    setup.bus.emit(setup.session_id, _token("mine"))
+    await setup.bus.disown(setup.session_id)
+    assert _wire(setup.seen) == _wire(setup.log())
+    assert [e.sequence_number for e in setup.seen] == [1, 2]
