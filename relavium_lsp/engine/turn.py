@@ -54,6 +54,9 @@ from relavium_lsp.llm.seam import (
 )
 from relavium_lsp.tools.base import ToolCallContext
 
+# How long a fully buffered stream is parsed before the loop gets a turn (see _call_model).
+YIELD_EVERY_S = 0.001
+
 _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
     "rate_limit": "provider_rate_limit",
     "overloaded": "provider_unavailable",
@@ -198,18 +201,25 @@ class TurnRunner:
     async def _call_model(self, request: LlmRequest) -> _ModelReply:
         reply = _ModelReply(model=request.model)
         emit = self._scope.emit
+        loop = asyncio.get_running_loop()
+        # A fast stream can be fully buffered, so reading it never suspends: yield at least
+        # every YIELD_EVERY_S so the event bus delivers while the model streams. A paced
+        # stream suspends on every read anyway; a burst in between goes out coalesced (§3).
+        due = loop.time() + YIELD_EVERY_S
         async for item in stream_with_fallback(self._plan.chain, request):
             if isinstance(item, TextDelta):
                 reply.text.append(item.text)
                 emit(AgentToken(token=item.text, model=reply.model))
-                # A fast stream can be fully buffered, so reading it never suspends: yield once
-                # per delta so the event bus persists and delivers while the model streams.
-                await asyncio.sleep(0)
+                if loop.time() >= due:
+                    await asyncio.sleep(0)
+                    due = loop.time() + YIELD_EVERY_S
             elif isinstance(item, ReasoningDelta):
                 reply.add_reasoning(item)
                 if item.text:
                     emit(AgentReasoning(text=item.text, model=reply.model))
-                await asyncio.sleep(0)
+                if loop.time() >= due:
+                    await asyncio.sleep(0)
+                    due = loop.time() + YIELD_EVERY_S
             elif isinstance(item, ToolCallEnd):
                 reply.tool_calls.append(item)
             elif isinstance(item, StopChunk):
