@@ -1,6 +1,6 @@
 """Throttled, capped ``agent:tool_output`` events for one call's terminal output.
 
-Events are persisted before clients see them, so a command that prints megabytes must not
+Every event is written to the durable log, so a command that prints megabytes must not
 write megabytes of events: text is gathered and sent at most once per ``interval_s`` (the
 first piece at once, so a client sees the command start), and after ``max_bytes`` one last
 event says the live view stops there (the kept output still reaches the result).
