@@ -255,6 +255,7 @@ class EventBus:
         channel = self._channel(session_id)
         if channel.owner == token:
             return
+        self._flush_staged(session_id, channel)  # numbered under the previous claim, if any
         channel.owner = token
         channel.next_sequence = None
         if (

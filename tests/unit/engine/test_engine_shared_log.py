@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from relavium_lsp.contracts.events import AgentToken, StampedEvent
+from relavium_lsp.contracts.events import AgentToken, SessionExported, StampedEvent
 from relavium_lsp.contracts.wire import SessionListChange
-from tests.unit.engine.engine_harness import engine, scripted
+from tests.unit.engine.engine_harness import engine, scripted, text_reply, tool_reply
 
 DEADLINE_S = 60.0
 
@@ -76,3 +76,31 @@ async def test_list_changes_from_any_process_reach_list_listeners(tmp_path: Path
             (session, "created"),
             (session, "renamed"),
         ]
+
+
+async def test_a_turns_events_are_the_logs_and_another_process_joins_through_the_inbox(
+    tmp_path: Path,
+) -> None:
+    provider = scripted(
+        tool_reply("write_file", {"path": "a.txt", "content": "a"}, "c1"), text_reply("done")
+    )
+    async with engine(tmp_path, provider) as h:
+        h.host.hold = asyncio.Event()
+        session = (await h.start()).record.id
+        turn = asyncio.create_task(h.engine.send(session, "write a"))
+        await h.host.asked_event.wait()  # mid-turn: this engine holds the lease
+        exported = SessionExported(workflow_path="elsewhere.jsonl", format="jsonl")
+        # Another process appends: while the lease is live its events wait in the inbox.
+        assert await h.store.run(lambda s: s.append_events(session, [exported])) == []
+        await _until(
+            lambda: "session:exported" in h.types(session), "the owner to number the inbox"
+        )
+        h.host.hold.set()
+        assert (await turn).stop_reason == "stop"
+        await h.engine.flush_events(session)
+        log = await h.store.run(lambda s: s.events_after(session, 0, 10_000))
+        mine = [event for event in h.events if event.session_id == session]
+        assert [e.model_dump_json() for e in mine] == [e.model_dump_json() for e in log]
+        assert [e.sequence_number for e in log] == list(range(1, len(log) + 1))
+        assert [e.type for e in log].count("session:exported") == 1
+        assert await h.store.run(lambda s: s.read_event_inbox(session, 0)) == []
