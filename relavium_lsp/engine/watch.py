@@ -92,16 +92,16 @@ class SharedLogWatcher:
             await asyncio.sleep(self._interval_s)
             try:
                 marks = await self._store.run(lambda s: s.change_marks())
-                if marks != (version, seen):
-                    # Our own commits move only the change log, yet a stale-lease takeover
-                    # here folds other processes' inbox events into the log: read back too.
-                    await self._catch_up_sessions()
-                if marks[0] != version:
+                others_committed = marks[0] != version
+                if others_committed:
                     version = marks[0]
+                    await self._catch_up_sessions()
                     for hook in list(self._commit_hooks):
                         await hook()
                 if marks[1] != seen:
-                    seen = await self._announce_changes(seen)
+                    # Our own commits move only the change log, yet a stale-lease takeover
+                    # here folds other processes' inbox events into the log: read back too.
+                    seen = await self._announce_changes(seen, catch_up=not others_committed)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -124,12 +124,20 @@ class SharedLogWatcher:
             if sequence > self._bus.delivered_through(session_id):
                 await self._bus.catch_up(session_id)
 
-    async def _announce_changes(self, seen: int) -> int:
+    async def _announce_changes(self, seen: int, *, catch_up: bool = False) -> int:
         while True:
             after = seen
-            rows = await self._store.run(
-                lambda s, after=after: s.session_changes_after(after, CHANGES_PAGE)  # type: ignore[misc]
+            watched = self._bus.watched() if catch_up else []
+            rows, newest = await self._store.run(
+                lambda s, after=after, watched=watched: (  # type: ignore[misc]
+                    s.session_changes_after(after, CHANGES_PAGE),
+                    s.newest_event_sequences(watched) if watched else {},
+                )
             )
+            catch_up = False  # one look per poll; read on the same trip as the changes
+            for session_id, sequence in newest.items():
+                if sequence > self._bus.delivered_through(session_id):
+                    await self._bus.catch_up(session_id)
             if not rows:
                 return seen
             seen = rows[-1][0]
