@@ -260,3 +260,21 @@ async def test_a_claim_with_the_log_read_after_the_lease_numbers_at_once(setup: 
     await setup.bus.disown(setup.session_id)
     assert _wire(setup.seen) == _wire(setup.log())
     assert [e.sequence_number for e in setup.seen] == [1, 2]
+
+
+async def test_what_arrives_in_the_inbox_at_the_release_is_folded_right_after(
+    setup: Setup,
+) -> None:
+    await setup.bus.watch(setup.session_id)
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    setup.bus.emit(setup.session_id, _token("mine"))
+    await setup.bus.disown(setup.session_id)
+    # Another process appends after the owner's last look at its inbox, before the release.
+    setup.other.append_events(setup.session_id, [SessionExported(workflow_path="late")])
+    await setup.store.run(lambda s: s.release_lease(setup.session_id, "a"))
+    setup.bus.fold_inbox(setup.session_id)
+    await setup.bus.drain(setup.session_id)
+    assert [e.type for e in setup.seen] == ["agent:token", "session:exported"]
+    assert _wire(setup.seen) == _wire(setup.log())
+    assert setup.other.read_event_inbox(setup.session_id, 0) == []
