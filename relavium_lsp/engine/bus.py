@@ -39,9 +39,10 @@ from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
 
 Listener = Callable[[StampedEvent], None]
-# What claiming a session's numbering reads from the log: its newest sequence, the events
-# after the claim position, and the inbox rows (``SessionStore.event_log_state``).
-LogState = tuple[int, list[StampedEvent], list[tuple[int, EventPayload]]]
+# What claiming a session's numbering reads from the log: the highest number given out, how
+# far the lease may number (its durable reservation), the events after the claim position,
+# and the inbox rows (``SessionStore.event_log_state``).
+LogState = tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
 _log = logging.getLogger(__name__)
@@ -69,6 +70,9 @@ class _Channel:
     owner: str | None = None
     stamp_token: str | None = None
     next_sequence: int | None = None
+    # The highest number the lease lets this bus hand out (reserved durably, §3.1): past it
+    # the database numbers again until a write-behind commit extended the reservation.
+    reserved_through: int = 0
     # Inbox rows up to this id are numbered here already.
     inbox_after: int = 0
     # Fold the inbox even with nothing pending (after the lease was released).
@@ -247,7 +251,7 @@ class EventBus:
         """Number the session's events here from now on: this process holds its lease.
 
         Call it after the commit that took the lease under ``token``. ``state`` is
-        ``event_log_state(session, claim_position(), 0)`` read on the store's thread right
+        ``event_log_state(session, claim_position(), 0, token)`` read on the store's thread right
         after that commit (nobody else can append past it now): when nothing of this session
         is queued here, numbering starts at once. Otherwise events emitted until the pump
         has read the log's newest number are numbered by the database as before.
@@ -285,6 +289,9 @@ class EventBus:
         channel.owner = None
         channel.next_sequence = None
         await channel.written.wait()
+        if channel.pending or channel.pump is not None:
+            # What was emitted past the reservation: the database numbers it, under the lease.
+            await self.drain(session_id)
 
     def fold_inbox(self, session_id: str) -> None:
         """Have the database number what waits in the session's inbox (after a release)."""
@@ -318,7 +325,8 @@ class EventBus:
         for inbox_id, payload in rows:
             if inbox_id > channel.inbox_after:
                 channel.inbox_after = inbox_id
-                self._number(channel, session_id, payload, inbox_id)
+                if not self._number(channel, session_id, payload, inbox_id):
+                    break  # out of reserved numbers: the rest waits for the database
                 count += 1
         if count:
             self._kick(session_id, channel)
@@ -354,23 +362,39 @@ class EventBus:
         if not channel.staged or channel.next_sequence is None:
             return
         staged, channel.staged = channel.staged, []
+        ordered: list[tuple[EventPayload, int | None]] = []
         run: list[EventPayload] = []
         for payload, inbox_id in staged:
             if inbox_id is None:
                 run.append(payload)
                 continue
-            for merged in coalesce(run):
-                self._number(channel, session_id, merged, None)
+            ordered.extend((merged, None) for merged in coalesce(run))
             run = []
-            self._number(channel, session_id, payload, inbox_id)
-        for merged in coalesce(run):
-            self._number(channel, session_id, merged, None)
+            ordered.append((payload, inbox_id))
+        ordered.extend((merged, None) for merged in coalesce(run))
+        for payload, inbox_id in ordered:
+            if channel.next_sequence is None or not self._number(
+                channel, session_id, payload, inbox_id
+            ):
+                # Out of reserved numbers: the database numbers it (an inbox row stays there).
+                if inbox_id is None:
+                    channel.pending.append(payload)
 
     def _number(
         self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
-    ) -> None:
+    ) -> bool:
+        """Number and deliver one event; ``False`` past the reservation (nothing numbered).
+
+        Then the database numbers what comes next (persist, then deliver) until the pump
+        claims a new reservation: a number handed out here is always durably reserved, so
+        a takeover after this process died can never give it to another event.
+        """
         sequence = channel.next_sequence
         assert sequence is not None
+        if sequence > channel.reserved_through:
+            channel.next_sequence = None
+            self._kick(session_id, channel)
+            return False
         channel.next_sequence = sequence + 1
         # The payload is a validated model already: no second validation per token.
         event = StampedEvent.model_construct(
@@ -383,6 +407,7 @@ class EventBus:
         channel.inbox_ids.append(inbox_id)
         channel.written.clear()
         self._deliver(event)
+        return True
 
     def release(self, session_id: str) -> None:
         """Forget an idle session's queue and lock (its live object was dropped, issue 16).
@@ -474,8 +499,8 @@ class EventBus:
         async with self._lock(session_id):
             after = self.delivered_through(session_id) if session_id in self._baseline else None
             try:
-                last, missed, inbox = await self._store.run(
-                    lambda s: s.event_log_state(session_id, after, 0)
+                state = await self._store.run(
+                    lambda s: s.claim_event_numbers(session_id, token, after)
                 )
             except asyncio.CancelledError:
                 raise
@@ -490,23 +515,28 @@ class EventBus:
                 return
             if channel.owner != token or channel.pending or channel.numbered:
                 return  # disowned, or emitted meanwhile (written first): the pump looks again
+            if state[1] <= state[0]:
+                channel.owner = None  # no reservation: the lease is not ours any more
+                return
             # No await from the emptiness check above to here: nothing was written meanwhile.
-            self._begin_numbering(session_id, channel, token, (last, missed, inbox))
+            self._begin_numbering(session_id, channel, token, state)
 
     def _begin_numbering(
         self, session_id: str, channel: _Channel, token: str, state: LogState
     ) -> None:
         """Deliver what others wrote up to the log's newest number, then number from there."""
-        last, missed, inbox = state
+        last, reserved, missed, inbox = state
         for event in missed:
             if event.sequence_number > self._delivered.get(session_id, 0):
                 self._deliver(event)
         channel.next_sequence = last + 1
+        channel.reserved_through = reserved
         channel.stamp_token = token
         channel.inbox_after = 0
         for inbox_id, payload in inbox:
             channel.inbox_after = inbox_id
-            self._number(channel, session_id, payload, inbox_id)
+            if not self._number(channel, session_id, payload, inbox_id):
+                break  # out of reserved numbers: the rest waits for the database
 
     async def _write_numbered(self, session_id: str, channel: _Channel) -> None:
         """Write a batch of events numbered here, with their numbers (write-behind)."""
@@ -515,6 +545,7 @@ class EventBus:
         token = channel.stamp_token
         assert token is not None
         clock = self._lease_clock() if self._lease_clock is not None else None
+        kept: int | None = channel.reserved_through
         try:
             kept = await self._store.run(
                 lambda s: s.append_numbered_events(session_id, batch, inbox_ids, token, clock)
@@ -524,11 +555,12 @@ class EventBus:
         except StoreError as error:
             # Delivered already; the log keeps a hole where these were (clients skip holes).
             _log.warning("could not persist %d event(s): %s", len(batch), error.message)
-            kept = True
         except Exception:
             _log.exception("could not persist %d event(s) for session %s", len(batch), session_id)
-            kept = True
-        if not kept and channel.stamp_token == token and channel.owner == token:
+        if kept is not None and channel.stamp_token == token:
+            # The commit may have extended the reservation (off the token's path).
+            channel.reserved_through = max(channel.reserved_through, kept)
+        if kept is None and channel.stamp_token == token and channel.owner == token:
             # The lease was taken over: from now on the database (or the new owner) numbers.
             self._flush_staged(session_id, channel)
             channel.owner = None

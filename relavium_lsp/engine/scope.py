@@ -102,7 +102,7 @@ class SessionScope:
     def own_events(self, token: str, state: LogState | None = None) -> None:
         """The lease under ``token`` was just taken: number this session's events here.
 
-        ``state``: ``event_log_state(session, numbering_position(), 0)`` read right after
+        ``state``: ``event_log_state(session, numbering_position(), 0, token)`` read right after
         the lease's commit on the store's thread, so numbering can start at once.
         """
         self._bus.claim(self.session_id, token, state)
@@ -122,7 +122,7 @@ class SessionScope:
 
         def take(store: SessionStore) -> LogState:
             store.acquire_lease(session_id, token, clock)
-            return store.event_log_state(session_id, after, 0)
+            return store.event_log_state(session_id, after, 0, token)
 
         self.own_events(token, await self.store.run(take))
 

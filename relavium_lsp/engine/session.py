@@ -205,7 +205,7 @@ class AgentSession(SessionLease):
                         s.begin_turn(
                             self.id, user_parts, wait_for_disk=False, lease=lease, author=author
                         ),
-                        s.event_log_state(self.id, after, 0),
+                        s.event_log_state(self.id, after, 0, lease[0] if lease else None),
                     )
                 )
             )

@@ -10,6 +10,11 @@ Who numbers a session's events (``docs/design.md`` §3.1):
 - another process holds a live lease: the payloads go to ``session_event_inbox`` unnumbered
   (:func:`put_in_inbox`) and the owner folds them into its numbering.
 
+The owner never hands out a number it has not reserved durably first (the lease row's
+``numbered_through``, :func:`reserve`): a takeover after the owner died leaves a floor at that
+reservation (:func:`keep_floor`) and the log numbers past it, so a number the dead owner
+delivered but never wrote is never given to another event — a hole, which clients step over.
+
 Every function runs inside the caller's write transaction (or is a plain read).
 """
 
@@ -37,6 +42,52 @@ def last_sequence(connection: Connection, session_id: str) -> int:
     return int(row[0])
 
 
+# How many numbers an owner reserves ahead; it extends the reservation in a write-behind
+# commit once less than half of a block is left (tests shrink it to reach the limit).
+RESERVE_BLOCK = 1000
+
+
+def numbers_used(connection: Connection, session_id: str) -> int:
+    """The highest number given out: the log's newest, or a takeover's floor above it."""
+    row = connection.execute(
+        "SELECT MAX(COALESCE((SELECT MAX(sequence_number) FROM session_events"
+        " WHERE session_id = ?1), 0), COALESCE((SELECT numbered_through FROM session_event_floor"
+        " WHERE session_id = ?1), 0))",
+        (session_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def reserve(connection: Connection, session_id: str, token: str, through: int) -> int | None:
+    """Let the lease's owner number up to ``through``; its reservation (``None``: not its lease)."""
+    row = connection.execute(
+        "UPDATE session_leases SET numbered_through = MAX(numbered_through, ?)"
+        " WHERE session_id = ? AND owner_token = ? RETURNING numbered_through",
+        (through, session_id, token),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def reservation(connection: Connection, session_id: str, token: str | None) -> int:
+    """How far the lease under ``token`` may number (0: not that lease)."""
+    row = connection.execute(
+        "SELECT numbered_through FROM session_leases WHERE session_id = ? AND owner_token = ?",
+        (session_id, token),
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def keep_floor(connection: Connection, session_id: str, token: str) -> None:
+    """Before a stale lease is deleted: the log numbers past what its owner reserved."""
+    through = reservation(connection, session_id, token)
+    if through > numbers_used(connection, session_id):
+        connection.execute(
+            "INSERT INTO session_event_floor (session_id, numbered_through) VALUES (?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET numbered_through = excluded.numbered_through",
+            (session_id, through),
+        )
+
+
 def _json(payload: EventPayload) -> str:
     return dump_json(payload.model_dump(mode="json", by_alias=True))
 
@@ -56,7 +107,7 @@ def allocate(
     connection: Connection, session_id: str, payloads: Sequence[EventPayload], now: str
 ) -> list[StampedEvent]:
     """Fold the inbox, then number ``payloads`` after it: the stamped events, inbox first."""
-    last = last_sequence(connection, session_id)
+    last = numbers_used(connection, session_id)
     waiting = take_inbox(connection, session_id)
     everything = [payload for _id, payload in waiting] + list(payloads)
     stamped = [

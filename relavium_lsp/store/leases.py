@@ -169,6 +169,9 @@ def take_lease(connection: Connection, session_id: str, token: str, clock: Lease
         " abort_requested = 0",
         (session_id, clock.pid, clock.host, token, clock.now),
     )
+    # The first block of event numbers the owner may hand out before writing them (§3.1).
+    used = event_log.numbers_used(connection, session_id)
+    event_log.reserve(connection, session_id, token, used + event_log.RESERVE_BLOCK)
 
 
 def renew_lease(connection: Connection, session_id: str, token: str, now: float) -> bool | None:
@@ -266,8 +269,11 @@ def take_over(connection: Connection, lease: Lease) -> None:
     """Inside a write transaction: end a stale lease — mark the cut turn, fold the inbox.
 
     The dead owner numbered its events in memory (§3.1); what other processes left in the
-    session's inbox for it is numbered now, after whatever the owner managed to write.
+    session's inbox for it is numbered now, past every number the owner reserved (it may
+    have delivered them without writing them: they are skipped, never given again).
     """
+    # It may have delivered numbers it never wrote: they are never given again (a hole).
+    event_log.keep_floor(connection, lease.session_id, lease.owner_token)
     connection.execute(
         "DELETE FROM session_leases WHERE session_id = ? AND owner_token = ?",
         (lease.session_id, lease.owner_token),

@@ -57,15 +57,17 @@ class EventRows(RepositoryBase):
         inbox_ids: Sequence[int | None],
         owner_token: str,
         clock: leases.LeaseClock | None = None,
-    ) -> bool:
+    ) -> int | None:
         """Write events the lease's owner already numbered and delivered, in one commit.
 
         ``inbox_ids[i]`` is the inbox row ``events[i]`` was folded from (``None``: emitted
         here); those rows are deleted in the same commit, and an event whose row is gone
-        (another process folded it after a takeover) is not written twice. ``True`` when the
-        numbers were kept. ``False`` when the lease is no longer ``owner_token``'s (taken
-        over after this process stalled): the events are then written the ordinary way
-        (numbered by the database, or into the new owner's inbox) so that nothing is lost.
+        (another process folded it after a takeover) is not written twice. Returns how far
+        the owner may number now (its reservation, extended in this commit once less than
+        half a block is left) when the numbers were kept. ``None`` when the lease is no
+        longer ``owner_token``'s (taken over after this process stalled): the events are then
+        written the ordinary way (numbered by the database, or into the new owner's inbox)
+        so that nothing is lost.
         """
         connection = self._connection
         with relaxed_durability(connection), write_transaction(connection):
@@ -76,16 +78,22 @@ class EventRows(RepositoryBase):
                 for event, inbox_id in zip(events, inbox_ids, strict=True)
                 if inbox_id is None or inbox_id in present
             ]
+            reserved = event_log.reservation(connection, session_id, owner_token)
             if not keep:
-                return True
-            lease = leases.read_lease(connection, session_id)
-            if (
-                lease is not None
-                and lease.owner_token == owner_token
-                and event_log.last_sequence(connection, session_id) < keep[0].sequence_number
-            ):
+                return reserved or None
+            used = event_log.numbers_used(connection, session_id)
+            if reserved and used < keep[0].sequence_number:
                 event_log.insert(connection, keep)
-                return True
+                top = keep[-1].sequence_number
+                if reserved - top < event_log.RESERVE_BLOCK // 2:
+                    # Off the token's path: the bus keeps numbering meanwhile (§3.1).
+                    reserved = (
+                        event_log.reserve(
+                            connection, session_id, owner_token, top + event_log.RESERVE_BLOCK
+                        )
+                        or reserved
+                    )
+                return reserved
             _log.warning(
                 "session %s: this process no longer holds the lease; %d event(s) it numbered "
                 "are written under the log's own numbers",
@@ -98,24 +106,41 @@ class EventRows(RepositoryBase):
                 event_log.put_in_inbox(connection, session_id, payloads, now)
             else:
                 event_log.allocate(connection, session_id, payloads, now)
-            return False
+            return None
 
     def event_log_state(
-        self, session_id: str, after_sequence: int | None, inbox_after: int
-    ) -> tuple[int, list[StampedEvent], list[tuple[int, EventPayload]]]:
+        self, session_id: str, after_sequence: int | None, inbox_after: int, token: str | None
+    ) -> tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]:
         """What a bus claiming a session's numbering needs, read at once (no write lock).
 
-        The newest sequence; the events after ``after_sequence`` (``None``: not wanted);
-        the inbox rows past ``inbox_after``.
+        The highest number given out (the log's newest, or a takeover's floor above it); how
+        far the lease under ``token`` may number (0: it is not that lease's); the events
+        after ``after_sequence`` (``None``: not wanted); the inbox rows past ``inbox_after``.
         """
-        last = event_log.last_sequence(self._connection, session_id)
+        connection = self._connection
+        last = event_log.numbers_used(connection, session_id)
+        reserved = event_log.reservation(connection, session_id, token)
         missed = (
             []
             if after_sequence is None or after_sequence >= last
             else self.events_after(session_id, after_sequence, last - after_sequence)
         )
-        inbox = event_log.read_inbox(self._connection, session_id, inbox_after)
-        return last, missed, inbox
+        inbox = event_log.read_inbox(connection, session_id, inbox_after)
+        return last, reserved, missed, inbox
+
+    def claim_event_numbers(
+        self, session_id: str, token: str, after_sequence: int | None
+    ) -> tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]:
+        """Reserve a block of numbers past every number given out, then ``event_log_state``.
+
+        For a bus that numbers again after the database numbered for it (its reservation
+        ran out); the reservation stays 0 when the lease is not ``token``'s.
+        """
+        connection = self._connection
+        with relaxed_durability(connection), write_transaction(connection):
+            used = event_log.numbers_used(connection, session_id)
+            event_log.reserve(connection, session_id, token, used + event_log.RESERVE_BLOCK)
+        return self.event_log_state(session_id, after_sequence, 0, token)
 
     def read_event_inbox(self, session_id: str, after_id: int) -> list[tuple[int, EventPayload]]:
         """A session's inbox rows past ``after_id``, oldest first (read only)."""

@@ -365,7 +365,7 @@ def add_model_choice(connection: Connection) -> None:
 
 
 def add_event_inbox(connection: Connection) -> None:
-    """Version 9: the event inbox of sessions whose turn another process runs."""
+    """Version 9: the event inbox; the event numbers a lease's owner reserved (§3.1)."""
     for statement in _INBOX_STATEMENTS:
         connection.execute(statement)
 
@@ -385,6 +385,17 @@ _INBOX_STATEMENTS = (
     )
     """,
     "CREATE INDEX session_event_inbox_session ON session_event_inbox (session_id, id)",
+    # The highest event number the lease's owner may hand out before it was written: the
+    # owner reserves a block with the lease and extends it in its write-behind commits.
+    "ALTER TABLE session_leases ADD COLUMN numbered_through INTEGER NOT NULL DEFAULT 0",
+    # Left by a stale-lease takeover: the dead owner may have delivered numbers up to here
+    # that it never wrote; the log numbers past them (a hole the clients step over).
+    """
+    CREATE TABLE session_event_floor (
+        session_id TEXT PRIMARY KEY REFERENCES agent_sessions (id),
+        numbered_through INTEGER NOT NULL
+    ) WITHOUT ROWID
+    """,
 )
 
 

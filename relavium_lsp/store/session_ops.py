@@ -39,6 +39,7 @@ _TABLES_BY_SESSION = (
     "session_costs",
     "session_events",
     "session_event_inbox",
+    "session_event_floor",
     "session_artifacts",
     "session_handoffs",
     "session_handoff_audit",

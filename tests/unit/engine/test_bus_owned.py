@@ -23,6 +23,7 @@ from relavium_lsp.contracts.events import (
     TurnStarted,
 )
 from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.store import event_log
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.leases import LeaseClock
@@ -248,9 +249,9 @@ async def test_a_claim_with_the_log_read_after_the_lease_numbers_at_once(setup: 
     after = setup.bus.claim_position(setup.session_id)
     clock = _clock("a")
 
-    def take(store: SessionStore) -> tuple[int, list[StampedEvent], list[Any]]:
+    def take(store: SessionStore) -> tuple[int, int, list[StampedEvent], list[Any]]:
         store.acquire_lease(setup.session_id, "a", clock)
-        return store.event_log_state(setup.session_id, after, 0)
+        return store.event_log_state(setup.session_id, after, 0, "a")
 
     state = await setup.store.run(take)
     setup.bus.claim(setup.session_id, "a", state)
@@ -278,3 +279,88 @@ async def test_what_arrives_in_the_inbox_at_the_release_is_folded_right_after(
     assert [e.type for e in setup.seen] == ["agent:token", "session:exported"]
     assert _wire(setup.seen) == _wire(setup.log())
     assert setup.other.read_event_inbox(setup.session_id, 0) == []
+
+
+def _check_reserved(setup: Setup, token: str) -> Callable[[StampedEvent], None]:
+    """A listener asserting every number it is given was durable first: reserved or written."""
+
+    def check(event: StampedEvent) -> None:
+        reserved = setup.other.event_log_state(setup.session_id, None, 0, token)[1]
+        written = [e.sequence_number for e in setup.log()]
+        assert event.sequence_number <= reserved or event.sequence_number in written
+
+    return check
+
+
+def _exported(path: str) -> SessionExported:
+    return SessionExported(workflow_path=path, format="jsonl")
+
+
+async def test_past_the_reservation_the_database_numbers_until_a_new_block_is_claimed(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_log, "RESERVE_BLOCK", 2)
+    setup.bus.subscribe(_check_reserved(setup, "a"))
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    # Five in one turn of the loop: two numbered here (the block), three by the database.
+    for n in range(5):
+        setup.bus.emit(setup.session_id, _exported(f"first {n}"))
+    await _until(lambda: len(setup.seen) == 5, "the burst's delivery")
+    await _until_numbering(setup)  # a new block is reserved past what the database numbered
+    for n in range(5):
+        setup.bus.emit(setup.session_id, _exported(f"second {n}"))
+    await setup.bus.disown(setup.session_id)
+    log = setup.log()
+    assert [e.sequence_number for e in log] == list(range(1, 11))
+    assert _wire(setup.seen) == _wire(log)
+    assert [getattr(e.payload, "workflow_path", None) for e in log] == [
+        f"{which} {n}" for which in ("first", "second") for n in range(5)
+    ]
+
+
+async def test_write_behind_commits_extend_the_reservation(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_log, "RESERVE_BLOCK", 8)
+    setup.bus.subscribe(_check_reserved(setup, "a"))
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    for n in range(40):
+        setup.bus.emit(setup.session_id, _exported(str(n)))
+        await setup.bus.drain(setup.session_id)  # each one written before the next
+    assert setup.session_id in setup.bus.owned_inboxes()  # still numbered here
+    await setup.bus.disown(setup.session_id)
+    log = setup.log()
+    assert [e.sequence_number for e in log] == list(range(1, 41))
+    assert _wire(setup.seen) == _wire(log)
+    assert setup.other.event_log_state(setup.session_id, None, 0, "a")[1] >= 40 + 8 // 2
+
+
+async def test_a_takeover_after_delivered_unwritten_numbers_never_gives_them_again(
+    setup: Setup,
+) -> None:
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    gate = threading.Event()
+    blocked = setup.store.submit(lambda _s: gate.wait(DEADLINE_S))  # the owner stalls
+    try:
+        for n in range(3):
+            setup.bus.emit(setup.session_id, _exported(f"unwritten {n}"))
+        await _until(lambda: len(setup.seen) == 3, "delivery before the write")
+        assert [e.sequence_number for e in setup.seen] == [1, 2, 3]
+        # The owner is gone as far as another process can tell: it takes the lease over.
+        dead = LeaseClock(
+            now=1000.0, timeout_s=3600.0, host="this-host", pid=200, is_alive=lambda _p: False
+        )
+        assert setup.other.recover_abandoned(dead) == [setup.session_id]
+        after = setup.other.append_events(setup.session_id, [_exported("after the takeover")])
+    finally:
+        gate.set()
+    assert await blocked
+    await setup.bus.drain(setup.session_id)
+    assert after[0].sequence_number > max(e.sequence_number for e in setup.seen[:3])
+    # What the stalled owner writes later is numbered past that too: no number twice.
+    numbers = [e.sequence_number for e in setup.log()]
+    assert len(numbers) == len(set(numbers)) == 4
+    assert min(numbers) > 3

@@ -12,12 +12,14 @@ import pytest
 from store_records import text
 
 from relavium_lsp.contracts.events import AgentToken, SessionExported, StampedEvent
+from relavium_lsp.store import event_log
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.sessions import SessionStore
 
 HOST = "this-host"
+BLOCK = event_log.RESERVE_BLOCK
 
 
 def clock(now: float, *tokens: str, pid: int = 100, alive: bool = True) -> LeaseClock:
@@ -130,12 +132,13 @@ def test_an_owner_whose_lease_was_taken_over_writes_nothing_under_its_numbers(
     later = clock(1011.0, "b", pid=200)
     other.begin_turn(session_id, text("mine"), lease=("b", later))
     kept = store.append_numbered_events(session_id, _numbered(session_id, 2, "late"), [None], "a")
-    assert kept is False
+    assert kept is None
     # Not lost, not numbered past the new owner's back: it waits in the new owner's inbox.
     assert _log(store, session_id) == [(1, "x")]
     assert [p.type for _i, p in other.read_event_inbox(session_id, 0)] == ["agent:token"]
     assert other.end_turn(session_id, "b")
-    assert [e.sequence_number for e in other.append_events(session_id, [])] == [2]
+    # Numbered past everything "a" reserved: it may have delivered those numbers.
+    assert [e.sequence_number for e in other.append_events(session_id, [])] == [BLOCK + 1]
 
 
 def test_a_lost_lease_with_nobody_holding_it_is_numbered_by_the_log(
@@ -146,8 +149,9 @@ def test_a_lost_lease_with_nobody_holding_it_is_numbered_by_the_log(
     # The stale lease was taken over by that append (and its inbox folded): the owner's
     # numbers collide with the log's, so the log numbers its batch.
     assert store.read_lease(session_id) is None
-    assert not store.append_numbered_events(session_id, _numbered(session_id, 1, "x"), [None], "a")
-    assert _log(store, session_id) == [(1, "elsewhere"), (2, "x")]
+    kept = store.append_numbered_events(session_id, _numbered(session_id, 1, "x"), [None], "a")
+    assert kept is None
+    assert _log(store, session_id) == [(BLOCK + 1, "elsewhere"), (BLOCK + 2, "x")]
 
 
 def test_a_stale_takeover_folds_the_inbox(
@@ -159,7 +163,7 @@ def test_a_stale_takeover_folds_the_inbox(
     assert _log(store, session_id) == [(1, "x"), (2, "y")]
     # The owner dies; a list in the other process takes the lease over.
     assert other.recover_abandoned(clock(1002.0, pid=200, alive=False)) == [session_id]
-    assert _log(other, session_id) == [(1, "x"), (2, "y"), (3, "session:exported")]
+    assert _log(other, session_id) == [(1, "x"), (2, "y"), (BLOCK + 1, "session:exported")]
     assert other.read_event_inbox(session_id, 0) == []
     roles = [m.role for m in other.get_transcript(session_id)[0]]
     assert roles == ["user", "system"]  # the interruption marker, exactly once
@@ -176,3 +180,51 @@ def test_an_inbox_row_folded_elsewhere_is_not_written_twice(
     event = StampedEvent(session_id=session_id, sequence_number=1, timestamp="t", payload=payload)
     store.append_numbered_events(session_id, [event], [inbox_id], "a")
     assert [what for _n, what in _log(other, session_id)] == ["session:exported"]
+
+
+def _reserved(store: SessionStore, session_id: str, token: str) -> int:
+    return store.event_log_state(session_id, None, 0, token)[1]
+
+
+def test_the_lease_reserves_a_block_and_write_behind_commits_extend_it(
+    store: SessionStore, session_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_log, "RESERVE_BLOCK", 4)
+    store.append_events(session_id, [_token("before")])
+    store.begin_turn(session_id, text("go"), lease=("a", clock(1000.0, "a")))
+    assert _reserved(store, session_id, "a") == 1 + 4
+    assert _reserved(store, session_id, "b") == 0  # not that lease's
+    # Three of four left after 2: nothing to extend yet.
+    assert store.append_numbered_events(session_id, _numbered(session_id, 2, "x"), [None], "a") == 5
+    # One left after 4 (less than half a block): extended in the same commit.
+    written = _numbered(session_id, 3, "y", "z")
+    assert store.append_numbered_events(session_id, written, [None, None], "a") == 4 + 4
+    assert _reserved(store, session_id, "a") == 8
+
+
+def test_a_takeover_numbers_past_the_dead_owners_reservation_and_never_fills_the_hole(
+    store: SessionStore, other: SessionStore, session_id: str
+) -> None:
+    store.begin_turn(session_id, text("go"), lease=("a", clock(1000.0, "a")))
+    # "a" delivered 1..3 but wrote only 1 before it was killed.
+    store.append_numbered_events(session_id, _numbered(session_id, 1, "x"), [None], "a")
+    assert other.recover_abandoned(clock(1002.0, pid=200, alive=False)) == [session_id]
+    first = other.append_events(session_id, [_token("after")])
+    assert [e.sequence_number for e in first] == [BLOCK + 1]
+    # A later turn and ordinary appends go on from there; 2..BLOCK stay a hole for good.
+    other.begin_turn(session_id, text("again"), lease=("b", clock(1003.0, "b", pid=200)))
+    _last, reserved, _missed, _inbox = other.event_log_state(session_id, None, 0, "b")
+    assert reserved == BLOCK + 1 + BLOCK
+    other.append_numbered_events(session_id, _numbered(session_id, BLOCK + 2, "b"), [None], "b")
+    assert other.end_turn(session_id, "b")
+    other.append_events(session_id, [_token("later")])
+    assert [n for n, _what in _log(other, session_id)] == [1, BLOCK + 1, BLOCK + 2, BLOCK + 3]
+
+
+def test_a_clean_release_leaves_no_hole(store: SessionStore, session_id: str) -> None:
+    store.begin_turn(session_id, text("go"), lease=("a", clock(1000.0, "a")))
+    store.append_numbered_events(session_id, _numbered(session_id, 1, "x", "y"), [None, None], "a")
+    assert store.end_turn(session_id, "a")
+    store.acquire_lease(session_id, "b", clock(1001.0, "b"))
+    store.release_lease(session_id, "b")
+    assert [e.sequence_number for e in store.append_events(session_id, [_token("z")])] == [3]
