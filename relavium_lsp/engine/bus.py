@@ -1,17 +1,20 @@
 """The session event bus: one place that stamps, persists and delivers events.
 
-Every session has one gapless sequence of events, in the durable ``session_events`` log and
-on every listener, even when several server processes share one database; a client that
-missed something fetches it back with :meth:`EventBus.events_after` (``docs/design.md``
-§3.1). Who gives the numbers depends on the session's turn lease (§7.1):
+Every session has one increasing sequence of events, in the durable ``session_events`` log
+and on every listener, even when several server processes share one database; a number is
+never given twice (a killed owner's unwritten numbers become a hole); a client that missed
+something fetches it back with :meth:`EventBus.events_after` (``docs/design.md`` §3.1). Who
+gives the numbers depends on the session's turn lease (§7.1):
 
 - **Owned** — this process holds the lease (a turn, a compaction, an introspection pass) and
   :meth:`EventBus.claim` was called with its token: :meth:`EventBus.emit` stamps the event in
   memory with the next number, delivers it at once, and queues it for write-behind with that
-  number (``append_numbered_events``). No other process can number events of the session
-  meanwhile: their appends wait in the session's inbox, which this bus folds into its own
-  numbering when the watcher says another process committed (:meth:`take_inbox`). On
-  :meth:`disown` everything numbered is written before the caller releases the lease.
+  number (``append_numbered_events``) — only numbers the lease row has reserved durably;
+  past them the database numbers until a new block is reserved. No other process can
+  number events of the session meanwhile: their appends wait in the session's inbox, which
+  this bus folds into its own numbering when the watcher says another process committed
+  (:meth:`take_inbox`). On :meth:`disown` everything numbered is written before the caller
+  releases the lease.
 - **Unowned** — the database numbers: a per-session pump writes whatever has queued up in one
   transaction (folding the inbox first), then delivers it. While a write is in flight new
   events accumulate, so batches grow instead of the stream slowing down; consecutive
