@@ -364,3 +364,30 @@ async def test_a_takeover_after_delivered_unwritten_numbers_never_gives_them_aga
     numbers = [e.sequence_number for e in setup.log()]
     assert len(numbers) == len(set(numbers)) == 4
     assert min(numbers) > 3
+
+
+async def test_the_read_back_steps_over_a_killed_owners_hole(setup: Setup) -> None:
+    await setup.bus.watch(setup.session_id)
+    other = setup.other
+    # Another process numbers under its lease, writes only its first number, and dies.
+    other.acquire_lease(setup.session_id, "dead", _clock("dead", pid=300))
+    first = StampedEvent(
+        session_id=setup.session_id,
+        sequence_number=1,
+        timestamp="t",
+        payload=_exported("written"),
+    )
+    assert other.append_numbered_events(setup.session_id, [first], [None], "dead")
+    gone = LeaseClock(
+        now=1000.0, timeout_s=3600.0, host="this-host", pid=200, is_alive=lambda _p: False
+    )
+    assert other.recover_abandoned(gone) == [setup.session_id]
+    other.append_events(setup.session_id, [_exported("after the hole")])
+    await setup.bus.catch_up(setup.session_id)
+    numbers = [e.sequence_number for e in setup.seen]
+    assert numbers == [1, event_log.RESERVE_BLOCK + 1]
+    # A local append after it follows on, the hole stays a hole.
+    setup.bus.emit(setup.session_id, _exported("here"))
+    await setup.bus.drain(setup.session_id)
+    assert [e.sequence_number for e in setup.seen][2:] == [event_log.RESERVE_BLOCK + 2]
+    assert _wire(setup.seen) == _wire(setup.log())
