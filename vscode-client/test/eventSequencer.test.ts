@@ -62,6 +62,24 @@ describe('EventSequencer', () => {
     assert.equal(sequencer.lastSequence, 4);
   });
 
+  it("steps over a killed owner's skipped numbers: the first event past them is applied", () => {
+    // The owning window delivered 1..5 and was killed; the window that took its lease over
+    // numbers past everything the dead owner reserved (docs/design.md §3.1), never 4 or 5 again.
+    const sequencer = new EventSequencer();
+    sequencer.start(0);
+    for (let n = 1; n <= 5; n += 1) {
+      sequencer.accept(stamp(n, token(`t${n}`)));
+    }
+    const early = sequencer.accept(stamp(1002, token('after the takeover')));
+    assert.deepEqual(early.ready, []);
+    assert.equal(early.fetchAfter, 5);
+    // The log has nothing in the hole (the dead owner wrote only up to 3, all applied already).
+    const stepped = sequencer.acceptBacklog([stamp(3, token('t3'))]);
+    assert.deepEqual(seqs(stepped.ready), [1002]);
+    assert.equal(stepped.fetchAfter, undefined);
+    assert.deepEqual(seqs(sequencer.accept(stamp(1003, token('next'))).ready), [1003]);
+  });
+
   it('skips the hole when the backlog request fails', () => {
     const sequencer = new EventSequencer();
     sequencer.start(0);
