@@ -219,6 +219,9 @@ def test_a_takeover_numbers_past_the_dead_owners_reservation_and_never_fills_the
     assert other.end_turn(session_id, "b")
     other.append_events(session_id, [_token("later")])
     assert [n for n, _what in _log(other, session_id)] == [1, BLOCK + 1, BLOCK + 2, BLOCK + 3]
+    # The floor goes with the session when it is purged.
+    other.purge_session(session_id)
+    assert other.event_log_state(session_id, None, 0, None)[0] == 0
 
 
 def test_a_clean_release_leaves_no_hole(store: SessionStore, session_id: str) -> None:
