@@ -76,6 +76,9 @@ class _Channel:
     # The highest number the lease lets this bus hand out (reserved durably, §3.1): past it
     # the database numbers again until a write-behind commit extended the reservation.
     reserved_through: int = 0
+    # The highest number handed out here (above the log's newest only if a write failed):
+    # whoever numbers next in this process numbers past it.
+    handed_out: int = 0
     # Inbox rows up to this id are numbered here already.
     inbox_after: int = 0
     # Fold the inbox even with nothing pending (after the lease was released).
@@ -296,6 +299,11 @@ class EventBus:
             # What was emitted past the reservation: the database numbers it, under the lease.
             await self.drain(session_id)
 
+    def handed_out(self, session_id: str) -> int:
+        """The highest number this bus handed out for the session (0: none)."""
+        channel = self._channels.get(session_id)
+        return 0 if channel is None else channel.handed_out
+
     def fold_inbox(self, session_id: str) -> None:
         """Have the database number what waits in the session's inbox (after a release)."""
         channel = self._channel(session_id)
@@ -399,6 +407,7 @@ class EventBus:
             self._kick(session_id, channel)
             return False
         channel.next_sequence = sequence + 1
+        channel.handed_out = sequence
         # The payload is a validated model already: no second validation per token.
         event = StampedEvent.model_construct(
             session_id=session_id,
@@ -473,7 +482,7 @@ class EventBus:
                     channel.fold = False
                     batch = coalesce(channel.pending)
                     channel.pending = []
-                    stamped = await self._persist(session_id, batch)
+                    stamped = await self._persist(session_id, batch, channel.handed_out)
                     if session_id in self._baseline and stamped:
                         await self._deliver_watched(session_id, stamped)
                     else:
@@ -502,8 +511,9 @@ class EventBus:
         async with self._lock(session_id):
             after = self.delivered_through(session_id) if session_id in self._baseline else None
             try:
+                floor = channel.handed_out
                 state = await self._store.run(
-                    lambda s: s.claim_event_numbers(session_id, token, after)
+                    lambda s: s.claim_event_numbers(session_id, token, after, floor)
                 )
             except asyncio.CancelledError:
                 raise
@@ -532,7 +542,7 @@ class EventBus:
         for event in missed:
             if event.sequence_number > self._delivered.get(session_id, 0):
                 self._deliver(event)
-        channel.next_sequence = last + 1
+        channel.next_sequence = max(last, channel.handed_out) + 1
         channel.reserved_through = reserved
         channel.stamp_token = token
         channel.inbox_after = 0
@@ -571,10 +581,14 @@ class EventBus:
         if not channel.numbered and not channel.staged:
             channel.written.set()
 
-    async def _persist(self, session_id: str, batch: list[EventPayload]) -> list[StampedEvent]:
+    async def _persist(
+        self, session_id: str, batch: list[EventPayload], floor: int
+    ) -> list[StampedEvent]:
         clock = self._lease_clock() if self._lease_clock is not None else None
         try:
-            return await self._store.run(lambda s: s.append_events(session_id, batch, clock=clock))
+            return await self._store.run(
+                lambda s: s.append_events(session_id, batch, clock=clock, floor=floor)
+            )
         except asyncio.CancelledError:
             raise
         except StoreError as error:  # a damaged file, a full disk: explained, no traceback

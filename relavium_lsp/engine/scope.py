@@ -111,6 +111,10 @@ class SessionScope:
         """Before the lease is released: write every event numbered here."""
         await finish_before_cancelling(self._bus.disown(self.session_id))
 
+    def events_handed_out(self) -> int:
+        """The highest event number numbered here (what a release must not give again)."""
+        return self._bus.handed_out(self.session_id)
+
     def events_released(self) -> None:
         """After the lease was released: what waits in the inbox is numbered by the log."""
         self._bus.fold_inbox(self.session_id)
@@ -129,8 +133,9 @@ class SessionScope:
     async def give_back_lease(self, token: str) -> bool:
         """Write what was numbered here, release the lease, then fold the inbox."""
         await self.disown_events()
+        handed_out = self.events_handed_out()
         released = await finish_before_cancelling(
-            self.store.run(lambda s: s.release_lease(self.session_id, token))
+            self.store.run(lambda s: s.release_lease(self.session_id, token, handed_out))
         )
         self.events_released()
         return released

@@ -62,8 +62,9 @@ class SessionLease(SessionState):
             leases.drop_token(token)
         if self._lease_lost:
             return False
+        handed_out = self.scope.events_handed_out()
         kept = await finish_before_cancelling(
-            self.scope.store.run(lambda s: s.end_turn(self.id, token, status))
+            self.scope.store.run(lambda s: s.end_turn(self.id, token, status, handed_out))
         )
         self.scope.events_released()
         if kept:

@@ -79,7 +79,11 @@ def reservation(connection: Connection, session_id: str, token: str | None) -> i
 
 def keep_floor(connection: Connection, session_id: str, token: str) -> None:
     """Before a stale lease is deleted: the log numbers past what its owner reserved."""
-    through = reservation(connection, session_id, token)
+    raise_floor(connection, session_id, reservation(connection, session_id, token))
+
+
+def raise_floor(connection: Connection, session_id: str, through: int) -> None:
+    """The log numbers past ``through`` from now on (numbers handed out, maybe unwritten)."""
     if through > numbers_used(connection, session_id):
         connection.execute(
             "INSERT INTO session_event_floor (session_id, numbered_through) VALUES (?, ?)"
@@ -104,10 +108,17 @@ def insert(connection: Connection, events: Sequence[StampedEvent]) -> None:
 
 
 def allocate(
-    connection: Connection, session_id: str, payloads: Sequence[EventPayload], now: str
+    connection: Connection,
+    session_id: str,
+    payloads: Sequence[EventPayload],
+    now: str,
+    floor: int = 0,
 ) -> list[StampedEvent]:
-    """Fold the inbox, then number ``payloads`` after it: the stamped events, inbox first."""
-    last = numbers_used(connection, session_id)
+    """Fold the inbox, then number ``payloads`` after it: the stamped events, inbox first.
+
+    ``floor``: numbers this process handed out already (a write of them may have failed).
+    """
+    last = max(numbers_used(connection, session_id), floor)
     waiting = take_inbox(connection, session_id)
     everything = [payload for _id, payload in waiting] + list(payloads)
     stamped = [

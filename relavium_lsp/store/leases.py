@@ -189,11 +189,18 @@ def renew_lease(connection: Connection, session_id: str, token: str, now: float)
     return None if row is None else bool(row[0])
 
 
-def release_lease(connection: Connection, session_id: str, token: str) -> bool:
-    """Inside a write transaction: drop our lease; ``False`` if it was no longer ours."""
+def release_lease(connection: Connection, session_id: str, token: str, handed_out: int = 0) -> bool:
+    """Inside a write transaction: drop our lease; ``False`` if it was no longer ours.
+
+    ``handed_out``: the highest event number the owner gave out. It wrote all of them before
+    releasing, normally, so this is the log's newest and leaves no floor; after a failed
+    write the log numbers past it all the same (never a number twice, §3.1).
+    """
     cursor = connection.execute(
         "DELETE FROM session_leases WHERE session_id = ? AND owner_token = ?", (session_id, token)
     )
+    if cursor.rowcount > 0 and handed_out:
+        event_log.raise_floor(connection, session_id, handed_out)
     return cursor.rowcount > 0
 
 

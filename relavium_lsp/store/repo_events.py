@@ -29,6 +29,7 @@ class EventRows(RepositoryBase):
         payloads: Sequence[EventPayload],
         *,
         clock: leases.LeaseClock | None = None,
+        floor: int = 0,
     ) -> list[StampedEvent]:
         """Stamp a batch with the next sequence numbers and one timestamp, in one commit.
 
@@ -38,7 +39,8 @@ class EventRows(RepositoryBase):
         nothing is returned — they arrive through the shared log once the owner has numbered
         them (docs/design.md §3.1). ``clock`` tells a stale lease (taken over here, which
         folds the inbox) from a live one; without it every foreign lease counts as live.
-        With no payloads, only the inbox is folded.
+        With no payloads, only the inbox is folded. ``floor``: the highest number this
+        process handed out itself (numbered past it, even if its write failed).
         """
         if not payloads and not self._inbox_waiting(session_id):
             return []
@@ -48,7 +50,7 @@ class EventRows(RepositoryBase):
             if self._numbered_elsewhere(session_id, clock):
                 event_log.put_in_inbox(self._connection, session_id, payloads, now)
                 return []
-            return event_log.allocate(self._connection, session_id, payloads, now)
+            return event_log.allocate(self._connection, session_id, payloads, now, floor)
 
     def append_numbered_events(
         self,
@@ -129,16 +131,17 @@ class EventRows(RepositoryBase):
         return last, reserved, missed, inbox
 
     def claim_event_numbers(
-        self, session_id: str, token: str, after_sequence: int | None
+        self, session_id: str, token: str, after_sequence: int | None, floor: int = 0
     ) -> tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]:
         """Reserve a block of numbers past every number given out, then ``event_log_state``.
 
         For a bus that numbers again after the database numbered for it (its reservation
-        ran out); the reservation stays 0 when the lease is not ``token``'s.
+        ran out); the reservation stays 0 when the lease is not ``token``'s. ``floor``: the
+        highest number the bus handed out (past the log's newest only if a write failed).
         """
         connection = self._connection
         with relaxed_durability(connection), write_transaction(connection):
-            used = event_log.numbers_used(connection, session_id)
+            used = max(event_log.numbers_used(connection, session_id), floor)
             event_log.reserve(connection, session_id, token, used + event_log.RESERVE_BLOCK)
         return self.event_log_state(session_id, after_sequence, 0, token)
 

@@ -50,15 +50,24 @@ class TurnRows(SessionRows, MessageRows):
             message = self.append_message(session_id, "user", content, agent_slug=author)
         return message, turn_count
 
-    def end_turn(self, session_id: str, token: str | None, status: SessionStatus = "idle") -> bool:
+    def end_turn(
+        self,
+        session_id: str,
+        token: str | None,
+        status: SessionStatus = "idle",
+        handed_out: int = 0,
+    ) -> bool:
         """Release the turn's lease and set the settled status (``idle``/``failed``) — one commit.
 
         ``False`` (and nothing written) when the lease was no longer ours: another process
         took it over, marked the turn and owns what happens to the session now.
+        ``handed_out``: the highest event number the bus gave out under the lease.
         """
         self._fences.pop(session_id, None)
         with write_transaction(self._connection):
-            if token is not None and not leases.release_lease(self._connection, session_id, token):
+            if token is not None and not leases.release_lease(
+                self._connection, session_id, token, handed_out
+            ):
                 return False
             self.set_status(session_id, status)
         return True
@@ -70,12 +79,12 @@ class TurnRows(SessionRows, MessageRows):
             leases.take_lease(self._connection, session_id, token, clock)
             self._fences[session_id] = token
 
-    def release_lease(self, session_id: str, token: str) -> bool:
-        """Drop a lease taken with :meth:`acquire_lease`."""
+    def release_lease(self, session_id: str, token: str, handed_out: int = 0) -> bool:
+        """Drop a lease taken with :meth:`acquire_lease` (``handed_out``: see ``end_turn``)."""
         if self._fences.get(session_id) == token:
             del self._fences[session_id]
         with write_transaction(self._connection):
-            return leases.release_lease(self._connection, session_id, token)
+            return leases.release_lease(self._connection, session_id, token, handed_out)
 
     def renew_lease(self, session_id: str, token: str, now: float) -> bool | None:
         """Heartbeat: ``None`` if the lease is lost, else whether an abort was requested."""

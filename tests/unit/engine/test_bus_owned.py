@@ -23,6 +23,7 @@ from relavium_lsp.contracts.events import (
     TurnStarted,
 )
 from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store import event_log
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
@@ -391,3 +392,41 @@ async def test_the_read_back_steps_over_a_killed_owners_hole(setup: Setup) -> No
     await setup.bus.drain(setup.session_id)
     assert [e.sequence_number for e in setup.seen][2:] == [event_log.RESERVE_BLOCK + 2]
     assert _wire(setup.seen) == _wire(setup.log())
+
+
+async def test_numbers_whose_write_failed_are_never_given_again(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_log, "RESERVE_BLOCK", 2)
+    real = SessionStore.append_numbered_events
+    failing = [False]
+
+    def write(self: SessionStore, *args: Any, **kwargs: Any) -> int | None:
+        if failing[0]:
+            raise StoreError("the disk is full")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SessionStore, "append_numbered_events", write)
+    sid = setup.session_id
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    failing[0] = True
+    setup.bus.emit(sid, _exported("1, never written"))
+    setup.bus.emit(sid, _exported("2, never written"))
+    await setup.bus.drain(sid)
+    failing[0] = False
+    # Past the reservation: the database numbers it, past what was handed out.
+    setup.bus.emit(sid, _exported("3, by the database"))
+    await setup.bus.drain(sid)
+    await _until_numbering(setup)
+    failing[0] = True
+    setup.bus.emit(sid, _exported("4, never written"))
+    await setup.bus.drain(sid)
+    failing[0] = False
+    await setup.bus.disown(sid)
+    handed_out = setup.bus.handed_out(sid)
+    assert await setup.store.run(lambda s: s.release_lease(sid, "a", handed_out))
+    after = setup.other.append_events(sid, [_exported("5, after the release")])
+    assert [e.sequence_number for e in setup.seen] == [1, 2, 3, 4]
+    assert [e.sequence_number for e in setup.log()] == [3, 5]
+    assert [e.sequence_number for e in after] == [5]
