@@ -65,30 +65,30 @@ class TextEnvelope:
         other path.
         """
         head = self.head
-        tail = self.tail
+        # The tail, the end of the data line and the blank line that ends the block.
+        closing = self.tail + b"\n\n"
         skip = len(head)
-        trim = len(tail)
+        trim = len(self.tail)
         find = buffer.find
         opens = buffer.startswith
-        closes = buffer.endswith
-        last = len(buffer) - 1
         append = out.append
         decode = _decode_text
         delta = new_text_delta
         start = 0
-        # Offsets into one buffer and one string decode per event: this runs per delta.
+        # Offsets into one buffer, two prefix checks and one string decode per event: this
+        # runs per delta. The data line ends at the first line break after the head.
         while opens(head, start):
             text_at = start + skip
-            end = find(b"\n", text_at)
-            if end < 0 or end >= last or buffer[end + 1] != 0x0A or not closes(tail, text_at, end):
+            text_end = find(b"\n", text_at) - trim  # no line break: before text_at too
+            if text_end < text_at or not opens(closing, text_end):
                 break
             try:
-                text = decode(buffer[text_at : end - trim])
+                text = decode(buffer[text_at:text_end])
             except _REFUSED:
                 break
             if text:
                 append(delta(text))
-            start = end + 2
+            start = text_end + trim + 2
         return start
 
 

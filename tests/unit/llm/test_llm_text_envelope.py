@@ -37,6 +37,8 @@ CHAT_ENVELOPES = [
     # the first envelope's head with a tail as long as its own: only the tail tells them apart
     (b'{"id": "c-1", "object": "chat.completion.chunk", "choices": [{"index": 0, '
      b'"delta": {"content": ', b'}, "finish_reason": "st"}]}'),
+    # a short head and a long tail
+    (b'{"choices":[{"delta":{"content":', b'}, "logprobs": null, "x": "' + b"y" * 80 + b'"}]}'),
 ]  # fmt: skip
 MESSAGES_ENVELOPES = [
     (b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ',
@@ -47,6 +49,9 @@ MESSAGES_ENVELOPES = [
      b'"thinking": ', b"}}"),
     (b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ',
      b"}5"),
+    # a short head and a long tail
+    (b'{"type":"content_block_delta","delta":{"type":"text_delta","text":',
+     b', "z": "' + b"w" * 80 + b'"}}'),
 ]  # fmt: skip
 ODD_TOKENS = [
     b"5", b"null", b'"a" ', b' "a"', b'"a", "x": 1', b'"\\ud800"', b'"\xff"', b'"a\\"b"',
@@ -116,7 +121,9 @@ def _messages_body(events: list[Event], *, event_lines: bool = True) -> bytes:
 
 
 EVENTS = st.lists(
-    st.tuples(st.sampled_from([0, 0, 0, 0, 1, 2, 3, 4]), TOKENS, st.integers(0, len(FRAMINGS) - 1)),
+    st.tuples(
+        st.sampled_from([0, 0, 0, 0, 0, 1, 2, 3, 4, 5]), TOKENS, st.integers(0, len(FRAMINGS) - 1)
+    ),
     max_size=40,
 )  # mostly the first envelope and plain framing, so runs form and break
 
