@@ -152,10 +152,10 @@ class SseStream:
     def feed_data(self, chunk: bytes, cut: Callable[[bytes], int] | None = None) -> list[EventData]:
         """The data of every event the bytes complete (UTF-8 bytes on the fast path).
 
-        ``cut``, on the fast path, is handed the unconsumed bytes (they start at an event's
-        first line) and takes as many whole events off their front as it can itself,
-        returning where it stopped (see :mod:`relavium_lsp.llm.text_envelope`); the rest is
-        parsed here as usual.
+        ``cut``, on the fast path, is handed the unconsumed bytes (they start between two
+        events: at an event's first line or at a blank line) and takes as many whole events
+        off their front as it can itself, returning where it stopped (see
+        :mod:`relavium_lsp.llm.text_envelope`); the rest is parsed here as usual.
         """
         if not self._fast or chunk.find(b"\r") >= 0:
             return self._slow_data(chunk)
