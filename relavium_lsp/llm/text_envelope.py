@@ -14,16 +14,19 @@ from there goes the usual way, so the chunks are the same whichever path made th
 
 Why a learned envelope is safe (the checks in :func:`learn`). ``prefix + token + suffix`` is
 the event the typed decoder read as plain text ``text``, ``token`` is that text's JSON
-encoding and occurs exactly once in it. A probe event ``prefix + "q" + suffix`` (``"r"`` if
-the text was ``q``) must read as plain text ``q`` too. A bare ``q`` is no JSON token, so the
-probe's ``"q"`` parses as one whole string, and the event's text is that string: ``prefix``
-ends where the text's value starts, outside any string, and ``suffix`` starts right after
-it. Putting any other single JSON string there changes that value and nothing else — the
-keys, the other fields, the event's kind stay as they were — so the typed decoder would
-read exactly that string as the text. The scan checks the rest: the data line holds no line
-break (the envelope has none and a JSON string cannot), a blank line ends the block, and
-the middle decodes as one JSON string (anything else — a number, invalid UTF-8, a lone
-surrogate, trailing bytes — stops the scan).
+encoding and occurs exactly once in it. Two probe events, ``prefix + "q" + suffix`` and
+``prefix + "r" + suffix`` (``"s"`` instead of the one equal to the text), must read as
+plain text ``q`` and ``r``. A bare letter is no JSON token, so each probe's letter parses
+as one whole string; and as the text read back follows the probe, that string is the
+event's text value itself — the value that wins, not a key, another field or an earlier
+duplicate (with any of those, the text read would be the same for both probes). So
+``prefix`` ends where the text's value starts, outside any string, and ``suffix`` starts
+right after it. Putting any other single JSON string there changes that value and nothing
+else — the keys, the other fields, the event's kind stay as they were — so the typed
+decoder would read exactly that string as the text. The scan checks the rest: the data
+line holds no line break (the envelope has none and a JSON string cannot), a blank line
+ends the block, and the middle decodes as one JSON string (anything else — a number,
+invalid UTF-8, a lone surrogate, trailing bytes — stops the scan).
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def learn(data: bytes, text: str, block_start: bytes, text_of: TextOf) -> TextEn
     if at < 0 or data.find(token, at + 1) >= 0:
         return None  # escaped differently than we would, or not only once: no position
     prefix, suffix = data[:at], data[at + len(token) :]
-    probe = "r" if text == "q" else "q"
-    if text_of(prefix + _encode(probe) + suffix) != probe:
-        return None
+    for probe in [probe for probe in ("q", "r", "s") if probe != text][:2]:
+        if text_of(prefix + _encode(probe) + suffix) != probe:
+            return None
     return TextEnvelope(block_start + prefix, suffix)

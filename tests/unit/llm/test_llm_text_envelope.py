@@ -180,8 +180,16 @@ def test_learn_needs_one_unambiguous_text_position():
     # escaped otherwise than msgspec would, and "x" elsewhere: the probe refuses
     elsewhere = b'{"id": "x", "choices": [{"delta": {"content": "\\u0078"}}]}'
     assert learn(elsewhere, "x", b"data: ", chat_text) is None
-    # the text is "q": the probe uses another text
+    # the text is "q": the probes use other texts
     assert learn(b'{"choices": [{"delta": {"content": "q"}}]}', "q", b"data: ", chat_text)
+    # the text's encoding sits at a key, and one probe alone would read back: the text is
+    # "text" (the later key wins), and renaming that key to "q" leaves the earlier one's "q"
+    keyed = (
+        b'{"type": "content_block_delta", "delta": {"type": "text_delta", '
+        b'"\\u0074ext": "q", "text": "\\u0074ext"}}'
+    )
+    assert messages_text(keyed) == "text"
+    assert learn(keyed, "text", b"event: content_block_delta\ndata: ", messages_text) is None
     messages = b'{"type": "content_block_delta", "delta": {"type": "text_delta", "text": "t"}}'
     assert learn(messages, "t", b"event: content_block_delta\ndata: ", messages_text)
 
