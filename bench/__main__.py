@@ -30,7 +30,18 @@ from typing import Any
 
 from bench.report import Row, coerce, table_lines
 
-MODULES = ("export", "store", "tools", "search", "providers", "engine", "lsp", "windows", "rewind")
+MODULES = (
+    "export",
+    "store",
+    "tools",
+    "mcp",
+    "search",
+    "providers",
+    "engine",
+    "lsp",
+    "windows",
+    "rewind",
+)
 NO_ROWS = 3  # a child's exit status: the module does not return rows (yet)
 RESULTS = Path(__file__).parent / "results"
 

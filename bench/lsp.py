@@ -9,7 +9,20 @@ Each measure has its anchor measured in the same run against a bare pygls server
    delta at 50, 200 and 1,000 tokens/s → the client reads the notification carrying it (p99
    and p50 over every token), against the bare server relaying the same paced stream — both
    servers up at once, read by the same client class, in interleaved rounds (the machine's
-   load at each round is in the note, and the per-round spread of each quantile);
+   load at each round is in the note, and the per-round spread of each quantile).
+
+   The goal (issue 25) is on what the *server adds*: "server-added latency per token, p99
+   ≤ 1 ms". The absolute p99 also holds what no server can avoid — the provider's socket,
+   a pygls write to stdout, the client's read, two processes' scheduling on a shared
+   machine — and the bare relay pays exactly that, in the same rounds. So the goal row per
+   rate is *our p99 minus the relay's p99* over the same interleaved rounds (with the
+   per-round spread of that difference in its note), and the absolute p99 and p50 rows are
+   context: their value, the relay's as the anchor, the ratio, no goal. A limit on the
+   absolute p99 would pass or miss with the machine's load rather than with our code, and a
+   ratio limit would be an invented target (the relay's p99 is a fraction of a
+   millisecond, so small absolute changes swing it). The difference of two p99s is not the
+   p99 of per-token differences (tokens are not paired across servers); it says how much
+   later our slowest percent arrives than the relay's, which is what a user would notice.
 3. per-turn overhead: ``relavium/sendMessage`` sent → the provider receives the HTTP request
    (p99 over every turn; the client advertises work-done progress, as VS Code does);
 4. end-to-end throughput of an unpaced 10,000-token turn, against the bare server sending
@@ -231,10 +244,21 @@ def spread(runs: list[Latencies], fraction: float) -> str:
     return f"{min(values):.2f}-{max(values):.2f}" if values else "n/a"
 
 
+def added_spread(mine: list[Latencies], floor: list[Latencies], fraction: float) -> str:
+    """``lo-hi`` across rounds of our quantile minus the relay's in the same round (ms)."""
+    values = [
+        ours.p(fraction) - relay.p(fraction)
+        for ours, relay in zip(mine, floor, strict=True)
+        if ours.values and relay.values
+    ]
+    return f"{min(values):+.2f} to {max(values):+.2f}" if values else "n/a"
+
+
 def token_rows(
     mine: dict[int, list[Latencies]], floor: dict[int, list[Latencies]], loads: list[float]
 ) -> list[Row]:
-    """Per rate: our p99 against the relay's, and what the server adds at the median."""
+    """Per rate: our p99 and p50 against the relay's (context) and the p99 the server adds
+    (the goal: ≤ 1 ms; see the module docstring)."""
     rows = []
     load = f"load {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs"
     for rate in RATES:
@@ -247,11 +271,23 @@ def token_rows(
                 "ms",
                 anchor="bare pygls relay",
                 anchor_value=relay.p(0.99),
-                goal=Goal(1.0, on="value"),
                 note=(
                     f"{len(ours.values):,} tokens in {rounds} rounds interleaved with the relay"
                     f" ({load}); p99 per round {spread(mine[rate], 0.99)} ms"
                     f" (relay {spread(floor[rate], 0.99)} ms)"
+                ),
+            )
+        )
+        rows.append(
+            Row(
+                f"server-added per-token latency at {rate:,} tok/s, p99 "
+                "(ours p99 - relay p99, same rounds)",
+                ours.p(0.99) - relay.p(0.99),
+                "ms",
+                goal=Goal(1.0, on="value"),
+                note=(
+                    f"{ours.p(0.99):.2f} ms - {relay.p(0.99):.2f} ms over {rounds} interleaved"
+                    f" rounds; per round {added_spread(mine[rate], floor[rate], 0.99)} ms"
                 ),
             )
         )

@@ -244,8 +244,14 @@ def chunks_from_event(
 class MessagesDecoder(EventStreamDecoder[_StreamState]):
     """Messages API SSE events → chunks (see :class:`StreamDecoder`)."""
 
+    _block_start = b"event: content_block_delta\ndata: "
+    _text_of = messages_text
+
     def _new_state(self) -> _StreamState:
         return _StreamState()
+
+    def _ended(self) -> bool:
+        return self.state.ended
 
     def finish(self) -> list[LlmChunk]:
         """End of body: without ``message_stop`` or a stop reason the answer is incomplete."""
@@ -266,6 +272,7 @@ class MessagesDecoder(EventStreamDecoder[_StreamState]):
         fast = self._fast
         state = self.state
         text_delta = new_text_delta
+        learning = fast
         for data in events:
             if state.ended:
                 break
@@ -273,6 +280,9 @@ class MessagesDecoder(EventStreamDecoder[_StreamState]):
             if text is not None:  # the common case, without the general dispatch
                 if text:
                     chunks.append(text_delta(text))
+                    if learning:
+                        learning = False
+                        self._learn(data, text)  # type: ignore[arg-type]  # bytes: fast path
                 continue
             try:
                 payload = loads(data)

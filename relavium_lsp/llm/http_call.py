@@ -303,10 +303,12 @@ async def stream_call(
                 async for data in response.aiter_bytes():
                     if guard.ended:
                         continue
-                    for chunk in admit(decoder.feed(data)):
+                    admitted = admit(decoder.feed(data))
+                    for chunk in admitted:
                         yield chunk
-                        if type(chunk) is ErrorChunk:
-                            return
+                    # A final chunk is always the last one admitted; after an error, stop.
+                    if guard.ended and type(admitted[-1]) is ErrorChunk:
+                        return
                 if not guard.ended:
                     for chunk in guard.admit(decoder.finish()):
                         yield chunk

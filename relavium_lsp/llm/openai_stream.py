@@ -322,8 +322,17 @@ def _malformed(state: _StreamState) -> ErrorChunk:
 class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
     """``chat.completion.chunk`` SSE events → chunks (see :class:`StreamDecoder`)."""
 
+    _block_start = b"data: "
+    _text_of = chat_text
+
     def _new_state(self) -> _StreamState:
         return _StreamState()
+
+    def _ended(self) -> bool:
+        return self.state.done
+
+    def _took_text(self) -> None:
+        self.state.delivered = True
 
     def finish(self) -> list[LlmChunk]:
         """End of body: ``[DONE]`` is optional, a finish reason nearly so."""
@@ -338,20 +347,24 @@ class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
         chunks: list[LlmChunk] = []
         loads = self._loads
         fast = self._fast
+        learning = fast
         text_delta = new_text_delta
         for data in events:
             if state.done:
-                break
-            if data == b"[DONE]" or data == "[DONE]":
-                state.done = True
-                chunks.extend(final_chunks(state, clean_end=True))
                 break
             text = chat_text(data) if fast and type(data) is bytes else None
             if text is not None:  # the common case, without the general dispatch
                 if text:
                     state.delivered = True
                     chunks.append(text_delta(text))
+                    if learning:
+                        learning = False
+                        self._learn(data, text)  # type: ignore[arg-type]  # bytes: fast path
                 continue
+            if data == b"[DONE]" or data == "[DONE]":
+                state.done = True
+                chunks.extend(final_chunks(state, clean_end=True))
+                break
             try:
                 payload = loads(data)
             except ValueError:

@@ -22,6 +22,7 @@ several data lines, CRs) goes through the general parser, with the same result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 
@@ -148,13 +149,19 @@ class SseStream:
         # Off for good once a CR is seen: CR and CRLF line ends need the line splitter.
         self._fast = fast
 
-    def feed_data(self, chunk: bytes) -> list[EventData]:
-        """The data of every event the bytes complete (UTF-8 bytes on the fast path)."""
+    def feed_data(self, chunk: bytes, cut: Callable[[bytes], int] | None = None) -> list[EventData]:
+        """The data of every event the bytes complete (UTF-8 bytes on the fast path).
+
+        ``cut``, on the fast path, is handed the unconsumed bytes (they start between two
+        events: at an event's first line or at a blank line) and takes as many whole events
+        off their front as it can itself, returning where it stopped (see
+        :mod:`relavium_lsp.llm.text_envelope`); the rest is parsed here as usual.
+        """
         if not self._fast or chunk.find(b"\r") >= 0:
             return self._slow_data(chunk)
         buffer = self._pending + chunk if self._pending else chunk
         found: list[EventData] = []
-        start = 0
+        start = cut(buffer) if cut is not None else 0
         size = len(buffer)
         find = buffer.find
         opens = buffer.startswith

@@ -27,6 +27,7 @@ from relavium_lsp.llm.seam import (
 )
 
 UNFINISHED_CALL = "the response ended before this tool call's arguments were complete"
+_TEXT_ONLY = {TextDelta}
 
 
 class StreamGuard:
@@ -43,6 +44,9 @@ class StreamGuard:
         """The chunks to pass on: everything up to and including the first final one."""
         if self.ended:
             return []
+        if set(map(type, chunks)) == _TEXT_ONLY:  # nearly every read: one pass in C
+            self.delivered = True
+            return chunks
         # Exact type checks and a local flag: this runs once per delta.
         delivered = self.delivered
         for position, chunk in enumerate(chunks):

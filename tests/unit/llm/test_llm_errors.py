@@ -253,3 +253,17 @@ async def test_missing_key_says_how_to_add_one(server, client):
     assert "no API key is configured" in error.error.message
     assert "relavium-lsp keys set openai" in error.error.message
     assert "OPENAI_API_KEY" in error.error.message
+
+
+async def test_nothing_follows_an_in_stream_error_even_with_more_body(server, client):
+    # Text before the error, in the same read and in later reads: the error is the last
+    # chunk and ends the stream (text learned into an envelope must not slip past it).
+    before = [sse(openai_chunk({"content": f"t{i} "})) for i in range(5)]
+    after = [sse(openai_chunk({"content": f"late{i} "})) for i in range(5)]
+    error = sse({"error": {"message": "boom", "type": "server_error"}})
+    body = [b"".join(before), b"".join([*before, error, *after]), b"".join(after)]
+    server.script(ScriptedResponse(headers=SSE_HEADERS, body=body))
+    chunks = await collect(openai(server, client).stream(request()))
+    assert isinstance(chunks[-1], ErrorChunk) and chunks[-1].error.partial
+    assert "late" not in text_of(chunks[:-1])
+    assert text_of(chunks) == "t0 t1 t2 t3 t4 " * 2
