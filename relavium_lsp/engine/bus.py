@@ -48,6 +48,12 @@ Listener = Callable[[StampedEvent], None]
 LogState = tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
+# How long the write-behind of a streaming owner gathers numbered events into one commit.
+# One SQLCipher commit per paced token costs about a third of the server's CPU at 1,000
+# tok/s, and that worker thread's work competes with the event loop for the GIL and the
+# cores, lengthening the token tail (issue 25; bench/token_tail.py). The events are
+# delivered already; only their durable write waits, and a drain or disown cuts it short.
+WRITE_BEHIND_GATHER_S = 0.02
 _log = logging.getLogger(__name__)
 
 
@@ -87,6 +93,8 @@ class _Channel:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     # Set while no numbered event waits to be written (or is being written).
     written: asyncio.Event = field(default_factory=_set)
+    # Set when someone waits for the writes (drain, disown): no more gathering.
+    hurry: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
@@ -294,6 +302,7 @@ class EventBus:
         self._flush_staged(session_id, channel)
         channel.owner = None
         channel.next_sequence = None
+        channel.hurry.set()
         await channel.written.wait()
         if channel.pending or channel.pump is not None:
             # What was emitted past the reservation: the database numbers it, under the lease.
@@ -404,6 +413,7 @@ class EventBus:
         assert sequence is not None
         if sequence > channel.reserved_through:
             channel.next_sequence = None
+            channel.hurry.set()  # what follows waits for the writes: stop gathering
             self._kick(session_id, channel)
             return False
         channel.next_sequence = sequence + 1
@@ -452,6 +462,7 @@ class EventBus:
             or channel.fold
             or channel.pump is not None
         ):
+            channel.hurry.set()
             await channel.idle.wait()
 
     async def drain_all(self) -> None:
@@ -477,6 +488,7 @@ class EventBus:
                 self._flush_staged(session_id, channel)
                 if channel.numbered:
                     # Numbered before anything pending (those were emitted after a disown).
+                    await self._gather(channel)
                     await self._write_numbered(session_id, channel)
                 elif channel.pending or channel.fold:
                     channel.fold = False
@@ -495,9 +507,25 @@ class EventBus:
         finally:
             # Also reached when the loop shuts down mid-write: the next emit starts a new pump.
             channel.pump = None
+            channel.hurry.clear()
             channel.idle.set()
             if not channel.numbered and not channel.staged:
                 channel.written.set()
+
+    @staticmethod
+    async def _gather(channel: _Channel) -> None:
+        """While the owner streams, let more numbered events join the next commit."""
+        if (
+            channel.owner is None
+            or channel.next_sequence is None  # the database numbers: events wait on writes
+            or channel.pending
+            or channel.hurry.is_set()
+        ):
+            return
+        try:
+            await asyncio.wait_for(channel.hurry.wait(), WRITE_BEHIND_GATHER_S)
+        except TimeoutError:
+            pass
 
     async def _start_numbering(self, session_id: str, channel: _Channel) -> None:
         """Read the log's newest number (the lease is ours: it can only grow from here).

@@ -22,6 +22,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnStarted,
 )
+from relavium_lsp.engine import bus as bus_module
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store import event_log
@@ -430,3 +431,45 @@ async def test_numbers_whose_write_failed_are_never_given_again(
     assert [e.sequence_number for e in setup.seen] == [1, 2, 3, 4]
     assert [e.sequence_number for e in setup.log()] == [3, 5]
     assert [e.sequence_number for e in after] == [5]
+
+
+async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_short(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A window far longer than the test may take: only the drain can end it.
+    monkeypatch.setattr(bus_module, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    for n in range(30):
+        setup.bus.emit(setup.session_id, _token(f"{n} "))
+        await asyncio.sleep(0)  # one token per turn of the loop, as a paced stream
+    await _until(lambda: len(setup.seen) >= 1 and "29 " in _text(setup.seen), "delivery")
+    assert setup.log() == []  # delivered, the write still gathering
+    await asyncio.wait_for(setup.bus.drain(setup.session_id), DEADLINE_S)
+    log = setup.log()
+    assert [e.sequence_number for e in log] == list(range(1, len(log) + 1))  # gapless
+    assert _wire(log) == _wire(setup.seen)
+    assert _text(log) == "".join(f"{n} " for n in range(30))
+
+
+async def test_a_disown_cuts_the_gathering_short_and_writes_everything(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bus_module, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    for n in range(10):
+        setup.bus.emit(setup.session_id, _token(f"{n} "))
+        await asyncio.sleep(0)
+    await asyncio.wait_for(setup.bus.disown(setup.session_id), DEADLINE_S)
+    log = setup.log()
+    assert _text(log) == "".join(f"{n} " for n in range(10))
+    assert _wire(log) == _wire(setup.seen)
+    # Unowned now: the database numbers (persist, then deliver) with no gathering.
+    setup.bus.emit(setup.session_id, _token("after"))
+    await asyncio.wait_for(setup.bus.drain(setup.session_id), DEADLINE_S)
+    assert _wire(setup.log()) == _wire(setup.seen)
+
+
+def _text(events: list[StampedEvent]) -> str:
+    return "".join(getattr(e.payload, "token", "") for e in events)
