@@ -13,6 +13,11 @@ process for its life and writes what it saw to a JSON file when it exits:
 The client notes when it read each token; the provider notes when it wrote it. The report
 splits every token's latency into those stages, then looks at the slowest percent: which
 stage grew, and whether a GC collection or a worker job overlapped it.
+
+``$RELAVIUM_BENCH_WRITE_WINDOW`` in the server's environment runs an experiment instead of
+the product as it is: ``nogc`` (no cyclic GC once the engine is open), ``nowrite`` (the
+write-behind writes nothing) or a number of seconds (an extra wait before each write-behind
+commit). Compare such servers side by side against the relay to see what a change would buy.
 """
 
 from __future__ import annotations
