@@ -107,9 +107,10 @@ def instrument(clock: StageClock) -> None:
     original_persist = bus_module.EventBus._persist
 
     async def timed_persist(
-        self: bus_module.EventBus, session_id: str, batch: list[EventPayload]
+        self: bus_module.EventBus, session_id: str, batch: list[EventPayload], *rest: Any
     ) -> list[StampedEvent]:
-        stamped = await original_persist(self, session_id, batch)
+        # ``*rest``: whatever else the bus passes its persist step (the wrapper only times it).
+        stamped = await original_persist(self, session_id, batch, *rest)
         clock.mark_batch(batch, "persisted")
         return stamped
 
