@@ -31,122 +31,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
-from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.contracts.events import EventPayload, StampedEvent
+from relavium_lsp.engine.bus_base import Listener, call_listener
+from relavium_lsp.engine.bus_channel import Channel, LogState, coalesce
+from relavium_lsp.engine.bus_numbering import OwnedNumbering
 from relavium_lsp.errors import DatabaseCorrupted, StoreError
-from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.leases import LeaseClock
-from relavium_lsp.store.models import utc_timestamp
 
-Listener = Callable[[StampedEvent], None]
-# What claiming a session's numbering reads from the log: the highest number given out, how
-# far the lease may number (its durable reservation), the events after the claim position,
-# and the inbox rows (``SessionStore.event_log_state``).
-LogState = tuple[int, int, list[StampedEvent], list[tuple[int, EventPayload]]]
+__all__ = ["BACKLOG_PAGE", "EventBus", "Listener", "LogState", "Unsubscribe", "coalesce"]
+
 Unsubscribe = Callable[[], None]
 BACKLOG_PAGE = 1000
-# How long the write-behind of a streaming owner gathers numbered events into one commit.
-# One SQLCipher commit per paced token costs about a third of the server's CPU at 1,000
-# tok/s, and that worker thread's work competes with the event loop for the GIL and the
-# cores, lengthening the token tail (issue 25; bench/token_tail.py). The events are
-# delivered already; only their durable write waits, and a drain or disown cuts it short.
-WRITE_BEHIND_GATHER_S = 0.02
 _log = logging.getLogger(__name__)
 
 
-def _set() -> asyncio.Event:
-    event = asyncio.Event()
-    event.set()
-    return event
-
-
-@dataclass
-class _Channel:
-    # Not numbered yet: the pump has the database number them.
-    pending: list[EventPayload] = field(default_factory=list)
-    # Owned: emitted in this turn of the event loop, not numbered yet (a fast burst of token
-    # deltas is merged here, before anyone saw it); with the inbox row each came from.
-    staged: list[tuple[EventPayload, int | None]] = field(default_factory=list)
-    flush_scheduled: bool = False
-    # Owned: numbered and delivered here, not written yet; and the inbox row each came from.
-    numbered: list[StampedEvent] = field(default_factory=list)
-    inbox_ids: list[int | None] = field(default_factory=list)
-    # The lease token whose numbering was claimed (None: unowned), the token the numbered
-    # events were stamped under, and the next number (None: the database numbers).
-    owner: str | None = None
-    stamp_token: str | None = None
-    next_sequence: int | None = None
-    # The highest number the lease lets this bus hand out (reserved durably, §3.1): past it
-    # the database numbers again until a write-behind commit extended the reservation.
-    reserved_through: int = 0
-    # The highest number handed out here (above the log's newest only if a write failed):
-    # whoever numbers next in this process numbers past it.
-    handed_out: int = 0
-    # Inbox rows up to this id are numbered here already.
-    inbox_after: int = 0
-    # Fold the inbox even with nothing pending (after the lease was released).
-    fold: bool = False
-    pump: asyncio.Task[None] | None = None
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
-    # Set while no numbered event waits to be written (or is being written).
-    written: asyncio.Event = field(default_factory=_set)
-    # Set when someone waits for the writes (drain, disown): no more gathering.
-    hurry: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-def coalesce(payloads: Sequence[EventPayload]) -> list[EventPayload]:
-    """Merge runs of same-model token (or reasoning) deltas, keeping every other event."""
-    merged: list[EventPayload] = []
-    for payload in payloads:
-        previous = merged[-1] if merged else None
-        if (
-            isinstance(payload, AgentToken)
-            and isinstance(previous, AgentToken)
-            and previous.model == payload.model
-        ):
-            merged[-1] = AgentToken(token=previous.token + payload.token, model=payload.model)
-        elif (
-            isinstance(payload, AgentReasoning)
-            and isinstance(previous, AgentReasoning)
-            and previous.model == payload.model
-        ):
-            merged[-1] = AgentReasoning(text=previous.text + payload.text, model=payload.model)
-        else:
-            merged.append(payload)
-    return merged
-
-
-class EventBus:
+class EventBus(OwnedNumbering):
     """Stamps, persists and delivers session events in order."""
-
-    def __init__(
-        self, store: AsyncSessionStore, lease_clock: Callable[[], LeaseClock] | None = None
-    ) -> None:
-        self._store = store
-        # Tells the store a stale foreign lease (taken over) from a live one (inbox).
-        self._lease_clock = lease_clock
-        self._channels: dict[str, _Channel] = {}
-        self._listeners: list[Listener] = []
-        # Events waiting to reach the listeners: a listener that emits does not get its
-        # event delivered to the others before the one it is being told about.
-        self._outbox: deque[StampedEvent] = deque()
-        self._delivering = False
-        # Per session: the newest sequence delivered here, where watching began, and a lock
-        # that keeps local and read-back deliveries of one session in order.
-        self._delivered: dict[str, int] = {}
-        self._baseline: dict[str, int] = {}
-        self._delivery_locks: dict[str, asyncio.Lock] = {}
 
     def watched(self) -> list[str]:
         """The sessions whose events from other processes this bus delivers."""
         return list(self._baseline)
-
-    def delivered_through(self, session_id: str) -> int:
-        """The newest sequence number of a watched session this bus has caught up to."""
-        return max(self._delivered.get(session_id, 0), self._baseline.get(session_id, 0))
 
     async def watch(self, session_id: str) -> None:
         """Deliver this session's events written by other processes from now on."""
@@ -184,12 +89,6 @@ class EventBus:
                 if len(page) < BACKLOG_PAGE:
                     return count
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._delivery_locks.get(session_id)
-        if lock is None:
-            lock = self._delivery_locks[session_id] = asyncio.Lock()
-        return lock
-
     def subscribe(self, listener: Listener) -> Unsubscribe:
         """Call ``listener`` with every stamped event, in order; returns an unsubscribe."""
         self._listeners.append(listener)
@@ -215,7 +114,7 @@ class EventBus:
             nonlocal delivered
             if event.sequence_number > delivered:
                 delivered = event.sequence_number
-                _call(listener, event)
+                call_listener(listener, event)
 
         def on_event(event: StampedEvent) -> None:
             if event.session_id != session_id:
@@ -255,182 +154,6 @@ class EventBus:
             channel.pending.append(payload)
         self._kick(session_id, channel)
 
-    # -- owning a session's numbering (docs/design.md §3.1) ---------------------------------
-
-    def claim_position(self, session_id: str) -> int | None:
-        """What a claim wants read with the lease: events after this (``None``: unwatched)."""
-        return self.delivered_through(session_id) if session_id in self._baseline else None
-
-    def claim(self, session_id: str, token: str, state: LogState | None = None) -> None:
-        """Number the session's events here from now on: this process holds its lease.
-
-        Call it after the commit that took the lease under ``token``. ``state`` is
-        ``event_log_state(session, claim_position(), 0, token)`` read on the store's thread right
-        after that commit (nobody else can append past it now): when nothing of this session
-        is queued here, numbering starts at once. Otherwise events emitted until the pump
-        has read the log's newest number are numbered by the database as before.
-        """
-        channel = self._channel(session_id)
-        if channel.owner == token:
-            return
-        self._flush_staged(session_id, channel)  # numbered under the previous claim, if any
-        channel.owner = token
-        channel.next_sequence = None
-        if (
-            state is not None
-            and not channel.pending
-            and not channel.numbered
-            and not channel.staged
-            and channel.pump is None
-            and not self._lock(session_id).locked()
-        ):
-            self._begin_numbering(session_id, channel, token, state)
-            if channel.numbered:
-                self._kick(session_id, channel)
-            return
-        self._kick(session_id, channel)
-
-    async def disown(self, session_id: str) -> None:
-        """Stop numbering the session here; returns once every numbered event is written.
-
-        Call it before the lease is released: the database numbers every event emitted from
-        now on, after the ones numbered here.
-        """
-        channel = self._channels.get(session_id)
-        if channel is None or channel.owner is None:
-            return
-        self._flush_staged(session_id, channel)
-        channel.owner = None
-        channel.next_sequence = None
-        channel.hurry.set()
-        await channel.written.wait()
-        if channel.pending or channel.pump is not None:
-            # What was emitted past the reservation: the database numbers it, under the lease.
-            await self.drain(session_id)
-
-    def handed_out(self, session_id: str) -> int:
-        """The highest number this bus handed out for the session (0: none)."""
-        channel = self._channels.get(session_id)
-        return 0 if channel is None else channel.handed_out
-
-    def fold_inbox(self, session_id: str) -> None:
-        """Have the database number what waits in the session's inbox (after a release)."""
-        channel = self._channel(session_id)
-        channel.fold = True
-        self._kick(session_id, channel)
-
-    def owned_inboxes(self) -> dict[str, int]:
-        """Session → newest inbox row numbered here, for every session numbered here."""
-        return {
-            session_id: channel.inbox_after
-            for session_id, channel in self._channels.items()
-            if channel.next_sequence is not None
-        }
-
-    async def take_inbox(self, session_id: str) -> int:
-        """Number and deliver what other processes left in an owned session's inbox.
-
-        The rows are only read here; they are deleted in the commit that writes them with
-        their numbers, so a crash before it leaves them to be folded later. Returns how many.
-        """
-        channel = self._channels.get(session_id)
-        if channel is None or channel.next_sequence is None:
-            return 0
-        token, after = channel.owner, channel.inbox_after
-        rows = await self._store.run(lambda s: s.read_event_inbox(session_id, after))
-        if channel.owner != token or channel.next_sequence is None:
-            return 0  # released meanwhile: the rows stay in the inbox for the database
-        self._flush_staged(session_id, channel)  # emitted before: numbered before
-        count = 0
-        for inbox_id, payload in rows:
-            if inbox_id > channel.inbox_after:
-                channel.inbox_after = inbox_id
-                if not self._number(channel, session_id, payload, inbox_id):
-                    break  # out of reserved numbers: the rest waits for the database
-                count += 1
-        if count:
-            self._kick(session_id, channel)
-        return count
-
-    def _channel(self, session_id: str) -> _Channel:
-        channel = self._channels.get(session_id)
-        if channel is None:
-            channel = self._channels[session_id] = _Channel()
-        return channel
-
-    def _kick(self, session_id: str, channel: _Channel) -> None:
-        channel.idle.clear()
-        if channel.pump is None:
-            channel.pump = asyncio.create_task(self._pump(session_id, channel))
-
-    def _stage(
-        self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
-    ) -> None:
-        channel.staged.append((payload, inbox_id))
-        channel.written.clear()
-        if not channel.flush_scheduled:
-            channel.flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_staged, session_id, channel)
-
-    def _flush_staged(self, session_id: str, channel: _Channel) -> None:
-        """Number and deliver what was emitted in the last turn of the loop, coalesced.
-
-        Paced tokens arrive one per turn of the loop and go out alone, one hop later; a
-        burst parsed from one read goes out as few events as a slow write once made of it.
-        """
-        channel.flush_scheduled = False
-        if not channel.staged or channel.next_sequence is None:
-            return
-        staged, channel.staged = channel.staged, []
-        ordered: list[tuple[EventPayload, int | None]] = []
-        run: list[EventPayload] = []
-        for payload, inbox_id in staged:
-            if inbox_id is None:
-                run.append(payload)
-                continue
-            ordered.extend((merged, None) for merged in coalesce(run))
-            run = []
-            ordered.append((payload, inbox_id))
-        ordered.extend((merged, None) for merged in coalesce(run))
-        for payload, inbox_id in ordered:
-            if channel.next_sequence is None or not self._number(
-                channel, session_id, payload, inbox_id
-            ):
-                # Out of reserved numbers: the database numbers it (an inbox row stays there).
-                if inbox_id is None:
-                    channel.pending.append(payload)
-
-    def _number(
-        self, channel: _Channel, session_id: str, payload: EventPayload, inbox_id: int | None
-    ) -> bool:
-        """Number and deliver one event; ``False`` past the reservation (nothing numbered).
-
-        Then the database numbers what comes next (persist, then deliver) until the pump
-        claims a new reservation: a number handed out here is always durably reserved, so
-        a takeover after this process died can never give it to another event.
-        """
-        sequence = channel.next_sequence
-        assert sequence is not None
-        if sequence > channel.reserved_through:
-            channel.next_sequence = None
-            channel.hurry.set()  # what follows waits for the writes: stop gathering
-            self._kick(session_id, channel)
-            return False
-        channel.next_sequence = sequence + 1
-        channel.handed_out = sequence
-        # The payload is a validated model already: no second validation per token.
-        event = StampedEvent.model_construct(
-            session_id=session_id,
-            sequence_number=sequence,
-            timestamp=utc_timestamp(),
-            payload=payload,
-        )
-        channel.numbered.append(event)
-        channel.inbox_ids.append(inbox_id)
-        channel.written.clear()
-        self._deliver(event)
-        return True
-
     def release(self, session_id: str) -> None:
         """Forget an idle session's queue and lock (its live object was dropped, issue 16).
 
@@ -452,19 +175,6 @@ class EventBus:
         if lock is not None and not lock.locked():
             del self._delivery_locks[session_id]
 
-    async def drain(self, session_id: str) -> None:
-        """Wait until every event emitted so far for the session is persisted and delivered."""
-        channel = self._channels.get(session_id)
-        if channel is not None and (
-            channel.pending
-            or channel.staged
-            or channel.numbered
-            or channel.fold
-            or channel.pump is not None
-        ):
-            channel.hurry.set()
-            await channel.idle.wait()
-
     async def drain_all(self) -> None:
         """Wait until every session's queue is empty (used on shutdown)."""
         for session_id in list(self._channels):
@@ -482,7 +192,7 @@ class EventBus:
         await self.drain(session_id)
         return await self._store.run(lambda s: s.last_event_sequence(session_id))
 
-    async def _pump(self, session_id: str, channel: _Channel) -> None:
+    async def _pump(self, session_id: str, channel: Channel) -> None:
         try:
             while True:
                 self._flush_staged(session_id, channel)
@@ -511,103 +221,6 @@ class EventBus:
             channel.idle.set()
             if not channel.numbered and not channel.staged:
                 channel.written.set()
-
-    @staticmethod
-    async def _gather(channel: _Channel) -> None:
-        """While the owner streams, let more numbered events join the next commit."""
-        if (
-            channel.owner is None
-            or channel.next_sequence is None  # the database numbers: events wait on writes
-            or channel.pending
-            or channel.hurry.is_set()
-        ):
-            return
-        try:
-            await asyncio.wait_for(channel.hurry.wait(), WRITE_BEHIND_GATHER_S)
-        except TimeoutError:
-            pass
-
-    async def _start_numbering(self, session_id: str, channel: _Channel) -> None:
-        """Read the log's newest number (the lease is ours: it can only grow from here).
-
-        Nothing is pending or numbered here, so the log holds everything emitted so far;
-        what other processes wrote and this bus has not delivered yet is delivered first.
-        """
-        token = channel.owner
-        if token is None:
-            return
-        async with self._lock(session_id):
-            after = self.delivered_through(session_id) if session_id in self._baseline else None
-            try:
-                floor = channel.handed_out
-                state = await self._store.run(
-                    lambda s: s.claim_event_numbers(session_id, token, after, floor)
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.warning(
-                    "session %s: could not read the event log; the database numbers its events",
-                    session_id,
-                    exc_info=True,
-                )
-                if channel.owner == token:
-                    channel.owner = None
-                return
-            if channel.owner != token or channel.pending or channel.numbered:
-                return  # disowned, or emitted meanwhile (written first): the pump looks again
-            if state[1] <= state[0]:
-                channel.owner = None  # no reservation: the lease is not ours any more
-                return
-            # No await from the emptiness check above to here: nothing was written meanwhile.
-            self._begin_numbering(session_id, channel, token, state)
-
-    def _begin_numbering(
-        self, session_id: str, channel: _Channel, token: str, state: LogState
-    ) -> None:
-        """Deliver what others wrote up to the log's newest number, then number from there."""
-        last, reserved, missed, inbox = state
-        for event in missed:
-            if event.sequence_number > self._delivered.get(session_id, 0):
-                self._deliver(event)
-        channel.next_sequence = max(last, channel.handed_out) + 1
-        channel.reserved_through = reserved
-        channel.stamp_token = token
-        channel.inbox_after = 0
-        for inbox_id, payload in inbox:
-            channel.inbox_after = inbox_id
-            if not self._number(channel, session_id, payload, inbox_id):
-                break  # out of reserved numbers: the rest waits for the database
-
-    async def _write_numbered(self, session_id: str, channel: _Channel) -> None:
-        """Write a batch of events numbered here, with their numbers (write-behind)."""
-        batch, inbox_ids = channel.numbered, channel.inbox_ids
-        channel.numbered, channel.inbox_ids = [], []
-        token = channel.stamp_token
-        assert token is not None
-        clock = self._lease_clock() if self._lease_clock is not None else None
-        kept: int | None = channel.reserved_through
-        try:
-            kept = await self._store.run(
-                lambda s: s.append_numbered_events(session_id, batch, inbox_ids, token, clock)
-            )
-        except asyncio.CancelledError:
-            raise
-        except StoreError as error:
-            # Delivered already; the log keeps a hole where these were (clients skip holes).
-            _log.warning("could not persist %d event(s): %s", len(batch), error.message)
-        except Exception:
-            _log.exception("could not persist %d event(s) for session %s", len(batch), session_id)
-        if kept is not None and channel.stamp_token == token:
-            # The commit may have extended the reservation (off the token's path).
-            channel.reserved_through = max(channel.reserved_through, kept)
-        if kept is None and channel.stamp_token == token and channel.owner == token:
-            # The lease was taken over: from now on the database (or the new owner) numbers.
-            self._flush_staged(session_id, channel)
-            channel.owner = None
-            channel.next_sequence = None
-        if not channel.numbered and not channel.staged:
-            channel.written.set()
 
     async def _persist(
         self, session_id: str, batch: list[EventPayload], floor: int
@@ -642,27 +255,3 @@ class EventBus:
             for event in stamped:
                 if event.sequence_number > self._delivered.get(session_id, 0):
                     self._deliver(event)
-
-    def _deliver(self, event: StampedEvent) -> None:
-        session_id = event.session_id
-        if event.sequence_number > self._delivered.get(session_id, 0):
-            self._delivered[session_id] = event.sequence_number
-        self._outbox.append(event)
-        if self._delivering:
-            return  # a listener emitted: its event follows once this one reached everyone
-        self._delivering = True
-        try:
-            while self._outbox:
-                queued = self._outbox.popleft()
-                for listener in list(self._listeners):
-                    _call(listener, queued)
-        finally:
-            self._delivering = False
-
-
-def _call(listener: Listener, event: StampedEvent) -> None:
-    """One subscriber's failure must not stop delivery to the others."""
-    try:
-        listener(event)
-    except Exception:
-        _log.exception("event listener failed on %s", event.type)

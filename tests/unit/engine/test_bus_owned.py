@@ -22,7 +22,7 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnStarted,
 )
-from relavium_lsp.engine import bus as bus_module
+from relavium_lsp.engine import bus_channel
 from relavium_lsp.engine.bus import EventBus
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store import event_log
@@ -437,7 +437,7 @@ async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_s
     setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A window far longer than the test may take: only the drain can end it.
-    monkeypatch.setattr(bus_module, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
     await setup.hold_lease("a")
     await _until_numbering(setup)
     for n in range(30):
@@ -455,7 +455,7 @@ async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_s
 async def test_a_disown_cuts_the_gathering_short_and_writes_everything(
     setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bus_module, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
     await setup.hold_lease("a")
     await _until_numbering(setup)
     for n in range(10):
