@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +179,19 @@ class EditorClient:
                     path.write_text(self.buffer_text(uri), encoding="utf-8", newline="")
             else:
                 _apply_to_disk(types.WorkspaceEdit(document_changes=[change]))
+
+
+async def poll_until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Ask ``check`` again and again until it holds, or fail after the harness deadline.
+
+    For state another process changes (the shared database): nothing here can wait on it.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_DEADLINE_S
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
 
 
 def client_capabilities(

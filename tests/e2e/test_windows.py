@@ -11,7 +11,6 @@ import asyncio
 import os
 import signal
 import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +19,18 @@ from pygls.exceptions import JsonRpcException
 
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
-    WAIT_DEADLINE_S,
     EditorClient,
     configure_loopback_provider,
     editor,
     gated_stream,
     make_git_workspace,
+    poll_until,
 )
 from tests.unit.llm.wire_servers import LoopbackServer, openai_stream
 
 # Heartbeats often, so that an abort from another window lands fast; the default timeout
 # (15 s) keeps a live owner from looking stale on a loaded machine.
 FAST_HEARTBEAT = {"RELAVIUM_LEASE_HEARTBEAT_S": "0.2"}
-
-
-async def _poll(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    """Ask ``check`` again and again until it holds, or fail after the harness deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_DEADLINE_S
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def _status(client: EditorClient, session_id: str) -> str:
@@ -105,7 +94,7 @@ async def test_second_window_reads_a_running_turn_but_never_writes_into_it(
             result = await turn
             assert result["stopReason"] == "stop"
             assert result["text"] == "live tokens and the end"
-            await _poll(lambda: _is(b, session, "idle"), "window B to list the session idle")
+            await poll_until(lambda: _is(b, session, "idle"), "window B to list the session idle")
             messages = await _transcript(b, session)
             assert [m["role"] for m in messages] == ["user", "assistant"]
             assert _markers(messages) == 0
@@ -165,7 +154,7 @@ async def test_a_stalled_owner_is_taken_over_after_the_timeout_exactly_once(
             assert owner is not None
             os.kill(owner.pid, signal.SIGSTOP)  # alive, but its heartbeat stops
             try:
-                await _poll(lambda: _is(b, session, "idle"), "B to take the stale lease over")
+                await poll_until(lambda: _is(b, session, "idle"), "B to take the stale lease over")
             finally:
                 os.kill(owner.pid, signal.SIGCONT)
             # The owner wakes up, finds its lease gone and stops without touching history.

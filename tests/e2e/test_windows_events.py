@@ -10,29 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
-    WAIT_DEADLINE_S,
     EditorClient,
     configure_loopback_provider,
     editor,
     gated_stream,
     make_git_workspace,
+    poll_until,
 )
 from tests.unit.llm.wire_servers import LoopbackServer, openai_stream
-
-
-async def _poll(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_DEADLINE_S
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def _log(client: EditorClient, session_id: str) -> list[dict[str, Any]]:
@@ -109,7 +99,7 @@ async def test_the_inbox_of_a_killed_owner_is_folded_by_the_window_that_takes_ov
                 listed = await b.request(methods.LIST_SESSIONS, {})
                 return any(r["id"] == session and r["status"] == "idle" for r in listed["sessions"])
 
-            await _poll(listed_idle, "B to take the dead owner's lease over")
+            await poll_until(listed_idle, "B to take the dead owner's lease over")
             exported = await b.wait_for_event(session, "session:exported")
             log = await _log(b, session)
             numbers = [event["sequenceNumber"] for event in log]
