@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import statistics
 import tempfile
@@ -79,6 +80,10 @@ async def run(quick: bool) -> list[Row]:
         clock = StageClock()
         instrument(clock)
         engine = await open_engine(FilesystemHost())
+        # As the server does once its engine is open (server/features/lifecycle.py): what lives
+        # for the process's lifetime leaves the cyclic GC, whose full passes would walk it all.
+        gc.collect()
+        gc.freeze()
         current: list[Turn] = []
         stage_rows: list[Row] = []
         latencies = {rate: Latencies() for rate in RATES}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from relavium_lsp.contracts.content import (
@@ -174,7 +174,10 @@ def roll_back_from(connection: Connection, session_id: str, from_sequence: int) 
 
 
 def load_tail_within_budget(
-    connection: Connection, session_id: str, token_budget: int
+    connection: Connection,
+    session_id: str,
+    token_budget: int,
+    decode: Callable[[Sequence[Any]], SessionMessage] = message_from_row,
 ) -> list[SessionMessage]:
     """The newest visible messages whose estimates fit ``token_budget``, in model order.
 
@@ -201,11 +204,11 @@ def load_tail_within_budget(
             elif marker is None:
                 marker = row
                 boundary = json.loads(row[_COMPACTION])["droppedThroughSequence"]
-        tail = [message_from_row(row) for row in reversed(rows)]
+        tail = [decode(row) for row in reversed(rows)]
         kept = _drop_orphan_tool_results(tail)
         if not kept and tail:
             kept = _extend_to_tool_call(connection, session_id, tail)
-    return kept if marker is None else [message_from_row(marker), *kept]
+    return kept if marker is None else [decode(marker), *kept]
 
 
 def get_transcript(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from relavium_lsp.errors import LeaseLost
 from relavium_lsp.store import leases
 from relavium_lsp.store.db import Connection
+from relavium_lsp.store.decoded_messages import DecodedMessages
 
 
 class RepositoryBase:
@@ -22,6 +23,8 @@ class RepositoryBase:
         # is held, its message, rollback and cost writes are fenced: each checks, in its own
         # transaction, that the lease is still ours (docs/design.md §7.1).
         self._fences: dict[str, str] = {}
+        # What the turns' history tails decoded, for the next turn (store/decoded_messages.py).
+        self._decoded = DecodedMessages()
 
     def _check_fence(self, session_id: str) -> None:
         """Inside a write transaction: refuse if our turn's lease was taken over meanwhile."""

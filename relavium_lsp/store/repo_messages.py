@@ -65,7 +65,9 @@ class MessageRows(RepositoryBase):
 
     def load_tail_within_budget(self, session_id: str, token_budget: int) -> list[SessionMessage]:
         """The newest visible messages that fit ``token_budget``, oldest first."""
-        return messages.load_tail_within_budget(self._connection, session_id, token_budget)
+        return messages.load_tail_within_budget(
+            self._connection, session_id, token_budget, self._decoded.decode
+        )
 
     def get_transcript(
         self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
