@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +48,18 @@ provider: scripted
 system_prompt: "You help. Workspace {{{{ctx.workingDir}}}}."
 tools: [read_file, write_file, list_directory]
 """
+
+
+DEADLINE_S = 60.0  # for slow, shared machines; passing tests never get near it
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    """Look at ``check`` between turns of the loop until it holds, or fail at the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE_S
+    while not check():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
 
 
 def text_reply(text: str, usage: tuple[int, int] = (10, 5)) -> list[LlmChunk]:

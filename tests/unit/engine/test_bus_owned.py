@@ -30,9 +30,8 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
+from tests.unit.engine.engine_harness import DEADLINE_S, until
 from tests.unit.store.store_records import make_record
-
-DEADLINE_S = 60.0
 
 
 def _clock(*tokens: str, pid: int = 100) -> LeaseClock:
@@ -90,17 +89,9 @@ def _wire(events: list[StampedEvent]) -> list[tuple[int, str, str]]:
     return [(e.sequence_number, e.timestamp, e.payload.model_dump_json()) for e in events]
 
 
-async def _until(check: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE_S
-    while not check():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
-
-
 async def _until_numbering(setup: Setup) -> None:
     """Wait until the bus has read the log's newest number (its pump does, after a claim)."""
-    await _until(lambda: setup.session_id in setup.bus.owned_inboxes(), "numbering to start")
+    await until(lambda: setup.session_id in setup.bus.owned_inboxes(), "numbering to start")
 
 
 async def test_owned_numbers_are_the_numbers_the_log_then_holds(setup: Setup) -> None:
@@ -129,7 +120,7 @@ async def test_a_token_is_delivered_while_its_write_is_still_blocked(setup: Setu
     try:
         setup.bus.emit(setup.session_id, _token("fast"))
         # Delivered with its number while nothing could be written.
-        await _until(lambda: bool(setup.seen), "the token's delivery")
+        await until(lambda: bool(setup.seen), "the token's delivery")
         assert [(e.sequence_number, e.type) for e in setup.seen] == [(1, "agent:token")]
         assert setup.log() == []
     finally:
@@ -148,7 +139,7 @@ async def test_disown_returns_once_everything_numbered_is_written(setup: Setup) 
         setup.bus.emit(setup.session_id, _token(str(n)))
         setup.bus.emit(setup.session_id, TurnStarted(user_message_sequence=n + 1))
     disowning = asyncio.ensure_future(setup.bus.disown(setup.session_id))
-    await _until(lambda: len(setup.seen) == 10, "delivery before the writes")
+    await until(lambda: len(setup.seen) == 10, "delivery before the writes")
     assert not disowning.done()  # its writes are still queued behind the gate
     gate.set()
     await disowning
@@ -308,7 +299,7 @@ async def test_past_the_reservation_the_database_numbers_until_a_new_block_is_cl
     # Five in one turn of the loop: two numbered here (the block), three by the database.
     for n in range(5):
         setup.bus.emit(setup.session_id, _exported(f"first {n}"))
-    await _until(lambda: len(setup.seen) == 5, "the burst's delivery")
+    await until(lambda: len(setup.seen) == 5, "the burst's delivery")
     await _until_numbering(setup)  # a new block is reserved past what the database numbered
     for n in range(5):
         setup.bus.emit(setup.session_id, _exported(f"second {n}"))
@@ -349,7 +340,7 @@ async def test_a_takeover_after_delivered_unwritten_numbers_never_gives_them_aga
     try:
         for n in range(3):
             setup.bus.emit(setup.session_id, _exported(f"unwritten {n}"))
-        await _until(lambda: len(setup.seen) == 3, "delivery before the write")
+        await until(lambda: len(setup.seen) == 3, "delivery before the write")
         assert [e.sequence_number for e in setup.seen] == [1, 2, 3]
         # The owner is gone as far as another process can tell: it takes the lease over.
         dead = LeaseClock(
@@ -443,7 +434,7 @@ async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_s
     for n in range(30):
         setup.bus.emit(setup.session_id, _token(f"{n} "))
         await asyncio.sleep(0)  # one token per turn of the loop, as a paced stream
-    await _until(lambda: len(setup.seen) >= 1 and "29 " in _text(setup.seen), "delivery")
+    await until(lambda: len(setup.seen) >= 1 and "29 " in _text(setup.seen), "delivery")
     assert setup.log() == []  # delivered, the write still gathering
     await asyncio.wait_for(setup.bus.drain(setup.session_id), DEADLINE_S)
     log = setup.log()

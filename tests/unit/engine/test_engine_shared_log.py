@@ -7,24 +7,19 @@ server process would write through.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from relavium_lsp.contracts.events import AgentToken, SessionExported, StampedEvent
 from relavium_lsp.contracts.wire import SessionListChange
-from tests.unit.engine.engine_harness import engine, scripted, text_reply, tool_reply
-
-DEADLINE_S = 60.0
-
-
-async def _until(check: Callable[[], bool], what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE_S
-    while not check():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.01)
+from tests.unit.engine.engine_harness import (
+    engine,
+    scripted,
+    text_reply,
+    tool_reply,
+    until,
+)
 
 
 def _token(text: str) -> AgentToken:
@@ -36,10 +31,10 @@ async def test_events_another_process_commits_are_delivered_in_order(tmp_path: P
         session = (await h.start()).record.id
         seen: list[StampedEvent] = []
         await h.engine.subscribe(seen.append, session_id=session, after_sequence=0)
-        await _until(lambda: len(seen) == 1, "session:started")
+        await until(lambda: len(seen) == 1, "session:started")
         await h.store.run(lambda s: s.append_events(session, [_token("a"), _token("b")]))
         await h.store.run(lambda s: s.append_events(session, [_token("c")]))
-        await _until(lambda: len(seen) == 4, "the other process's events")
+        await until(lambda: len(seen) == 4, "the other process's events")
         assert [event.sequence_number for event in seen] == [1, 2, 3, 4]
         assert [getattr(event.payload, "token", None) for event in seen[1:]] == ["a", "b", "c"]
 
@@ -71,7 +66,7 @@ async def test_list_changes_from_any_process_reach_list_listeners(tmp_path: Path
         h.engine.watch_sessions(changes.extend)
         session = (await h.start()).record.id
         await h.store.run(lambda s: s.rename_session(session, "renamed elsewhere"))
-        await _until(lambda: len(changes) >= 2, "created and renamed")
+        await until(lambda: len(changes) >= 2, "created and renamed")
         assert [(c.session_id, c.kind) for c in changes] == [
             (session, "created"),
             (session, "renamed"),
@@ -92,9 +87,7 @@ async def test_a_turns_events_are_the_logs_and_another_process_joins_through_the
         exported = SessionExported(workflow_path="elsewhere.jsonl", format="jsonl")
         # Another process appends: while the lease is live its events wait in the inbox.
         assert await h.store.run(lambda s: s.append_events(session, [exported])) == []
-        await _until(
-            lambda: "session:exported" in h.types(session), "the owner to number the inbox"
-        )
+        await until(lambda: "session:exported" in h.types(session), "the owner to number the inbox")
         h.host.hold.set()
         assert (await turn).stop_reason == "stop"
         await h.engine.flush_events(session)

@@ -6,7 +6,11 @@ import uuid
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext, SessionStatus
+from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
+
+# The host every test lease is taken on (process ids mean something only on one host).
+HOST = "this-host"
 
 
 def make_record(
@@ -34,3 +38,15 @@ def make_record(
 
 def text(value: str) -> list[TextPart]:
     return [TextPart(text=value)]
+
+
+def clock(now: float, *tokens: str, pid: int = 100, alive: bool = True) -> LeaseClock:
+    """A lease clock at ``now`` on :data:`HOST`, holding ``tokens``; ``alive`` answers for pids."""
+    return LeaseClock(
+        now=now,
+        timeout_s=10.0,
+        own_tokens=frozenset(tokens),
+        host=HOST,
+        pid=pid,
+        is_alive=lambda _pid: alive,
+    )

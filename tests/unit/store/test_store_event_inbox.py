@@ -9,28 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from store_records import text
+from store_records import clock, text
 
 from relavium_lsp.contracts.events import AgentToken, SessionExported, StampedEvent
 from relavium_lsp.store import event_log
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.sessions import SessionStore
 
-HOST = "this-host"
 BLOCK = event_log.RESERVE_BLOCK
-
-
-def clock(now: float, *tokens: str, pid: int = 100, alive: bool = True) -> LeaseClock:
-    return LeaseClock(
-        now=now,
-        timeout_s=10.0,
-        own_tokens=frozenset(tokens),
-        host=HOST,
-        pid=pid,
-        is_alive=lambda _pid: alive,
-    )
 
 
 @pytest.fixture

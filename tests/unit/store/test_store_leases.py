@@ -8,25 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_records import text
+from store_records import clock, text
 
 from relavium_lsp.errors import LeaseLost, SessionRunningElsewhere
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import LeaseClock, process_alive
+from relavium_lsp.store.leases import process_alive
 from relavium_lsp.store.sessions import SessionStore
-
-HOST = "this-host"
-
-
-def clock(now: float, *tokens: str, pid: int = 100, alive: bool = True) -> LeaseClock:
-    return LeaseClock(
-        now=now,
-        timeout_s=10.0,
-        own_tokens=frozenset(tokens),
-        host=HOST,
-        pid=pid,
-        is_alive=lambda _pid: alive,
-    )
 
 
 def test_a_live_lease_refuses_other_processes_and_is_released_with_the_turn(
