@@ -44,7 +44,12 @@ from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.timers import LoopTimers, Timer, Timers
-from relavium_lsp.errors import RelaviumError, SessionNotFound, SessionRunningElsewhere
+from relavium_lsp.errors import (
+    RelaviumError,
+    SessionNotFound,
+    SessionRunningElsewhere,
+    StoreError,
+)
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.introspection_due import PendingWork, earlier_sessions, pending_work
 
@@ -437,6 +442,8 @@ class IntrospectionTriggers:
             await work
         except asyncio.CancelledError:
             raise
+        except StoreError as error:  # a damaged file, a full disk: explained, no traceback
+            _log.warning("introspection trigger skipped: %s", error.message)
         except Exception:
             # Deciding whether to checkpoint must never disturb the session it watches.
             _log.warning("introspection trigger failed", exc_info=True)
