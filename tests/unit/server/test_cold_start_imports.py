@@ -131,6 +131,9 @@ async def test_a_server_that_only_answered_initialize_imported_nothing_heavy(
     assert "pygls.lsp.server" in modules  # the parse found the server's imports
     assert "relavium_lsp.server.features.lifecycle" in modules
     assert heavy_among(modules) == set()
+    # The start wrote attrs' generated lsprotocol methods for the next one (commands.code_cache).
+    cache = tmp_path / "home" / ".relavium" / "cache"
+    assert [path.name for path in cache.glob("attrs-code-*.marshal")] != []
 
 
 async def test_the_session_features_load_the_heavy_modules_after_initialized(
