@@ -15,7 +15,8 @@ builds the classes, executes each code object in its own namespace, fills ``line
 debuggers; only the compilation is skipped. A text not in the file is compiled as always.
 
 The file is written the first time (or when more than a tenth of the lookups missed, say
-after an upgrade), with what that start used, so it never grows past one start's worth. It
+after an upgrade), with what that start used, so it never grows past one start's worth —
+unless Python was told not to write bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``). It
 holds executable code, like a ``.pyc``: it is only read when the current user owns it and
 nobody else can write it, in the private home directory; anything unreadable or damaged
 counts as no cache.
@@ -139,12 +140,15 @@ def save_table(path: Path, table: dict[Key, CodeType]) -> None:
 
 
 @contextmanager
-def attrs_code_cache(path: Path) -> Iterator[CachedCompile | None]:
+def attrs_code_cache(path: Path, *, write: bool | None = None) -> Iterator[CachedCompile | None]:
     """While active, attrs' generated methods come from the cache file at ``path``.
 
     Yields the :class:`CachedCompile` in use (its counters), or None when another cache is
-    already active (nested use changes nothing).
+    already active (nested use changes nothing). ``write`` (default: unless Python was told
+    not to write bytecode, ``PYTHONDONTWRITEBYTECODE`` / ``-B``) allows (re)writing the file.
     """
+    if write is None:
+        write = not sys.dont_write_bytecode
     import attr._make as make  # attrs itself is light; lsprotocol imports it anyway
 
     if "compile" in vars(make):
@@ -156,7 +160,7 @@ def attrs_code_cache(path: Path) -> Iterator[CachedCompile | None]:
         yield cached
     finally:
         delattr(make, "compile")
-        if cached.misses and cached.misses > REWRITE_MISS_FRACTION * cached.lookups:
+        if write and cached.misses > REWRITE_MISS_FRACTION * cached.lookups:
             save_table(path, cached.used)
 
 

@@ -39,13 +39,13 @@ def _define() -> type:
 
 def test_a_second_start_compiles_nothing_and_builds_the_same_class(tmp_path: Path) -> None:
     path = code_cache_path(tmp_path)
-    with attrs_code_cache(path) as first:
+    with attrs_code_cache(path, write=True) as first:
         built_first = _define()
     assert first is not None and first.lookups > 0 and first.misses == first.lookups
     assert path.exists() and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
-    with attrs_code_cache(path) as second:
+    with attrs_code_cache(path, write=True) as second:
         built_second = _define()
     assert second is not None and second.lookups == first.lookups and second.misses == 0
     for point_class in (built_first, built_second):
@@ -73,18 +73,18 @@ def test_cached_code_is_what_compile_gives_with_the_callers_future_flags() -> No
 
 def test_a_full_cache_is_not_rewritten(tmp_path: Path) -> None:
     path = code_cache_path(tmp_path)
-    with attrs_code_cache(path):
+    with attrs_code_cache(path, write=True):
         _define()
     os.utime(path, (0, 0))
-    with attrs_code_cache(path):
+    with attrs_code_cache(path, write=True):
         _define()
     assert path.stat().st_mtime == 0
 
 
 def test_nested_use_changes_nothing(tmp_path: Path) -> None:
     path = code_cache_path(tmp_path)
-    with attrs_code_cache(path) as outer:
-        with attrs_code_cache(tmp_path / "other.marshal") as inner:
+    with attrs_code_cache(path, write=True) as outer:
+        with attrs_code_cache(tmp_path / "other.marshal", write=True) as inner:
             _define()
         assert inner is None and outer is not None and outer.lookups > 0
         assert "compile" in vars(attr._make)
@@ -93,7 +93,7 @@ def test_nested_use_changes_nothing(tmp_path: Path) -> None:
 
 def test_a_file_others_could_write_or_a_damaged_one_is_no_cache(tmp_path: Path) -> None:
     path = code_cache_path(tmp_path)
-    with attrs_code_cache(path):
+    with attrs_code_cache(path, write=True):
         _define()
     assert load_table(path)
     os.chmod(path, 0o620)  # group-writable: someone else could have put code in it
@@ -105,7 +105,9 @@ def test_a_file_others_could_write_or_a_damaged_one_is_no_cache(tmp_path: Path) 
     path.write_bytes(b"\x00not marshal data")
     assert load_table(path) == {}
     assert load_table(tmp_path / "missing.marshal") == {}
-    with attrs_code_cache(path) as cached:  # damaged: compiled as always, then rewritten
+    with attrs_code_cache(
+        path, write=True
+    ) as cached:  # damaged: compiled as always, then rewritten
         point = _define()(3)
     assert point.x == 3 and cached is not None and cached.misses == cached.lookups
     assert load_table(path)
@@ -115,5 +117,15 @@ def test_an_unwritable_home_only_costs_the_cache(tmp_path: Path) -> None:
     blocker = tmp_path / "home"
     blocker.write_text("a file where the cache directory would go", encoding="utf-8")
     save_table(blocker / "cache" / "attrs.marshal", {})  # no exception
-    with attrs_code_cache(blocker / "cache" / "attrs.marshal"):
+    with attrs_code_cache(blocker / "cache" / "attrs.marshal", write=True):
         assert _define()(5).x == 5
+
+
+def test_nothing_is_written_when_python_writes_no_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.dont_write_bytecode", True)
+    path = code_cache_path(tmp_path)
+    with attrs_code_cache(path) as cached:
+        _define()
+    assert cached is not None and cached.misses > 0 and not path.exists()
