@@ -30,7 +30,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -126,6 +125,8 @@ def load_table(path: Path) -> dict[Key, CodeType]:
 
 def save_table(path: Path, table: dict[Key, CodeType]) -> None:
     """Replace the file atomically (0600, in a private directory); failures are ignored."""
+    import tempfile  # only when writing: it pulls in random and hashlib (cold start)
+
     try:
         ensure_private_dir(path.parent)
         descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
