@@ -4,9 +4,10 @@ Each measure has its anchor measured in the same run against a bare pygls server
 (:mod:`bench.baseline_server`):
 
 1. cold start: spawn ``relavium-lsp serve`` → its ``initialize`` result (p50), against the
-   bare pygls server; after one unmeasured start of each, the two are started in
-   back-to-back pairs, the one going first alternating (the notes give the spread per start
-   and the ratio within each pair);
+   bare pygls server; after one unmeasured start of each (ours writes its attrs code cache,
+   ``relavium_lsp.commands.code_cache``), the two are started in back-to-back pairs, the
+   one going first alternating (the notes give the spread per start and the ratio within
+   each pair);
 2. per-token latency at realistic rates: the loopback provider (:mod:`bench.paced`) writes a
    delta at 50, 200 and 1,000 tokens/s → the client reads the notification carrying it (p99
    and p50 over every token), against the bare server relaying the same paced stream — both
@@ -227,7 +228,8 @@ def cold_start_rows(
             goal=Goal(1.1),
             note=(
                 f"{len(ours)} starts each, interleaved in pairs (which goes first alternates),"
-                f" after one unmeasured start each ({load}); per start ours {ms_range(ours)},"
+                " after one unmeasured start each (ours writes its attrs code cache then, as a"
+                f" user's first start does; {load}); per start ours {ms_range(ours)},"
                 f" bare {ms_range(bare)}; ratio within a pair {ratio_range(pairs)}"
             ),
         ),
