@@ -394,7 +394,7 @@ def token_rows(
 async def run(quick: bool) -> list[Row]:
     """Every measure; the rows."""
     provider = PacedProvider()
-    rounds, seconds_per_round = (3, 1.5) if quick else (5, 3.0)
+    rounds, seconds_per_round = (3, 1.5) if quick else (5, 2.5)
     burst = 3_000 if quick else 10_000
     with tempfile.TemporaryDirectory() as scratch, LoopbackServer(responder=provider) as server:
         url = server.url + "/v1"
