@@ -74,7 +74,7 @@ class BusBase(ABC):
             or channel.fold
             or channel.pump is not None
         ):
-            channel.hurry.set()
+            channel.rush()
             await channel.idle.wait()
 
     def _deliver(self, event: StampedEvent) -> None:

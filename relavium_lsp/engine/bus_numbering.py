@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from relavium_lsp.contracts.events import EventPayload, StampedEvent
 from relavium_lsp.engine import bus_channel
@@ -69,7 +70,7 @@ class OwnedNumbering(BusBase):
         self._flush_staged(session_id, channel)
         channel.owner = None
         channel.next_sequence = None
-        channel.hurry.set()
+        channel.rush()
         await channel.written.wait()
         if channel.pending or channel.pump is not None:
             # What was emitted past the reservation: the database numbers it, under the lease.
@@ -169,7 +170,7 @@ class OwnedNumbering(BusBase):
         assert sequence is not None
         if sequence > channel.reserved_through:
             channel.next_sequence = None
-            channel.hurry.set()  # what follows waits for the writes: stop gathering
+            channel.rush()  # what follows waits for the writes: stop gathering
             self._kick(session_id, channel)
             return False
         channel.next_sequence = sequence + 1
@@ -181,26 +182,45 @@ class OwnedNumbering(BusBase):
             timestamp=utc_timestamp(),
             payload=payload,
         )
+        if not channel.numbered:
+            channel.oldest_numbered = time.monotonic()
         channel.numbered.append(event)
         channel.inbox_ids.append(inbox_id)
         channel.written.clear()
         self._deliver(event)
+        if (
+            channel.gathering is not None
+            and time.monotonic() - channel.oldest_numbered >= bus_channel.WRITE_BEHIND_GATHER_S
+        ):
+            channel.end_gathering()  # on this token's wake-up, not a timer's of its own
         return True
 
     @staticmethod
     async def _gather(channel: Channel) -> None:
-        """While the owner streams, let more numbered events join the next commit."""
+        """While the owner streams, let more numbered events join the next commit.
+
+        An event numbered once the oldest unwritten one is ``WRITE_BEHIND_GATHER_S`` old ends
+        it (``_number``); a timer only when none came by ``WRITE_BEHIND_LONGEST_S``; a drain,
+        a disown or the reservation's end at once (``Channel.rush``).
+        """
+        age = time.monotonic() - channel.oldest_numbered
         if (
             channel.owner is None
             or channel.next_sequence is None  # the database numbers: events wait on writes
             or channel.pending
             or channel.hurry.is_set()
+            or age >= bus_channel.WRITE_BEHIND_GATHER_S  # they waited on the last write
         ):
             return
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        channel.gathering = waiter
+        timer = loop.call_later(bus_channel.WRITE_BEHIND_LONGEST_S - age, channel.end_gathering)
         try:
-            await asyncio.wait_for(channel.hurry.wait(), bus_channel.WRITE_BEHIND_GATHER_S)
-        except TimeoutError:
-            pass
+            await waiter
+        finally:
+            timer.cancel()
+            channel.gathering = None
 
     async def _start_numbering(self, session_id: str, channel: Channel) -> None:
         """Read the log's newest number (the lease is ours: it can only grow from here).

@@ -428,7 +428,7 @@ async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_s
     setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A window far longer than the test may take: only the drain can end it.
-    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    _gather_for(monkeypatch, DEADLINE_S * 10, DEADLINE_S * 10)
     await setup.hold_lease("a")
     await _until_numbering(setup)
     for n in range(30):
@@ -446,7 +446,7 @@ async def test_a_streaming_owners_writes_gather_and_a_drain_cuts_the_gathering_s
 async def test_a_disown_cuts_the_gathering_short_and_writes_everything(
     setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_GATHER_S", DEADLINE_S * 10)
+    _gather_for(monkeypatch, DEADLINE_S * 10, DEADLINE_S * 10)
     await setup.hold_lease("a")
     await _until_numbering(setup)
     for n in range(10):
@@ -460,6 +460,27 @@ async def test_a_disown_cuts_the_gathering_short_and_writes_everything(
     setup.bus.emit(setup.session_id, _token("after"))
     await asyncio.wait_for(setup.bus.drain(setup.session_id), DEADLINE_S)
     assert _wire(setup.log()) == _wire(setup.seen)
+
+
+async def test_a_token_numbered_once_the_gathering_is_old_enough_starts_the_commit(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No timer within the test's time: only the events' age can end each gathering.
+    _gather_for(monkeypatch, 0.0, DEADLINE_S * 10)
+    await setup.hold_lease("a")
+    await _until_numbering(setup)
+    for n in range(20):
+        setup.bus.emit(setup.session_id, _token(f"{n} "))
+        await asyncio.sleep(0)  # one token per turn of the loop, as a paced stream
+    # Written while still owned, with nobody draining or disowning.
+    await until(lambda: "19 " in _text(setup.log()), "the write-behind")
+    assert _wire(setup.log()) == _wire(setup.seen)
+    assert _text(setup.log()) == "".join(f"{n} " for n in range(20))
+
+
+def _gather_for(monkeypatch: pytest.MonkeyPatch, token_after: float, longest: float) -> None:
+    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_GATHER_S", token_after)
+    monkeypatch.setattr(bus_channel, "WRITE_BEHIND_LONGEST_S", longest)
 
 
 def _text(events: list[StampedEvent]) -> str:
