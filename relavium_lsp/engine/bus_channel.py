@@ -7,6 +7,7 @@ durable write. Only the bus and its numbering mixin (``engine/bus_numbering.py``
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,6 +30,23 @@ WRITE_BEHIND_GATHER_S = 0.02
 # When no event comes to end it (the stream paused, the turn is calling a tool), the
 # gathering ends on a timer once the oldest unwritten event is this old.
 WRITE_BEHIND_LONGEST_S = 0.05
+
+
+# The formatted UTC second of the newest stamp: ``[seconds since the epoch, "…T…:SS."]``.
+_second: list[float | str] = [-1, ""]
+
+
+def stamp_now(now: float | None = None) -> str:
+    """``store.models.utc_timestamp()``'s text for the time ``now`` (default: this moment).
+
+    Once per streamed token (``_number``): formatting only the milliseconds, the second's
+    text is kept, about a fifth of the cost of a ``datetime`` and its ``strftime``.
+    """
+    # Rounded to the microsecond first, as ``datetime.fromtimestamp`` does.
+    second, micro = divmod(round((time.time() if now is None else now) * 1_000_000), 1_000_000)
+    if _second[0] != second:
+        _second[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))]
+    return f"{_second[1]}{micro // 1000:03d}Z"
 
 
 def set_event() -> asyncio.Event:

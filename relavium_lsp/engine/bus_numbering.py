@@ -17,7 +17,6 @@ from relavium_lsp.engine import bus_channel
 from relavium_lsp.engine.bus_base import BusBase
 from relavium_lsp.engine.bus_channel import Channel, LogState, coalesce
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store.models import utc_timestamp
 
 _log = logging.getLogger(__name__)
 
@@ -179,7 +178,7 @@ class OwnedNumbering(BusBase):
         event = StampedEvent.model_construct(
             session_id=session_id,
             sequence_number=sequence,
-            timestamp=utc_timestamp(),
+            timestamp=bus_channel.stamp_now(),
             payload=payload,
         )
         if not channel.numbered:

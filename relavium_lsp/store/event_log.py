@@ -23,7 +23,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
+from relavium_lsp.contracts.events import (
+    EVENT_PAYLOAD_ADAPTER,
+    AgentToken,
+    EventPayload,
+    StampedEvent,
+)
 from relavium_lsp.store.db import Connection
 from relavium_lsp.store.models import dump_json
 
@@ -93,6 +98,12 @@ def raise_floor(connection: Connection, session_id: str, through: int) -> None:
 
 
 def _json(payload: EventPayload) -> str:
+    if type(payload) is AgentToken:
+        # By far the commonest row (one per streamed delta, on the store's thread that
+        # competes with the event loop for the GIL): the very text the generic path gives
+        # (a unit test compares them), without pydantic's dump.
+        token, model = dump_json(payload.token), dump_json(payload.model)
+        return f'{{"type":"agent:token","token":{token},"model":{model}}}'
     return dump_json(payload.model_dump(mode="json", by_alias=True))
 
 

@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from relavium_lsp.store import event_log
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.engine.engine_harness import DEADLINE_S, until
 from tests.unit.store.store_records import make_record
@@ -485,3 +487,12 @@ def _gather_for(monkeypatch: pytest.MonkeyPatch, token_after: float, longest: fl
 
 def _text(events: list[StampedEvent]) -> str:
     return "".join(getattr(e.payload, "token", "") for e in events)
+
+
+@pytest.mark.parametrize(
+    "now", [0.0, 1.5, 1_700_000_000.123456, 1_764_216_000.999, 1_764_216_059.9999996]
+)
+def test_a_stamp_is_the_stores_timestamp_text(now: float) -> None:
+    expected = utc_timestamp(datetime.fromtimestamp(now, UTC))
+    assert bus_channel.stamp_now(now) == expected
+    assert bus_channel.stamp_now(now) == expected  # the second's text, kept
