@@ -266,7 +266,7 @@ DecoderFactory = Callable[[str], StreamDecoder]
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
-    build_body: Callable[[], dict[str, Any]],
+    build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
@@ -285,11 +285,15 @@ async def stream_call(
     guard = StreamGuard()
     try:
         body = build_body()
+        headers = dict(target.headers)
+        if isinstance(body, bytes):  # already encoded as JSON (llm/openai_wire.py)
+            headers["content-type"] = "application/json"
         async with client.stream(
             "POST",
             target.url,
-            json=body,
-            headers=dict(target.headers),
+            content=body if isinstance(body, bytes) else None,
+            json=None if isinstance(body, bytes) else body,
+            headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
         ) as response:
             if response.status_code >= 400:

@@ -10,13 +10,11 @@ request the provider rejects outright for policy reasons is an ``ErrorChunk`` of
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from relavium_lsp.llm.http_call import StreamDecoder
 from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder, WholeCompletionDecoder
-from relavium_lsp.llm.openai_wire import request_body
+from relavium_lsp.llm.openai_wire import request_json
 from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 
@@ -53,8 +51,8 @@ class OpenAICompatibleProvider(StreamingHttpProvider):
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
-        return request_body(request, official=self._official)
+    def _request_body(self, request: LlmRequest) -> bytes:
+        return request_json(request, official=self._official)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         if "text/event-stream" in content_type or not content_type:
