@@ -14,8 +14,6 @@ from typing import Any
 
 from relavium_lsp.contracts.content import (
     DurableContentPart,
-    ToolCallPart,
-    ToolResultPart,
     estimate_tokens,
     plain_text,
 )
@@ -37,6 +35,7 @@ from relavium_lsp.store.models import (
     preview_of,
     utc_timestamp,
 )
+from relavium_lsp.store.tail_walk import TailWalk, WalkedRow, choose, drop_orphan_tool_results
 
 WALK_BATCH = 32
 ITER_BATCH = 256
@@ -188,27 +187,48 @@ def load_tail_within_budget(
     a tool result, the walk extends back to its call (over budget) rather than hand a
     provider an orphan result.
     """
-    rows: list[Any] = []
-    marker: Any = None
-    boundary = 0
     with read_snapshot(connection):
-        total = 0
-        for row in _walk_back(connection, session_id):
-            if row[_SEQUENCE] <= boundary:
-                break
-            if (rows or marker is not None) and total + row[_TOKENS] > token_budget:
-                break
-            total += row[_TOKENS]
-            if row[_COMPACTION] is None:
-                rows.append(row)
-            elif marker is None:
-                marker = row
-                boundary = json.loads(row[_COMPACTION])["droppedThroughSequence"]
-        tail = [decode(row) for row in reversed(rows)]
-        kept = _drop_orphan_tool_results(tail)
+        walked = _walk(connection, session_id, token_budget, decode)
+        marker, tail, kept = choose(walked, token_budget)
         if not kept and tail:
             kept = _extend_to_tool_call(connection, session_id, tail)
-    return kept if marker is None else [decode(marker), *kept]
+    return kept if marker is None else [marker, *kept]
+
+
+def walk_tail(
+    connection: Connection,
+    session_id: str,
+    token_budget: int,
+    decode: Callable[[Sequence[Any]], SessionMessage] = message_from_row,
+) -> TailWalk:
+    """The rows the tail rule visits for ``token_budget`` (``store/tail_walk.py``)."""
+    with read_snapshot(connection):
+        return TailWalk(token_budget, _walk(connection, session_id, token_budget, decode))
+
+
+def _walk(
+    connection: Connection,
+    session_id: str,
+    token_budget: int,
+    decode: Callable[[Sequence[Any]], SessionMessage],
+) -> tuple[WalkedRow, ...]:
+    walked: list[WalkedRow] = []
+    boundary: int | None = None
+    total = 0
+    for row in _walk_back(connection, session_id):
+        if boundary is not None and row[_SEQUENCE] <= boundary:
+            break
+        if walked and total + row[_TOKENS] > token_budget:
+            break
+        total += row[_TOKENS]
+        if row[_COMPACTION] is None:
+            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], decode(row)))
+        elif boundary is None:
+            boundary = int(json.loads(row[_COMPACTION])["droppedThroughSequence"])
+            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], decode(row), boundary))
+        else:  # superseded by the newer marker: counted, never returned
+            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], None))
+    return tuple(walked)
 
 
 def get_transcript(
@@ -308,22 +328,6 @@ def _newest_preview(connection: Connection, session_id: str) -> str | None:
     return None
 
 
-def _drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMessage]:
-    """Drop tool messages whose results answer no tool call earlier in ``messages``."""
-    seen_calls: set[str] = set()
-    kept: list[SessionMessage] = []
-    for message in messages:
-        if message.role == "tool":
-            answered = [
-                part.tool_call_id for part in message.content if isinstance(part, ToolResultPart)
-            ]
-            if not answered or not all(call_id in seen_calls for call_id in answered):
-                continue
-        seen_calls.update(part.id for part in message.content if isinstance(part, ToolCallPart))
-        kept.append(message)
-    return kept
-
-
 def _extend_to_tool_call(
     connection: Connection, session_id: str, tail: list[SessionMessage]
 ) -> list[SessionMessage]:
@@ -335,7 +339,7 @@ def _extend_to_tool_call(
             break
         if steps >= _TOOL_CALL_WALK_LIMIT:
             break
-    result = _drop_orphan_tool_results(extended)
+    result = drop_orphan_tool_results(extended)
     if result and result[-1].sequence_number == tail[-1].sequence_number:
         return result
     # Nothing older pairs it (a corrupt or foreign history): the newest message, as is.

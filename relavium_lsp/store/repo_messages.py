@@ -19,6 +19,7 @@ from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.store import messages
 from relavium_lsp.store.db import write_transaction
 from relavium_lsp.store.repo_base import RepositoryBase
+from relavium_lsp.store.tail_walk import TailWalk
 
 
 class MessageRows(RepositoryBase):
@@ -68,6 +69,10 @@ class MessageRows(RepositoryBase):
         return messages.load_tail_within_budget(
             self._connection, session_id, token_budget, self._decoded.decode
         )
+
+    def walk_tail(self, session_id: str, token_budget: int) -> TailWalk:
+        """The rows the tail rule visits for ``token_budget``: the tail for any smaller one."""
+        return messages.walk_tail(self._connection, session_id, token_budget, self._decoded.decode)
 
     def get_transcript(
         self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
