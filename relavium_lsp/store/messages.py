@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from relavium_lsp.contracts.content import (
@@ -35,7 +36,13 @@ from relavium_lsp.store.models import (
     preview_of,
     utc_timestamp,
 )
-from relavium_lsp.store.tail_walk import TailWalk, WalkedRow, choose, drop_orphan_tool_results
+from relavium_lsp.store.tail_walk import (
+    TailWalk,
+    WalkedRow,
+    Walker,
+    choose,
+    drop_orphan_tool_results,
+)
 
 WALK_BATCH = 32
 ITER_BATCH = 256
@@ -188,8 +195,9 @@ def load_tail_within_budget(
     provider an orphan result.
     """
     with read_snapshot(connection):
-        walked = _walk(connection, session_id, token_budget, decode)
-        marker, tail, kept = choose(walked, token_budget)
+        walker = Walker(token_budget)
+        _walk(connection, session_id, walker, decode)
+        marker, tail, kept = choose(walker.rows, token_budget)
         if not kept and tail:
             kept = _extend_to_tool_call(connection, session_id, tail)
     return kept if marker is None else [marker, *kept]
@@ -200,35 +208,56 @@ def walk_tail(
     session_id: str,
     token_budget: int,
     decode: Callable[[Sequence[Any]], SessionMessage] = message_from_row,
+    known: TailWalk | None = None,
 ) -> TailWalk:
-    """The rows the tail rule visits for ``token_budget`` (``store/tail_walk.py``)."""
+    """The rows the tail rule visits for ``token_budget`` (``store/tail_walk.py``).
+
+    With ``known`` (this connection's previous walk, still valid: see :class:`TailWalk`)
+    only the rows newer than it are read, when its newest row is still visible.
+    """
     with read_snapshot(connection):
-        return TailWalk(token_budget, _walk(connection, session_id, token_budget, decode))
+        if known is not None and known.rows and _visible(connection, session_id, known.rows[0]):
+            walker = Walker(token_budget)
+            _walk(connection, session_id, walker, decode, after=known.rows[0].sequence)
+            if walker.stop != "end" or walker.continue_over(known):
+                return walker.known(0)
+        walker = Walker(token_budget)
+        _walk(connection, session_id, walker, decode)
+        return walker.known(0)
+
+
+def _boundary(compaction: str) -> int:
+    return int(json.loads(compaction)["droppedThroughSequence"])
+
+
+def _visible(connection: Connection, session_id: str, row: WalkedRow) -> bool:
+    found = connection.execute(
+        "SELECT 1 FROM session_messages WHERE session_id = ? AND sequence_number = ?"
+        " AND rolled_back = 0",
+        (session_id, row.sequence),
+    ).fetchone()
+    return found is not None
 
 
 def _walk(
     connection: Connection,
     session_id: str,
-    token_budget: int,
+    walker: Walker,
     decode: Callable[[Sequence[Any]], SessionMessage],
-) -> tuple[WalkedRow, ...]:
-    walked: list[WalkedRow] = []
-    boundary: int | None = None
-    total = 0
-    for row in _walk_back(connection, session_id):
-        if boundary is not None and row[_SEQUENCE] <= boundary:
-            break
-        if walked and total + row[_TOKENS] > token_budget:
-            break
-        total += row[_TOKENS]
-        if row[_COMPACTION] is None:
-            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], decode(row)))
-        elif boundary is None:
-            boundary = int(json.loads(row[_COMPACTION])["droppedThroughSequence"])
-            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], decode(row), boundary))
-        else:  # superseded by the newer marker: counted, never returned
-            walked.append(WalkedRow(row[_SEQUENCE], row[_TOKENS], None))
-    return tuple(walked)
+    *,
+    after: int = 0,
+) -> None:
+    """Walk back over the visible rows newer than ``after`` until the rule stops."""
+    for row in _walk_back(connection, session_id, above=after):
+        if not walker.fits(row[_SEQUENCE], row[_TOKENS]):
+            return
+        compaction = row[_COMPACTION]
+        walker.take(
+            row[_SEQUENCE],
+            row[_TOKENS],
+            partial(decode, row),
+            None if compaction is None else partial(_boundary, compaction),
+        )
 
 
 def get_transcript(
@@ -288,13 +317,13 @@ def count_tokens_since_boundary(connection: Connection, session_id: str) -> tupl
 
 
 def _walk_back(
-    connection: Connection, session_id: str, before: int = _NO_UPPER_BOUND
+    connection: Connection, session_id: str, before: int = _NO_UPPER_BOUND, above: int = 0
 ) -> Iterator[Any]:
     while True:
         rows = connection.execute(
-            _SELECT_MESSAGES + " WHERE session_id = ?"
-            " AND sequence_number < ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT ?",
-            (session_id, before, WALK_BATCH),
+            _SELECT_MESSAGES + " WHERE session_id = ? AND sequence_number < ?"
+            " AND sequence_number > ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT ?",
+            (session_id, before, above, WALK_BATCH),
         ).fetchall()
         yield from rows
         if len(rows) < WALK_BATCH:

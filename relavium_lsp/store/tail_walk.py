@@ -11,8 +11,9 @@ database again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.session import SessionMessage
@@ -30,12 +31,23 @@ class WalkedRow:
     dropped_through: int | None = None
 
 
+Stop = Literal["end", "boundary", "budget"]
+
+
 @dataclass(frozen=True)
 class TailWalk:
-    """The rows walked back from the newest visible message for ``budget`` (newest first)."""
+    """The rows walked back from the newest visible message for ``budget`` (newest first).
 
-    budget: int
+    Also what the next turn's walk continues from (``store/messages.py: walk_tail``): it reads
+    only the rows newer than ``rows[0]``, valid while no other connection wrote to the
+    database (``data_version``, SQLite's count of other connections' commits) and the newest
+    of these is still visible — rows are append-only and only ever hidden as a suffix.
+    """
+
     rows: tuple[WalkedRow, ...]
+    stop: Stop
+    budget: int
+    data_version: int = 0
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
@@ -45,6 +57,72 @@ class TailWalk:
         if not kept and tail:
             return None  # only orphan tool results: the store walks back to their call
         return kept if marker is None else [marker, *kept]
+
+
+@dataclass
+class Walker:
+    """The walk's rule, one row at a time (newest first)."""
+
+    budget: int
+    rows: list[WalkedRow] = field(default_factory=list)
+    boundary: int | None = None
+    total: int = 0
+    stop: Stop = "end"
+
+    def fits(self, sequence: int, tokens: int) -> bool:
+        """Whether the walk takes this row (else it stops here)."""
+        if self.boundary is not None and sequence <= self.boundary:
+            self.stop = "boundary"
+            return False
+        if self.rows and self.total + tokens > self.budget:
+            self.stop = "budget"
+            return False
+        self.total += tokens
+        return True
+
+    def take(
+        self,
+        sequence: int,
+        tokens: int,
+        message: Callable[[], SessionMessage],
+        boundary: Callable[[], int] | None,
+    ) -> None:
+        """Take a row that fits; ``boundary`` reads a compaction marker's (None: a message)."""
+        if boundary is None:
+            self.rows.append(WalkedRow(sequence, tokens, message()))
+        elif self.boundary is None:
+            self.boundary = boundary()
+            self.rows.append(WalkedRow(sequence, tokens, message(), self.boundary))
+        else:  # superseded by the newer marker: counted, never returned
+            self.rows.append(WalkedRow(sequence, tokens, None))
+
+    def continue_over(self, known: TailWalk) -> bool:
+        """Walk on over an earlier walk's rows; False when they cannot decide the tail."""
+        for row in known.rows:
+            if not self.fits(row.sequence, row.tokens):
+                return True
+            if row.message is not None and row.dropped_through is None:
+                self.rows.append(row)
+            elif self.boundary is None:
+                if row.message is None:
+                    return False  # a superseded marker would now be the boundary
+                self.boundary = row.dropped_through
+                self.rows.append(row)
+            else:
+                self.rows.append(WalkedRow(row.sequence, row.tokens, None))
+        # Every known row taken: the earlier walk's reason to stop decides, if it still holds.
+        self.stop = known.stop
+        if known.stop == "boundary":
+            return self.boundary == _boundary_of(known.rows)
+        return known.stop == "end" or self.budget <= known.budget
+
+    def known(self, data_version: int) -> TailWalk:
+        """The walk so far, for the plan and for the next turn to continue from."""
+        return TailWalk(tuple(self.rows), self.stop, self.budget, data_version)
+
+
+def _boundary_of(rows: Sequence[WalkedRow]) -> int | None:
+    return next((row.dropped_through for row in rows if row.dropped_through is not None), None)
 
 
 def choose(
