@@ -48,6 +48,8 @@ class TailWalk:
     stop: Stop
     budget: int
     data_version: int = 0
+    total: int = 0  # the rows' tokens
+    boundary: int | None = None  # the newest marker's, once met
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
@@ -98,6 +100,12 @@ class Walker:
 
     def continue_over(self, known: TailWalk) -> bool:
         """Walk on over an earlier walk's rows; False when they cannot decide the tail."""
+        if self.boundary is None and self.total + known.total <= self.budget:
+            # No newer marker and all of them fit: taken as they were (the common case).
+            self.rows.extend(known.rows)
+            self.total += known.total
+            self.boundary = known.boundary
+            return self._stops_as(known)
         for row in known.rows:
             if not self.fits(row.sequence, row.tokens):
                 return True
@@ -110,19 +118,20 @@ class Walker:
                 self.rows.append(row)
             else:
                 self.rows.append(WalkedRow(row.sequence, row.tokens, None))
-        # Every known row taken: the earlier walk's reason to stop decides, if it still holds.
+        return self._stops_as(known)
+
+    def _stops_as(self, known: TailWalk) -> bool:
+        """Every known row taken: the earlier walk's reason to stop decides, if it holds."""
         self.stop = known.stop
         if known.stop == "boundary":
-            return self.boundary == _boundary_of(known.rows)
+            return self.boundary == known.boundary
         return known.stop == "end" or self.budget <= known.budget
 
     def known(self, data_version: int) -> TailWalk:
         """The walk so far, for the plan and for the next turn to continue from."""
-        return TailWalk(tuple(self.rows), self.stop, self.budget, data_version)
-
-
-def _boundary_of(rows: Sequence[WalkedRow]) -> int | None:
-    return next((row.dropped_through for row in rows if row.dropped_through is not None), None)
+        return TailWalk(
+            tuple(self.rows), self.stop, self.budget, data_version, self.total, self.boundary
+        )
 
 
 def choose(
