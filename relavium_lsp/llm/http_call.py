@@ -15,6 +15,7 @@ faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated c
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import math
@@ -263,6 +264,12 @@ class StreamDecoder(Protocol):
 DecoderFactory = Callable[[str], StreamDecoder]
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(url: str) -> httpx.URL:
+    """A call's URL parsed once (``httpx`` parses a string on every request; issue 25)."""
+    return httpx.URL(url)
+
+
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
@@ -290,7 +297,7 @@ async def stream_call(
             headers["content-type"] = "application/json"
         async with client.stream(
             "POST",
-            target.url,
+            _parsed(target.url),
             content=body if isinstance(body, bytes) else None,
             json=None if isinstance(body, bytes) else body,
             headers=headers,

@@ -10,6 +10,8 @@ request the provider rejects outright for policy reasons is an ``ErrorChunk`` of
 
 from __future__ import annotations
 
+import functools
+
 import httpx
 
 from relavium_lsp.llm.http_call import StreamDecoder
@@ -31,8 +33,9 @@ __all__ = [
 class OpenAICompatibleProvider(StreamingHttpProvider):
     """A Chat Completions endpoint spoken over streaming HTTP."""
 
-    @property
+    @functools.cached_property
     def _official(self) -> bool:
+        # Cached: parsing two URLs on every call was a measurable part of a turn's start.
         return httpx.URL(self._base_url).host == httpx.URL(DEFAULT_OPENAI_BASE_URL).host
 
     def _requires_key(self) -> bool:
