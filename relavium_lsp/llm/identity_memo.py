@@ -11,6 +11,7 @@ values that are pure functions of objects nobody edits.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -32,23 +33,27 @@ class IdentityMemo(Generic[V]):
         self._weigh = weigh
         self._max_weight = max_weight
         self._weight = 0
-        # Callers are on one event loop; the lock only guards against a second loop's thread.
+        # Callers are on one event loop; the lock keeps a second loop's thread from
+        # corrupting the weight bookkeeping of concurrent puts.
         self._lock = threading.Lock()
 
     def get(self, objects: Sequence[object]) -> V | None:
         """The value stored for exactly these objects (the same ones, in order), if any."""
         key = id(objects[0])
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            held, value = entry
-            if len(held) != len(objects) or any(
-                a is not b for a, b in zip(held, objects, strict=True)
-            ):
+        # No lock: a lookup is atomic under the GIL, and a concurrent eviction only makes
+        # the refresh below a no-op (this is on every turn's path, once per message).
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        held, value = entry
+        if len(held) != len(objects):
+            return None
+        for kept, given in zip(held, objects, strict=True):
+            if kept is not given:
                 return None  # another run that starts with the same object
+        with contextlib.suppress(KeyError):
             self._entries.move_to_end(key)
-            return value
+        return value
 
     def put(self, objects: Sequence[object], value: V) -> None:
         """Store ``value`` for these objects (dropping the least recently used past the bound)."""
