@@ -39,6 +39,7 @@ from relavium_lsp.llm.fallback import (
     ChainEntry,
     stream_with_fallback,
 )
+from relavium_lsp.llm.identity_memo import IdentityMemo
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmError,
@@ -68,6 +69,18 @@ _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
     "cancelled": "cancelled",
     "unknown": "internal",
 }
+
+
+# Estimates of the messages a turn re-sends, by message identity (llm/identity_memo.py).
+_ESTIMATES: IdentityMemo[int] = IdentityMemo(max_entries=8_192)
+
+
+def _message_tokens(message: LlmMessage) -> int:
+    known = _ESTIMATES.get((message,))
+    if known is None:
+        known = estimate_tokens(message.content)
+        _ESTIMATES.put((message,), known)
+    return known
 
 
 def turn_error_from(error: LlmError) -> TurnError:
@@ -286,7 +299,7 @@ class TurnRunner:
     def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
         plan = self._plan
         total = len(plan.system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in plan.tools)
-        return total + sum(estimate_tokens(message.content) for message in messages)
+        return total + sum(map(_message_tokens, messages))
 
     def _failed(self, error: TurnError) -> TurnResult:
         return TurnResult(

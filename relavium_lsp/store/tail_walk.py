@@ -55,7 +55,10 @@ class TailWalk:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
         if budget > self.budget:
             return None
-        marker, tail, kept = choose(self.rows, budget)
+        if budget >= self.total:  # every walked row fits: the walk's own choice stands
+            marker, tail, kept = _all_of(self.rows)
+        else:
+            marker, tail, kept = choose(self.rows, budget)
         if not kept and tail:
             return None  # only orphan tool results: the store walks back to their call
         return kept if marker is None else [marker, *kept]
@@ -155,6 +158,19 @@ def choose(
         elif marker is None:
             marker, boundary = row.message, row.dropped_through
     tail = taken[::-1]
+    return marker, tail, drop_orphan_tool_results(tail)
+
+
+def _all_of(
+    rows: Sequence[WalkedRow],
+) -> tuple[SessionMessage | None, list[SessionMessage], list[SessionMessage]]:
+    """:func:`choose` when every row fits: the walk already stopped where the rule stops."""
+    marker = next((row.message for row in rows if row.dropped_through is not None), None)
+    tail = [
+        row.message
+        for row in reversed(rows)
+        if row.message is not None and row.dropped_through is None
+    ]
     return marker, tail, drop_orphan_tool_results(tail)
 
 
