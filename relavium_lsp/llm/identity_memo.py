@@ -11,7 +11,6 @@ values that are pure functions of objects nobody edits.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -48,11 +47,15 @@ class IdentityMemo(Generic[V]):
         held, value = entry
         if len(held) != len(objects):
             return None
-        for kept, given in zip(held, objects, strict=True):
-            if kept is not given:
-                return None  # another run that starts with the same object
-        with contextlib.suppress(KeyError):
+        if len(held) == 1:
+            if held[0] is not objects[0]:
+                return None
+        elif any(kept is not given for kept, given in zip(held, objects, strict=True)):
+            return None  # another run that starts with the same object
+        try:
             self._entries.move_to_end(key)
+        except KeyError:
+            pass  # evicted meanwhile by another thread's put
         return value
 
     def put(self, objects: Sequence[object], value: V) -> None:
