@@ -176,6 +176,8 @@ def _all_of(
 
 def drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMessage]:
     """Drop tool messages whose results answer no tool call earlier in ``messages``."""
+    if all(message.role != "tool" for message in messages):
+        return list(messages)  # nothing to drop (a chat without tools: skip the bookkeeping)
     seen_calls: set[str] = set()
     kept: list[SessionMessage] = []
     for message in messages:
