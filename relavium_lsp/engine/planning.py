@@ -18,6 +18,7 @@ from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnPlan
 from relavium_lsp.engine.workspace_memory import prompt_block
 from relavium_lsp.llm.projection import project_messages
+from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.tail_walk import TailWalk
 from relavium_lsp.tools.base import ToolCallContext
 
@@ -30,6 +31,18 @@ def history_ceiling(session: SessionSnapshot) -> int:
     """The largest history budget a turn of ``session`` can have (before its prompt is known)."""
     reserve = session.agent.max_tokens or DEFAULT_OUTPUT_RESERVE
     return max(1_024, session.context_window - reserve)
+
+
+def walk_for_turn(store: SessionStore, session_id: str, ceiling: int) -> TailWalk | None:
+    """The turn's tail walk, read in its first store trip; None if reading it failed.
+
+    Then the plan reads the tail itself, where a failure (a damaged row) fails the turn
+    after its user message is committed, so the turn is rolled back as it always was.
+    """
+    try:
+        return store.walk_tail(session_id, ceiling)
+    except Exception:
+        return None
 
 
 async def plan_turn(

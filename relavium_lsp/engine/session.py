@@ -36,7 +36,7 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.session import SessionMessage, SessionStatus
 from relavium_lsp.engine.compaction import CompactionMode
-from relavium_lsp.engine.planning import history_ceiling, plan_turn
+from relavium_lsp.engine.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.session_lease import SessionLease
 from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.turn import TurnRunner
@@ -208,7 +208,7 @@ class AgentSession(SessionLease):
                             self.id, user_parts, wait_for_disk=False, lease=lease, author=author
                         ),
                         s.event_log_state(self.id, after, 0, lease[0] if lease else None),
-                        s.walk_tail(self.id, ceiling),
+                        walk_for_turn(s, self.id, ceiling),
                     )
                 )
             )

@@ -119,3 +119,33 @@ def test_kept_estimates_equal_fresh_ones() -> None:
     assert _message_tokens(first) == _message_tokens(first) == estimate_tokens(first.content)
     other = LlmMessage(role="user", content=(TextPart(text="x" * 40),))  # equal id never reused
     assert _message_tokens(other) == estimate_tokens(other.content)
+
+
+async def test_an_unreadable_row_fails_the_turn_and_rolls_its_message_back(
+    tmp_path: Path,
+) -> None:
+    # The tail read moved into the user message's store trip; a failure there must still
+    # fail the turn after the message is committed, so that it is rolled back as before.
+    provider = scripted(text_reply("one"), text_reply("never"))
+    async with engine(tmp_path, provider) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, "first")).stop_reason == "stop"
+        await h.store.run(
+            lambda s: s._connection.execute(
+                "UPDATE session_messages SET content = 'not json' WHERE session_id = ?"
+                " AND sequence_number = 1",
+                (session,),
+            )
+        )
+        result = await h.engine.send(session, "second")
+        assert result.stop_reason == "error"
+        assert result.error is not None and "unreadable" in result.error.message
+        rows = await h.store.run(
+            lambda s: s._connection.execute(
+                "SELECT sequence_number, rolled_back FROM session_messages WHERE session_id = ?"
+                " ORDER BY sequence_number",
+                (session,),
+            ).fetchall()
+        )
+        assert [tuple(row) for row in rows] == [(1, 0), (2, 0), (3, 1)]
+        assert len(provider.requests) == 1
