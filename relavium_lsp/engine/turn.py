@@ -15,6 +15,7 @@ from typing import Literal
 
 from relavium_lsp.contracts.content import (
     ContentPart,
+    MediaPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -72,14 +73,19 @@ _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
 
 
 # Estimates of the messages a turn re-sends, by message identity (llm/identity_memo.py).
-_ESTIMATES: IdentityMemo[int] = IdentityMemo(max_entries=8_192)
+# Bounded by the text the messages it keeps alive hold (about four characters a token).
+_ESTIMATES: IdentityMemo[int] = IdentityMemo(
+    max_entries=8_192, weigh=lambda tokens: tokens * 4, max_weight=16 * 1024 * 1024
+)
 
 
 def _message_tokens(message: LlmMessage) -> int:
     known = _ESTIMATES.get((message,))
     if known is None:
         known = estimate_tokens(message.content)
-        _ESTIMATES.put((message,), known)
+        # Not kept with media: the estimate does not weigh the inline bytes kept alive.
+        if not any(isinstance(part, MediaPart) for part in message.content):
+            _ESTIMATES.put((message,), known)
     return known
 
 

@@ -39,6 +39,7 @@ from relavium_lsp.contracts.content import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    estimate_tokens,
     plain_text,
 )
 from relavium_lsp.contracts.session import SessionMessage
@@ -99,7 +100,12 @@ def _parts(
 
 # Projected units of unchanged messages, by the identity of the stored message objects
 # (docs/design.md §2.4): each turn projects only what is new since the turn before.
-_UNITS: IdentityMemo[tuple[LlmMessage, ...]] = IdentityMemo(max_entries=8_192)
+# Bounded by count and by the text they hold (an entry keeps its messages alive).
+_UNITS: IdentityMemo[tuple[LlmMessage, ...]] = IdentityMemo(
+    max_entries=8_192,
+    weigh=lambda unit: sum(estimate_tokens(message.content) for message in unit) * 4,
+    max_weight=16 * 1024 * 1024,
+)
 
 
 def project_messages(
