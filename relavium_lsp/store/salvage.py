@@ -8,9 +8,11 @@ costs, which a transcript does not need but a healthy file has.
 :func:`recover_history` copies every session that reads into a fresh encrypted database with
 the same key, then swaps it in: the damaged file (and its ``-wal``/``-shm``) is kept beside it
 as ``history.db.damaged-<time>``, never deleted. Event logs and cost rows are not copied (a
-session's totals are on its row); the newest revision of each workspace memory is copied too
-(§2.6). What could not be read is reported by id. Run it with no server using the file
-(close the editors first).
+session's totals are on its row), but each session keeps its event floor: the highest event
+number the damaged file had given out (logged, reserved by a lease, or a takeover's floor), so
+an editor that saw those numbers is never shown a reused one. The newest revision of each
+workspace memory is copied too (§2.6). What could not be read is reported by id. Run it with
+no server using the file (close the editors first).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ import sqlcipher3
 from relavium_lsp.contracts.memory import MemorySource
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store import transfer
+from relavium_lsp.store import event_log, transfer
 from relavium_lsp.store.damage import is_corruption
-from relavium_lsp.store.db import Connection, open_database
+from relavium_lsp.store.db import Connection, open_database, write_transaction
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.workspace_memory import write_memory
@@ -53,6 +55,8 @@ class HistoryScan:
     # The newest revision of each workspace memory: (workspace, text, source, session id).
     memories: list[tuple[str, str, str, str | None]] = field(default_factory=list)
     memory_error: str | None = None  # the workspace memory could not be read
+    # Per session, the highest event number the file had given out, where it reads.
+    event_floors: dict[str, int] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
@@ -138,6 +142,10 @@ def scan_history(path: Path, key: DbKey) -> HistoryScan:
                 reader.attempt(functools.partial(_read_logs, session_id=session_id))
             except sqlcipher3.DatabaseError as error:
                 scan.damaged_logs[session_id] = str(error)
+            with contextlib.suppress(sqlcipher3.DatabaseError):
+                scan.event_floors[session_id] = reader.attempt(
+                    functools.partial(_numbers_given, session_id=session_id)
+                )
     finally:
         reader.close()
     return scan
@@ -155,6 +163,10 @@ def recover_history(path: Path, key: DbKey, *, now: datetime.datetime | None = N
     try:
         for record, messages in scan.readable:
             transfer.import_session(store.connection, record, messages)
+            floor = scan.event_floors.get(record.id, 0)
+            if floor:
+                with write_transaction(store.connection):
+                    event_log.raise_floor(store.connection, record.id, floor)
         for workspace, text, source, session_id in scan.memories:
             origin: MemorySource = "introspection" if source == "introspection" else "user"
             write_memory(
@@ -212,6 +224,25 @@ def _read_logs(connection: Connection, *, session_id: str) -> None:
     for table in ("session_events", "session_costs"):
         for _row in _all_rows(connection, table, session_id):
             pass
+
+
+def _numbers_given(connection: Connection, *, session_id: str) -> int:
+    """The highest event number given out: logged, a takeover's floor, or a lease's reservation."""
+    tables = {
+        str(row[0])
+        for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if "session_event_floor" not in tables:  # a file from before migration 9: the log says it
+        row = connection.execute(
+            "SELECT COALESCE(MAX(sequence_number), 0) FROM session_events WHERE session_id = ?",
+            (session_id,),
+        ).fetchone()
+        return int(row[0])
+    reserved = connection.execute(
+        "SELECT COALESCE(MAX(numbered_through), 0) FROM session_leases WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    return max(event_log.numbers_used(connection, session_id), int(reserved[0]))
 
 
 def _all_rows(connection: Connection, table: str, session_id: str) -> Iterator[object]:

@@ -24,7 +24,9 @@ from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import TurnStarted
 from relavium_lsp.errors import DatabaseCorrupted, DatabaseKeyError
 from relavium_lsp.server import methods
+from relavium_lsp.store import event_log
 from relavium_lsp.store.damage import PAGE_SIZE
+from relavium_lsp.store.db import write_transaction
 from relavium_lsp.store.keys import KEY_ENV, DbKey
 from relavium_lsp.store.salvage import recover_history, scan_history
 from relavium_lsp.store.sessions import SessionStore
@@ -224,3 +226,32 @@ def test_check_and_recover_never_invent_a_key(history: tuple[Path, Path, list[st
         assert "no key was found" in done.stdout
     assert not (home / ".relavium" / "history.key").exists()
     assert [p.name for p in (home / ".relavium").iterdir()] == ["history.db"]
+
+
+def test_recovery_never_hands_out_an_event_number_again(
+    history: tuple[Path, Path, list[str], int],
+) -> None:
+    """Event logs are not copied, but the numbers they used stay used (editors saw them)."""
+    path = history[0] / ".relavium" / "history.db"
+    ids = history[2]
+    store = SessionStore.open(path, KEY)
+    try:
+        # A takeover's floor above the log (a dead owner delivered numbers it never wrote).
+        with write_transaction(store.connection):
+            event_log.raise_floor(store.connection, ids[2], 40)
+    finally:
+        store.close()
+    recovery = recover_history(path, KEY)
+    assert recovery.scan.event_floors == {ids[0]: 3, ids[1]: 3, ids[2]: 40}
+    store = SessionStore.open(path, KEY)
+    try:
+        numbered = {
+            session_id: [
+                e.sequence_number
+                for e in store.append_events(session_id, [TurnStarted(user_message_sequence=1)])
+            ]
+            for session_id in ids
+        }
+    finally:
+        store.close()
+    assert numbered == {ids[0]: [4], ids[1]: [4], ids[2]: [41]}
