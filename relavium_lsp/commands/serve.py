@@ -6,8 +6,8 @@ import argparse
 import logging
 import sys
 
+from relavium_lsp.commands.code_cache import attrs_code_cache, code_cache_path
 from relavium_lsp.commands.startup import gc_paused
-from relavium_lsp.logs import configure_logging
 from relavium_lsp.paths import ensure_private_dir, relavium_home
 
 
@@ -44,12 +44,16 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    # Everything up to serving is start-up: no cyclic GC, its objects frozen (cold start).
-    with gc_paused():
+    home = relavium_home()
+    # Everything up to serving is start-up: no cyclic GC, its objects frozen, and attrs'
+    # generated methods for lsprotocol's types from the code cache (cold start). Every pygls
+    # and lsprotocol import happens here, not when this module loads.
+    with gc_paused(), attrs_code_cache(code_cache_path(home)):
+        from relavium_lsp.logs import configure_logging
         from relavium_lsp.server.app import create_server
         from relavium_lsp.server.stdio import start_framed_io
 
-        configure_logging(ensure_private_dir(relavium_home()), arguments.log_level)
+        configure_logging(ensure_private_dir(home), arguments.log_level)
         server = create_server()
     if arguments.tcp:
         host, _, port = str(arguments.tcp).rpartition(":")
