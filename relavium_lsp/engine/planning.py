@@ -18,6 +18,8 @@ from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.turn import TurnPlan
 from relavium_lsp.engine.workspace_memory import prompt_block
 from relavium_lsp.llm.projection import project_messages
+from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.tail_walk import TailWalk
 from relavium_lsp.tools.base import ToolCallContext
 
 # Room kept free in the context window for the answer when the agent sets no max_tokens.
@@ -25,12 +27,36 @@ DEFAULT_OUTPUT_RESERVE = 4_096
 MAX_SELECTION_BYTES = 512 * 1024
 
 
+def history_ceiling(session: SessionSnapshot) -> int:
+    """The largest history budget a turn of ``session`` can have (before its prompt is known)."""
+    reserve = session.agent.max_tokens or DEFAULT_OUTPUT_RESERVE
+    return max(1_024, session.context_window - reserve)
+
+
+def walk_for_turn(store: SessionStore, session_id: str, ceiling: int) -> TailWalk | None:
+    """The turn's tail walk, read in its first store trip; None if reading it failed.
+
+    Then the plan reads the tail itself, where a failure (a damaged row) fails the turn
+    after its user message is committed, so the turn is rolled back as it always was.
+    """
+    try:
+        return store.walk_tail(session_id, ceiling)
+    except Exception:
+        return None
+
+
 async def plan_turn(
-    scope: SessionScope, session: SessionSnapshot, *, user_sequence: int | None = None
+    scope: SessionScope,
+    session: SessionSnapshot,
+    *,
+    user_sequence: int | None = None,
+    walk: TailWalk | None = None,
 ) -> TurnPlan:
     """Build the plan for a turn whose user message (``user_sequence``) is persisted.
 
     With ``user_sequence`` the tools keep file checkpoints against that message (§6.3).
+    ``walk``: the history rows read with the user message, for :func:`history_ceiling`; the
+    tail is chosen from them without another trip to the store when it can be.
     """
     agent = session.agent
     tool_context = ToolCallContext(
@@ -61,7 +87,9 @@ async def plan_turn(
     reserve = agent.max_tokens or DEFAULT_OUTPUT_RESERVE
     overhead = len(system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in tools)
     budget = max(1_024, session.context_window - reserve - overhead)
-    history = await scope.store.run(lambda s: s.load_tail_within_budget(session.id, budget))
+    history = walk.within(budget) if walk is not None else None
+    if history is None:
+        history = await scope.store.run(lambda s: s.load_tail_within_budget(session.id, budget))
     return TurnPlan(
         chain=session.chain,
         system=system,

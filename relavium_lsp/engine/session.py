@@ -36,7 +36,7 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.session import SessionMessage, SessionStatus
 from relavium_lsp.engine.compaction import CompactionMode
-from relavium_lsp.engine.planning import plan_turn
+from relavium_lsp.engine.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.session_lease import SessionLease
 from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.turn import TurnRunner
@@ -191,7 +191,8 @@ class AgentSession(SessionLease):
             await self._auto_compact(since_boundary)
             lease = await self._take_lease()
             after = self.scope.numbering_position()
-            (started, turn_count), log_state = await finish_before_cancelling(
+            ceiling = history_ceiling(self.snapshot())
+            (started, turn_count), log_state, walk = await finish_before_cancelling(
                 # The commit does not wait for its fsync; the fsync runs while the model request
                 # is already on its way, and the turn does not settle before it is done (issue
                 # 25: one fsync was most of the per-turn overhead). A killed process keeps the
@@ -199,13 +200,15 @@ class AgentSession(SessionLease):
                 # few milliseconds could lose it — the message in flight, never an earlier one.
                 # The turn's lease is taken in the same commit (docs/design.md §7.1), and the
                 # event log read right after it: the turn numbers its events from there
-                # (delivered at once, written behind, §3.1).
+                # (delivered at once, written behind, §3.1). The history tail is read in the
+                # same trip, for the largest budget the turn can have (store/tail_walk.py).
                 store.run(
                     lambda s: (
                         s.begin_turn(
                             self.id, user_parts, wait_for_disk=False, lease=lease, author=author
                         ),
                         s.event_log_state(self.id, after, 0, lease[0] if lease else None),
+                        walk_for_turn(s, self.id, ceiling),
                     )
                 )
             )
@@ -225,7 +228,7 @@ class AgentSession(SessionLease):
             if self.workspace_memory is None:
                 self.workspace_memory = await prompt_memory(self.scope.memory, self.record)
             plan = await plan_turn(
-                self.scope, self.snapshot(), user_sequence=started.sequence_number
+                self.scope, self.snapshot(), user_sequence=started.sequence_number, walk=walk
             )
             runner = TurnRunner(plan, self.scope, self.governor)
             result = await runner.run()

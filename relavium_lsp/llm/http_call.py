@@ -15,6 +15,7 @@ faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated c
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import math
@@ -263,10 +264,16 @@ class StreamDecoder(Protocol):
 DecoderFactory = Callable[[str], StreamDecoder]
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(url: str) -> httpx.URL:
+    """A call's URL parsed once (``httpx`` parses a string on every request; issue 25)."""
+    return httpx.URL(url)
+
+
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
-    build_body: Callable[[], dict[str, Any]],
+    build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
@@ -285,11 +292,15 @@ async def stream_call(
     guard = StreamGuard()
     try:
         body = build_body()
+        headers = dict(target.headers)
+        if isinstance(body, bytes):  # already encoded as JSON (llm/openai_wire.py)
+            headers["content-type"] = "application/json"
         async with client.stream(
             "POST",
-            target.url,
-            json=body,
-            headers=dict(target.headers),
+            _parsed(target.url),
+            content=body if isinstance(body, bytes) else None,
+            json=None if isinstance(body, bytes) else body,
+            headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
         ) as response:
             if response.status_code >= 400:

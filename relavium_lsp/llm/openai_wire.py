@@ -19,8 +19,9 @@ from relavium_lsp.contracts.content import (
     ToolResultPart,
     UrlSource,
 )
+from relavium_lsp.llm.identity_memo import IdentityMemo
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice, ToolSpec
-from relavium_lsp.llm.wire_common import compact_json, unsupported_media_note
+from relavium_lsp.llm.wire_common import compact_json, http_json, unsupported_media_note
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
@@ -112,12 +113,40 @@ def request_body(request: LlmRequest, *, official: bool) -> dict[str, Any]:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         messages.extend(wire_messages(message))
-    body: dict[str, Any] = {
-        "model": request.model,
-        "messages": messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+    return {"model": request.model, "messages": messages, **_options(request, official)}
+
+
+def request_json(request: LlmRequest, *, official: bool) -> bytes:
+    """:func:`request_body` as the bytes ``httpx`` would send for it, byte for byte.
+
+    Each message's JSON is kept by the message object's identity (a turn re-sends the history
+    of the turn before, as the same objects: ``llm/projection.py``), so a call encodes only
+    its new messages and joins the rest (issue 25).
+    """
+    fragments: list[str] = []
+    if request.system:
+        fragments.append(http_json({"role": "system", "content": request.system}))
+    for message in request.messages:
+        fragment = _FRAGMENTS.get((message,))
+        if fragment is None:
+            fragment = ",".join(http_json(entry) for entry in wire_messages(message))
+            _FRAGMENTS.put((message,), fragment)
+        if fragment:
+            fragments.append(fragment)
+    head = http_json({"model": request.model})[:-1]
+    options = http_json(_options(request, official))
+    return f'{head},"messages":[{",".join(fragments)}],{options[1:]}'.encode()
+
+
+# The JSON of each message sent, by message identity (bounded by count and by text size).
+_FRAGMENTS: IdentityMemo[str] = IdentityMemo(
+    max_entries=8_192, weigh=len, max_weight=16 * 1024 * 1024
+)
+
+
+def _options(request: LlmRequest, official: bool) -> dict[str, Any]:
+    """Every field of the body after ``messages``, in the order they are sent."""
+    body: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
     if request.tools:
         body["tools"] = [_tool(spec) for spec in request.tools]
         body["tool_choice"] = _tool_choice(request.tool_choice)

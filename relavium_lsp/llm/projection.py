@@ -39,9 +39,11 @@ from relavium_lsp.contracts.content import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    estimate_tokens,
     plain_text,
 )
 from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.llm.identity_memo import IdentityMemo
 from relavium_lsp.llm.seam import LlmMessage
 from relavium_lsp.store.media import MediaStore
 
@@ -96,47 +98,93 @@ def _parts(
     return [_resolve(part, media) for part in source]
 
 
+# Projected units of unchanged messages, by the identity of the stored message objects
+# (docs/design.md §2.4): each turn projects only what is new since the turn before.
+# Bounded by count and by the text they hold (an entry keeps its messages alive).
+_UNITS: IdentityMemo[tuple[LlmMessage, ...]] = IdentityMemo(
+    max_entries=8_192,
+    weigh=lambda unit: sum(estimate_tokens(message.content) for message in unit) * 4,
+    max_weight=16 * 1024 * 1024,
+)
+
+
 def project_messages(
     messages: Sequence[SessionMessage],
     media: MediaStore,
     *,
     in_flight: Mapping[str, Sequence[ContentPart]] | None = None,
 ) -> tuple[LlmMessage, ...]:
-    """Project stored messages (any order, any window of history) for a model call."""
+    """Project stored messages (any order, any window of history) for a model call.
+
+    The history is cut into units — a user or assistant message with the tool messages right
+    after it — and each unit projects on its own, so a unit seen before (the same message
+    objects) reuses its projection and the very same :class:`LlmMessage` objects, whose
+    request JSON the adapters keep in turn. Units with media (resolved from the media store
+    each time) or with in-flight content are always projected afresh.
+    """
     live = in_flight or {}
     kept, summary = _visible(messages)
     projected: list[LlmMessage] = [summary] if summary is not None else []
     index = 0
     while index < len(kept):
-        message = kept[index]
-        index += 1
-        parts = _parts(message, media, live)
-        if message.role == "tool":
+        end = index + 1
+        while end < len(kept) and kept[end].role == "tool":
+            end += 1
+        unit = kept[index:end]
+        index = end
+        if unit[0].role == "tool":
             continue  # results are gathered by the assistant message that asked for them
-        if message.role == "user":
-            # A user row may carry tool results only by mistake; they have no call in view.
-            parts = [part for part in parts if not isinstance(part, ToolResultPart)]
-            if parts:
-                projected.append(LlmMessage(role="user", content=tuple(parts)))
-            continue
-        calls = [part for part in parts if isinstance(part, ToolCallPart)]
-        if parts:
-            projected.append(LlmMessage(role="assistant", content=tuple(parts)))
-        if not calls:
-            continue
-        results: dict[str, ToolResultPart] = {}
-        returned_media: list[ContentPart] = []
-        while index < len(kept) and kept[index].role == "tool":
-            for part in _parts(kept[index], media, live):
-                if isinstance(part, ToolResultPart):
-                    results.setdefault(part.tool_call_id, part)
-                elif isinstance(part, MediaPart | TextPart):
-                    returned_media.append(part)
-            index += 1
-        answered = tuple(
-            results.get(call.id)
-            or ToolResultPart(tool_call_id=call.id, result=INTERRUPTED_RESULT, is_error=True)
-            for call in calls
-        )
-        projected.append(LlmMessage(role="tool", content=(*answered, *returned_media)))
+        # Only reusable units are ever kept; in-flight content may name a kept one.
+        known = _UNITS.get(unit) if not live or _settled(unit, live) else None
+        if known is None:
+            known = _project_unit(unit, media, live)
+            if _settled(unit, live) and _without_media(unit):
+                _UNITS.put(unit, known)
+        projected.extend(known)
+    return tuple(projected)
+
+
+def _settled(unit: Sequence[SessionMessage], live: Mapping[str, object]) -> bool:
+    return not any(message.id in live for message in unit)
+
+
+def _without_media(unit: Sequence[SessionMessage]) -> bool:
+    # Media resolves from the media store on every call (and is large): never kept.
+    return not any(
+        isinstance(part, DurableMediaPart) for message in unit for part in message.content
+    )
+
+
+def _project_unit(
+    unit: Sequence[SessionMessage],
+    media: MediaStore,
+    live: Mapping[str, Sequence[ContentPart]],
+) -> tuple[LlmMessage, ...]:
+    """A user or assistant message and the tool messages right after it, projected."""
+    message = unit[0]
+    parts = _parts(message, media, live)
+    if message.role == "user":
+        # A user row may carry tool results only by mistake; they have no call in view.
+        parts = [part for part in parts if not isinstance(part, ToolResultPart)]
+        return (LlmMessage(role="user", content=tuple(parts)),) if parts else ()
+    calls = [part for part in parts if isinstance(part, ToolCallPart)]
+    projected: list[LlmMessage] = []
+    if parts:
+        projected.append(LlmMessage(role="assistant", content=tuple(parts)))
+    if not calls:
+        return tuple(projected)  # tool messages after a message without calls answer nothing
+    results: dict[str, ToolResultPart] = {}
+    returned_media: list[ContentPart] = []
+    for tool_message in unit[1:]:
+        for part in _parts(tool_message, media, live):
+            if isinstance(part, ToolResultPart):
+                results.setdefault(part.tool_call_id, part)
+            elif isinstance(part, MediaPart | TextPart):
+                returned_media.append(part)
+    answered = tuple(
+        results.get(call.id)
+        or ToolResultPart(tool_call_id=call.id, result=INTERRUPTED_RESULT, is_error=True)
+        for call in calls
+    )
+    projected.append(LlmMessage(role="tool", content=(*answered, *returned_media)))
     return tuple(projected)

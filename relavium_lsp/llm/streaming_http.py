@@ -96,8 +96,8 @@ class StreamingHttpProvider(ABC):
         """Headers every request carries (auth included)."""
 
     @abstractmethod
-    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
-        """The wire body of one call."""
+    def _request_body(self, request: LlmRequest) -> dict[str, Any] | bytes:
+        """The wire body of one call (a JSON value, or its encoded bytes)."""
 
     @abstractmethod
     def _decoder(self, content_type: str) -> StreamDecoder:

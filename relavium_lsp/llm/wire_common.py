@@ -14,6 +14,11 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def http_json(value: Any) -> str:
+    """JSON exactly as ``httpx`` encodes a ``json=`` request body (before UTF-8)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def unsupported_media_note(part: MediaPart, accepted: str) -> str:
     """Text standing in for an attachment a provider cannot take, so the model knows."""
     label = part.name or "attachment"

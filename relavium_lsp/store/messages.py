@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from relavium_lsp.contracts.content import (
     DurableContentPart,
-    ToolCallPart,
-    ToolResultPart,
     estimate_tokens,
     plain_text,
 )
@@ -36,6 +35,13 @@ from relavium_lsp.store.models import (
     message_from_row,
     preview_of,
     utc_timestamp,
+)
+from relavium_lsp.store.tail_walk import (
+    TailWalk,
+    WalkedRow,
+    Walker,
+    choose,
+    drop_orphan_tool_results,
 )
 
 WALK_BATCH = 32
@@ -188,27 +194,70 @@ def load_tail_within_budget(
     a tool result, the walk extends back to its call (over budget) rather than hand a
     provider an orphan result.
     """
-    rows: list[Any] = []
-    marker: Any = None
-    boundary = 0
     with read_snapshot(connection):
-        total = 0
-        for row in _walk_back(connection, session_id):
-            if row[_SEQUENCE] <= boundary:
-                break
-            if (rows or marker is not None) and total + row[_TOKENS] > token_budget:
-                break
-            total += row[_TOKENS]
-            if row[_COMPACTION] is None:
-                rows.append(row)
-            elif marker is None:
-                marker = row
-                boundary = json.loads(row[_COMPACTION])["droppedThroughSequence"]
-        tail = [decode(row) for row in reversed(rows)]
-        kept = _drop_orphan_tool_results(tail)
+        walker = Walker(token_budget)
+        _walk(connection, session_id, walker, decode)
+        marker, tail, kept = choose(walker.rows, token_budget)
         if not kept and tail:
             kept = _extend_to_tool_call(connection, session_id, tail)
-    return kept if marker is None else [decode(marker), *kept]
+    return kept if marker is None else [marker, *kept]
+
+
+def walk_tail(
+    connection: Connection,
+    session_id: str,
+    token_budget: int,
+    decode: Callable[[Sequence[Any]], SessionMessage] = message_from_row,
+    known: TailWalk | None = None,
+) -> TailWalk:
+    """The rows the tail rule visits for ``token_budget`` (``store/tail_walk.py``).
+
+    With ``known`` (this connection's previous walk, still valid: see :class:`TailWalk`)
+    only the rows newer than it are read, when its newest row is still visible.
+    """
+    with read_snapshot(connection):
+        if known is not None and known.rows and _visible(connection, session_id, known.rows[0]):
+            walker = Walker(token_budget)
+            _walk(connection, session_id, walker, decode, after=known.rows[0].sequence)
+            if walker.stop != "end" or walker.continue_over(known):
+                return walker.known(0)
+        walker = Walker(token_budget)
+        _walk(connection, session_id, walker, decode)
+        return walker.known(0)
+
+
+def _boundary(compaction: str) -> int:
+    return int(json.loads(compaction)["droppedThroughSequence"])
+
+
+def _visible(connection: Connection, session_id: str, row: WalkedRow) -> bool:
+    found = connection.execute(
+        "SELECT 1 FROM session_messages WHERE session_id = ? AND sequence_number = ?"
+        " AND rolled_back = 0",
+        (session_id, row.sequence),
+    ).fetchone()
+    return found is not None
+
+
+def _walk(
+    connection: Connection,
+    session_id: str,
+    walker: Walker,
+    decode: Callable[[Sequence[Any]], SessionMessage],
+    *,
+    after: int = 0,
+) -> None:
+    """Walk back over the visible rows newer than ``after`` until the rule stops."""
+    for row in _walk_back(connection, session_id, above=after):
+        if not walker.fits(row[_SEQUENCE], row[_TOKENS]):
+            return
+        compaction = row[_COMPACTION]
+        walker.take(
+            row[_SEQUENCE],
+            row[_TOKENS],
+            partial(decode, row),
+            None if compaction is None else partial(_boundary, compaction),
+        )
 
 
 def get_transcript(
@@ -268,13 +317,13 @@ def count_tokens_since_boundary(connection: Connection, session_id: str) -> tupl
 
 
 def _walk_back(
-    connection: Connection, session_id: str, before: int = _NO_UPPER_BOUND
+    connection: Connection, session_id: str, before: int = _NO_UPPER_BOUND, above: int = 0
 ) -> Iterator[Any]:
     while True:
         rows = connection.execute(
-            _SELECT_MESSAGES + " WHERE session_id = ?"
-            " AND sequence_number < ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT ?",
-            (session_id, before, WALK_BATCH),
+            _SELECT_MESSAGES + " WHERE session_id = ? AND sequence_number < ?"
+            " AND sequence_number > ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT ?",
+            (session_id, before, above, WALK_BATCH),
         ).fetchall()
         yield from rows
         if len(rows) < WALK_BATCH:
@@ -308,22 +357,6 @@ def _newest_preview(connection: Connection, session_id: str) -> str | None:
     return None
 
 
-def _drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMessage]:
-    """Drop tool messages whose results answer no tool call earlier in ``messages``."""
-    seen_calls: set[str] = set()
-    kept: list[SessionMessage] = []
-    for message in messages:
-        if message.role == "tool":
-            answered = [
-                part.tool_call_id for part in message.content if isinstance(part, ToolResultPart)
-            ]
-            if not answered or not all(call_id in seen_calls for call_id in answered):
-                continue
-        seen_calls.update(part.id for part in message.content if isinstance(part, ToolCallPart))
-        kept.append(message)
-    return kept
-
-
 def _extend_to_tool_call(
     connection: Connection, session_id: str, tail: list[SessionMessage]
 ) -> list[SessionMessage]:
@@ -335,7 +368,7 @@ def _extend_to_tool_call(
             break
         if steps >= _TOOL_CALL_WALK_LIMIT:
             break
-    result = _drop_orphan_tool_results(extended)
+    result = drop_orphan_tool_results(extended)
     if result and result[-1].sequence_number == tail[-1].sequence_number:
         return result
     # Nothing older pairs it (a corrupt or foreign history): the newest message, as is.

@@ -11,6 +11,7 @@ from relavium_lsp.errors import LeaseLost
 from relavium_lsp.store import leases
 from relavium_lsp.store.db import Connection
 from relavium_lsp.store.decoded_messages import DecodedMessages
+from relavium_lsp.store.tail_walk import TailWalk
 
 
 class RepositoryBase:
@@ -25,6 +26,8 @@ class RepositoryBase:
         self._fences: dict[str, str] = {}
         # What the turns' history tails decoded, for the next turn (store/decoded_messages.py).
         self._decoded = DecodedMessages()
+        # session id → this connection's last walk of its history tail (store/tail_walk.py).
+        self._walks: dict[str, TailWalk] = {}
 
     def _check_fence(self, session_id: str) -> None:
         """Inside a write transaction: refuse if our turn's lease was taken over meanwhile."""

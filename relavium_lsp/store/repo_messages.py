@@ -6,6 +6,7 @@ Writes are fenced by the turn's lease (``RepositoryBase._check_fence``). Mixed i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 
 from relavium_lsp.contracts.content import DurableContentPart
@@ -19,6 +20,10 @@ from relavium_lsp.contracts.usage import TokenUsage
 from relavium_lsp.store import messages
 from relavium_lsp.store.db import write_transaction
 from relavium_lsp.store.repo_base import RepositoryBase
+from relavium_lsp.store.tail_walk import TailWalk
+
+# Sessions whose last tail walk this connection keeps to continue from (the newest used).
+KNOWN_WALKS = 16
 
 
 class MessageRows(RepositoryBase):
@@ -68,6 +73,26 @@ class MessageRows(RepositoryBase):
         return messages.load_tail_within_budget(
             self._connection, session_id, token_budget, self._decoded.decode
         )
+
+    def walk_tail(self, session_id: str, token_budget: int) -> TailWalk:
+        """The rows the tail rule visits for ``token_budget``: the tail for any smaller one.
+
+        Continues from this connection's last walk of the session when no other connection
+        has committed since (``PRAGMA data_version``, read before the walk so that a commit
+        racing it only makes the next walk a full one): then only newer rows are read.
+        """
+        version = int(self._connection.execute("PRAGMA data_version").fetchone()[0])
+        known = self._walks.pop(session_id, None)
+        if known is not None and known.data_version != version:
+            known = None
+        walk = messages.walk_tail(
+            self._connection, session_id, token_budget, self._decoded.decode, known
+        )
+        walk = dataclasses.replace(walk, data_version=version)
+        self._walks[session_id] = walk
+        while len(self._walks) > KNOWN_WALKS:
+            del self._walks[next(iter(self._walks))]
+        return walk
 
     def get_transcript(
         self, session_id: str, *, before_sequence: int | None = None, limit: int = 100

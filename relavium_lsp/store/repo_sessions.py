@@ -152,6 +152,7 @@ class SessionRows(RepositoryBase):
         self, record: AgentSessionRecord, imported: Sequence[SessionMessage]
     ) -> None:
         """Create a session with its messages as given, in one transaction (all or nothing)."""
+        self._walks.clear()  # an id purged and imported again: no earlier walk continues
         transfer.import_session(self._connection, record, imported)
 
     def fork_session(self, source_id: str, at_sequence: int, new_record: AgentSessionRecord) -> int:
@@ -170,6 +171,7 @@ class SessionRows(RepositoryBase):
 
     def purge_session(self, session_id: str) -> session_ops.PurgeReport:
         """Erase a session and its delegated children for good (see ``store.session_ops``)."""
+        self._walks.clear()
         return session_ops.purge_session(self._connection, session_id)
 
     def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:

@@ -1,7 +1,19 @@
 """``$/progress`` work-done progress for a running turn.
 
-The token is the request's ``workDoneToken`` when the client sent one; otherwise the server
-creates one with ``window/workDoneProgress/create`` when the client supports that. Between
+The token is the request's ``workDoneToken`` when the client sent one: ``begin`` goes out at
+once. Otherwise, when the client supports ``window/workDoneProgress/create``, the server
+creates one — but not while the turn is starting (issue 25). Asking for a token is an editor
+round trip: the request, the editor's work to answer it, the answer read back. Made at the
+start of a turn, all of it competed with building and sending the model request, about 1.5 ms
+of the per-turn overhead on a busy 2-core machine. So the token is asked for at the turn's
+first event after ``session:turn_started`` (the model is answering, or compaction began), or
+:data:`PROGRESS_CREATE_DELAY_S` into the turn if no event comes first — well within the time
+any real model takes to answer, so the editor shows the progress as it would have. A turn
+over before either sends nothing.
+
+``begin`` follows the ``create`` request at once, without waiting for the answer (as
+rust-analyzer does): the editor handles its messages in order, so it knows the token by the
+time ``begin`` arrives. An editor that refuses the token gets nothing more on it. Between
 begin and end, the turn's events become short reports ("running read_file", "waiting for
 approval: write_file", …), each sent only when it differs from the last.
 """
@@ -13,7 +25,8 @@ import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -24,6 +37,7 @@ from relavium_lsp.contracts.events import (
     EventPayload,
     StampedEvent,
     TurnResult,
+    TurnStarted,
 )
 from relavium_lsp.contracts.wire import ProgressToken
 
@@ -31,7 +45,8 @@ if TYPE_CHECKING:
     from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
-PROGRESS_CREATE_TIMEOUT_S = 2.0
+# The latest a server-created token is asked for after the turn began (see the module doc).
+PROGRESS_CREATE_DELAY_S = 0.05
 
 
 def report_for(payload: EventPayload) -> str | None:
@@ -58,6 +73,12 @@ def end_message(result: TurnResult | None) -> str:
     return {"stop": "done", "aborted": "aborted"}.get(result.stop_reason, result.stop_reason)
 
 
+def client_creates_tokens(ls: RelaviumServer) -> bool:
+    """Whether the client supports ``window/workDoneProgress/create``."""
+    window = ls.client_capabilities.window
+    return window is not None and bool(window.work_done_progress)
+
+
 def _no_tap() -> None:
     """Nothing to remove before :meth:`TurnProgress.begin`."""
 
@@ -72,9 +93,11 @@ class TurnProgress:
         self._token: ProgressToken | None = None
         self._last: str | None = None
         self._remove_tap: Callable[[], None] = _no_tap
+        self._refused = False
 
     def begin(self, token: ProgressToken) -> None:
         """Send ``begin`` on ``token`` and start reporting the session's events."""
+        self._remove_tap()
         self._token = token
         self._ls.work_done_progress.begin(
             token,
@@ -82,30 +105,60 @@ class TurnProgress:
         )
         self._remove_tap = self._ls.state.taps.add(self._session_id, self._on_event)
 
-    async def begin_when_created(self) -> None:
-        """Ask the client for a token (when it supports that), then :meth:`begin`."""
-        token = await _created_token(self._ls)
-        if token is not None:
-            self.begin(token)
+    def create_later(self) -> None:
+        """Ask for a token at the turn's first event after it started, or after a delay."""
+        timer = asyncio.get_running_loop().call_later(PROGRESS_CREATE_DELAY_S, self._create)
+
+        def on_event(event: StampedEvent) -> None:
+            if not isinstance(event.payload, TurnStarted):
+                self._create()
+
+        remove_tap = self._ls.state.taps.add(self._session_id, on_event)
+
+        def cancel() -> None:
+            timer.cancel()
+            remove_tap()
+
+        self._remove_tap = cancel
 
     def end(self, result: TurnResult | None) -> None:
         """Stop reporting and send ``end`` (nothing when ``begin`` never happened)."""
         self._remove_tap()
+        self._remove_tap = _no_tap
         if self._token is None:
             return
-        self._ls.work_done_progress.end(
-            self._token, types.WorkDoneProgressEnd(message=end_message(result))
-        )
+        if not self._refused:
+            self._ls.work_done_progress.end(
+                self._token, types.WorkDoneProgressEnd(message=end_message(result))
+            )
         # pygls keeps a future per token it has seen; a finished turn's token is never reused.
         self._ls.work_done_progress.tokens.pop(self._token, None)
 
+    def _create(self) -> None:
+        """Ask the client for a token and ``begin`` on it without waiting for the answer."""
+        if self._token is not None:
+            return
+        token = f"relavium-turn-{uuid.uuid4().hex}"
+        answer: Future[Any] = self._ls.protocol.send_request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token)
+        )
+        answer.add_done_callback(self._on_answer)
+        self.begin(token)
+
+    def _on_answer(self, answer: Future[Any]) -> None:
+        if answer.cancelled() or answer.exception() is not None:
+            # Refused: the client has no such progress; send nothing more on the token.
+            _log.info("the client did not accept a progress token; continuing without progress")
+            self._refused = True
+
     def _on_event(self, event: StampedEvent) -> None:
         message = report_for(event.payload)
-        if self._token is not None and message is not None and message != self._last:
-            self._last = message
-            self._ls.work_done_progress.report(
-                self._token, types.WorkDoneProgressReport(message=message)
-            )
+        if self._refused or self._token is None or message is None or message == self._last:
+            return
+        self._last = message
+        self._ls.work_done_progress.report(
+            self._token, types.WorkDoneProgressReport(message=message)
+        )
 
 
 @contextlib.asynccontextmanager
@@ -114,35 +167,17 @@ async def turn_progress(
 ) -> AsyncIterator[list[TurnResult]]:
     """Progress around a turn; append the turn's result to the yielded list for ``end``.
 
-    A server-created token is asked for alongside the turn, never before it: the turn (and a
-    non-waiting request's answer) must not wait for the client to accept a progress token.
+    A server-created token is asked for once the turn is under way, never before it: the
+    turn (and a non-waiting request's answer) must not wait for, or compete with, the
+    client's round trip (see the module doc).
     """
     progress = TurnProgress(ls, session_id, title)
-    creating: asyncio.Task[None] | None = None
     if token is not None:
         progress.begin(token)
-    else:
-        creating = asyncio.create_task(progress.begin_when_created())
+    elif client_creates_tokens(ls):
+        progress.create_later()
     settled: list[TurnResult] = []
     try:
         yield settled
     finally:
-        if creating is not None and not creating.done():
-            creating.cancel()  # the turn is over before the client accepted a token
         progress.end(settled[-1] if settled else None)
-
-
-async def _created_token(ls: RelaviumServer) -> str | None:
-    """A server-created token, when the client supports work-done progress and accepts it."""
-    window = ls.client_capabilities.window
-    if window is None or not window.work_done_progress:
-        return None
-    token = f"relavium-turn-{uuid.uuid4().hex}"
-    try:
-        await asyncio.wait_for(ls.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_S)
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        _log.info("the client did not accept a progress token; continuing without progress")
-        return None
-    return token

@@ -355,6 +355,15 @@ def test_tail_properties_on_random_histories(
     extended = bool(tail) and tail[-1].role == "tool"
     if len(tail) > 1 and not extended:
         assert sum(map(_tokens, tail)) <= budget
+    # Walked once for a larger budget, the rows decide this tail in memory (store/tail_walk.py,
+    # the turn's one trip to the store): the same answer, or "ask the store" for an extension.
+    for extra in (0, 37, budget + 500):
+        chosen = store.walk_tail(sid, budget + extra).within(budget)
+        if chosen is None:
+            assert tail and tail[-1].role == "tool", "only an extended tail needs the store"
+        else:
+            assert chosen == tail
+    assert store.walk_tail(sid, budget).within(budget + 1) is None  # never above the walk
     assert store.check_integrity() == ["ok"]
 
 

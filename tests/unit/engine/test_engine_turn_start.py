@@ -1,0 +1,151 @@
+"""What a turn start keeps or reads in one trip changes nothing a model receives (issue 25).
+
+The tail is read with the user message and chosen in memory (``store/tail_walk.py``), its
+projection and request JSON are kept per unchanged message object (``llm/identity_memo.py``).
+Every request must still carry exactly the history a fresh read of the database projects —
+also after another process (a second connection) appended to the session between turns —
+and its bytes must be what ``httpx`` sends for the uncached body.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from relavium_lsp.contracts.content import TextPart, ToolCallPart, ToolResultPart
+from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.llm.openai_wire import request_body
+from relavium_lsp.llm.projection import project_messages
+from relavium_lsp.store.media import MediaStore
+from tests.unit.engine.engine_harness import (
+    Harness,
+    engine,
+    openai_provider,
+    scripted,
+    text_reply,
+    tool_reply,
+)
+from tests.unit.llm.wire_servers import LoopbackServer, openai_stream
+
+
+async def fresh_projection(h: Harness, session_id: str, tmp_path: Path) -> tuple[object, ...]:
+    """The visible history as another connection reads it, projected from new objects.
+
+    Without the newest message: the last request went out before its answer existed.
+    """
+    messages = (await h.store.run(lambda s: list(s.iter_messages(session_id))))[:-1]
+    copies = [SessionMessage.model_validate(message.model_dump()) for message in messages]
+    return project_messages(copies, MediaStore(tmp_path / "unused-media"))
+
+
+async def test_every_request_carries_the_history_another_process_appended(
+    tmp_path: Path,
+) -> None:
+    provider = scripted(
+        text_reply("one"),
+        tool_reply("read_file", {"path": "notes.txt"}, "c1"),
+        text_reply("two"),
+        text_reply("three"),
+        text_reply("four"),
+    )
+    async with engine(tmp_path, provider) as h:
+        (h.workspace / "notes.txt").write_text("remember", encoding="utf-8")
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, "first")).stop_reason == "stop"
+        assert (await h.engine.send(session, "read my notes")).stop_reason == "stop"
+        # Another window adds to the transcript between turns (its own connection).
+        await h.store.run(
+            lambda s: s.append_message(session, "user", [TextPart(text="a note from elsewhere")])
+        )
+        assert (await h.engine.send(session, "third")).stop_reason == "stop"
+        assert (await h.engine.send(session, "fourth")).stop_reason == "stop"
+        last = provider.requests[-1]
+        assert last.messages == await fresh_projection(h, session, tmp_path)
+        texts = [
+            part.text
+            for message in last.messages
+            for part in message.content
+            if isinstance(part, TextPart)
+        ]
+        assert "a note from elsewhere" in texts
+        assert texts[-1] == "fourth"
+        assert any(
+            isinstance(part, ToolCallPart) for m in last.messages for part in m.content
+        ) and any(isinstance(part, ToolResultPart) for m in last.messages for part in m.content)
+
+
+async def test_a_small_window_still_gets_exactly_the_tail_that_fits(tmp_path: Path) -> None:
+    replies = [text_reply("x" * 400) for _ in range(6)]
+    provider = scripted(*replies, context_window=6_000)
+    async with engine(tmp_path, provider) as h:
+        session = (await h.start()).record.id
+        for turn in range(6):
+            assert (await h.engine.send(session, f"turn {turn} " + "y" * 2_000)).stop_reason == (
+                "stop"
+            )
+        visible = await h.store.run(lambda s: list(s.iter_messages(session)))
+        before_reply = visible[:-1]  # the last request went out before its answer existed
+        sent = provider.requests[-1].messages
+        assert 1 < len(sent) < len(before_reply)  # the window cut the history
+        newest = before_reply[-len(sent) :]
+        assert sent == project_messages(newest, MediaStore(tmp_path / "unused-media"))
+
+
+async def test_the_wire_bytes_are_what_httpx_sends_for_the_uncached_body(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.script(*(openai_stream(text=[f"answer {n} é"]) for n in range(4)))
+        async with (
+            httpx.AsyncClient() as client,
+            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
+        ):
+            provider = h.chain[0].provider
+            session = (await h.start()).record.id
+            for turn in range(4):
+                result = await h.engine.send(session, f"turn {turn} \u2028 ü")
+                assert result.stop_reason == "stop"
+        for received, request in zip(server.requests, provider.requests, strict=True):  # type: ignore[attr-defined]
+            expected = httpx.Request("POST", server.url, json=request_body(request, official=False))
+            assert received.body == expected.content
+        assert len(server.requests[-1].json()["messages"]) == 1 + 7  # system, 3 turns + 1
+
+
+def test_kept_estimates_equal_fresh_ones() -> None:
+    from relavium_lsp.contracts.content import estimate_tokens
+    from relavium_lsp.engine.turn import _message_tokens
+    from relavium_lsp.llm.seam import LlmMessage
+
+    first = LlmMessage(role="user", content=(TextPart(text="x" * 400),))
+    assert _message_tokens(first) == _message_tokens(first) == estimate_tokens(first.content)
+    other = LlmMessage(role="user", content=(TextPart(text="x" * 40),))  # equal id never reused
+    assert _message_tokens(other) == estimate_tokens(other.content)
+
+
+async def test_an_unreadable_row_fails_the_turn_and_rolls_its_message_back(
+    tmp_path: Path,
+) -> None:
+    # The tail read moved into the user message's store trip; a failure there must still
+    # fail the turn after the message is committed, so that it is rolled back as before.
+    provider = scripted(text_reply("one"), text_reply("never"))
+    async with engine(tmp_path, provider) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, "first")).stop_reason == "stop"
+        await h.store.run(
+            lambda s: s._connection.execute(
+                "UPDATE session_messages SET content = 'not json' WHERE session_id = ?"
+                " AND sequence_number = 1",
+                (session,),
+            )
+        )
+        result = await h.engine.send(session, "second")
+        assert result.stop_reason == "error"
+        assert result.error is not None and "unreadable" in result.error.message
+        rows = await h.store.run(
+            lambda s: s._connection.execute(
+                "SELECT sequence_number, rolled_back FROM session_messages WHERE session_id = ?"
+                " ORDER BY sequence_number",
+                (session,),
+            ).fetchall()
+        )
+        assert [tuple(row) for row in rows] == [(1, 0), (2, 0), (3, 1)]
+        assert len(provider.requests) == 1
