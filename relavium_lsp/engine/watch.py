@@ -15,7 +15,8 @@ every list-visible change (ours included). When a mark moves it
   listeners (the LSP server turns them into ``relavium/sessionsChanged``).
 
 It runs only while something listens, and costs one tiny query per interval when nothing
-changes (``RELAVIUM_WATCH_INTERVAL_S``, default 0.1 s).
+changes (``RELAVIUM_WATCH_INTERVAL_S``, default 0.1 s), run by the store's worker thread
+itself: the event loop is woken only when a mark moved (``store/store_thread.py``).
 """
 
 from __future__ import annotations
@@ -88,25 +89,37 @@ class SharedLogWatcher:
     async def _run(self) -> None:
         version, seen = await self._store.run(lambda s: s.change_marks())
         await self._store.run(lambda s: s.prune_session_changes())
-        while self._wanted:
-            await asyncio.sleep(self._interval_s)
-            try:
-                marks = await self._store.run(lambda s: s.change_marks())
-                others_committed = marks[0] != version
-                if others_committed:
-                    version = marks[0]
-                    await self._catch_up_sessions()
-                    for hook in list(self._commit_hooks):
-                        await hook()
-                if marks[1] != seen:
-                    # Our own commits move only the change log, yet a stale-lease takeover
-                    # here folds other processes' inbox events into the log: read back too.
-                    seen = await self._announce_changes(seen, catch_up=not others_committed)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # A closed or briefly locked store: try again at the next interval.
-                _log.debug("watching the shared history failed once", exc_info=True)
+        moved = asyncio.Event()
+        # The store's worker looks at the marks every interval; this task wakes only when
+        # they moved (an idle server's CPU: one thread wake-up per look, issue 25).
+        stop = self._store.watch(
+            self._interval_s, lambda s: s.change_marks(), (version, seen), moved.set
+        )
+        try:
+            while self._wanted:
+                await moved.wait()
+                moved.clear()
+                try:
+                    marks = await self._store.run(lambda s: s.change_marks())
+                    others_committed = marks[0] != version
+                    if others_committed:
+                        version = marks[0]
+                        await self._catch_up_sessions()
+                        for hook in list(self._commit_hooks):
+                            await hook()
+                    if marks[1] != seen:
+                        # Our own commits move only the change log, yet a stale-lease takeover
+                        # here folds other processes' inbox events into the log: read back too.
+                        seen = await self._announce_changes(seen, catch_up=not others_committed)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    # A closed or briefly locked store: look again after an interval.
+                    _log.debug("watching the shared history failed once", exc_info=True)
+                    await asyncio.sleep(self._interval_s)  # a retry period, not a sync point
+                    moved.set()
+        finally:
+            stop()
 
     async def _catch_up_sessions(self) -> None:
         watched = self._bus.watched()

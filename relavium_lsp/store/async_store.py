@@ -27,6 +27,7 @@ from relavium_lsp.store.damage import corrupted, is_corruption
 from relavium_lsp.store.disk_full import disk_full, is_disk_full
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.store_thread import StoreThread
 from relavium_lsp.store.wal_guard import LogGuard
 
 # How often an idle server looks at its write-ahead log (a stat of one file).
@@ -35,6 +36,7 @@ WAL_WATCH_INTERVAL_S = 1.0
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+M = TypeVar("M")
 
 
 class AsyncSessionStore:
@@ -42,7 +44,7 @@ class AsyncSessionStore:
 
     def __init__(
         self,
-        executor: concurrent.futures.ThreadPoolExecutor,
+        executor: StoreThread,
         store: SessionStore,
         path: Path,
         key: DbKey | None = None,
@@ -55,33 +57,52 @@ class AsyncSessionStore:
         self._closed = False
         self._log_path = path.with_name(path.name + "-wal")  # SQLite's name for it
         self._log_guard = LogGuard(self._log_path)
-        self._watch: asyncio.Task[None] | None = None
+        # The worker looks at the log itself now and then, not only when a call comes.
+        self._stop_log_watch = executor.every(WAL_WATCH_INTERVAL_S, self._check_log_if_open)
 
     @classmethod
     async def open(cls, path: Path, key: DbKey) -> AsyncSessionStore:
         """Start the worker thread and open (and migrate) the database on it."""
-        executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="relavium-store"
-        )
+        executor = StoreThread("relavium-store")
         try:
             store = await _await_on(executor, lambda: SessionStore.open(path, key))
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        opened = cls(executor, store, path, key)
-        opened._watch = asyncio.get_running_loop().create_task(opened._watch_log())
-        return opened
+        return cls(executor, store, path, key)
 
-    async def _watch_log(self) -> None:
-        """Look at the write-ahead log now and then, not only when a request comes."""
-        while not self._closed:
-            await asyncio.sleep(WAL_WATCH_INTERVAL_S)  # a polling period, not a sync point
+    def _check_log_if_open(self) -> None:
+        if not self._closed:
+            self._check_log()
+
+    def watch(
+        self,
+        interval_s: float,
+        read: Callable[[SessionStore], M],
+        last: M,
+        moved: Callable[[], None],
+    ) -> Callable[[], None]:
+        """Every ``interval_s``, ``read`` on the worker; ``moved()`` on the loop when it changed.
+
+        ``last`` is the value already seen. The worker does the looking itself (one wake-up
+        per look, none of the event loop's: ``store/store_thread.py``); the loop is called only
+        when the value differs from the one last seen. Returns the function that stops it.
+        """
+        loop = asyncio.get_running_loop()
+        seen = [last]
+
+        def look() -> None:
             if self._closed:
                 return
-            try:
-                await self.run(lambda _store: None)  # every call checks the log afterwards
-            except Exception as error:  # the watch must never take the server down
-                logger.debug("write-ahead log watch failed: %s", type(error).__name__)
+            value = self._call(read)
+            if value != seen[0]:
+                seen[0] = value
+                try:
+                    loop.call_soon_threadsafe(moved)
+                except RuntimeError:  # the loop is gone: nobody is watching any more
+                    pass
+
+        return self._executor.every(interval_s, look)
 
     @property
     def closed(self) -> bool:
@@ -162,8 +183,7 @@ class AsyncSessionStore:
         if self._closed:
             return
         self._closed = True
-        if self._watch is not None:
-            self._watch.cancel()
+        self._stop_log_watch()
         try:
             await _await_on(self._executor, self._store.close)
         finally:
@@ -209,14 +229,12 @@ def _fsync(path: Path) -> None:
         os.close(descriptor)
 
 
-async def _await_on(executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]) -> T:
+async def _await_on(executor: concurrent.futures.Executor, call: Callable[[], T]) -> T:
     """Submit ``call`` and await it without ever cancelling the submitted work."""
     return await _queue_on(executor, call)
 
 
-def _queue_on(
-    executor: concurrent.futures.ThreadPoolExecutor, call: Callable[[], T]
-) -> asyncio.Future[T]:
+def _queue_on(executor: concurrent.futures.Executor, call: Callable[[], T]) -> asyncio.Future[T]:
     """Submit ``call`` now and return the future its result arrives in.
 
     Cancelling that future drops the result, never the submitted work.
