@@ -34,7 +34,7 @@ from relavium_lsp.contracts.events import (
     TurnResult,
     TurnStarted,
 )
-from relavium_lsp.contracts.session import SessionMessage, SessionStatus
+from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.session_lease import SessionLease
@@ -51,6 +51,7 @@ from relavium_lsp.errors import (
     StoreError,
 )
 from relavium_lsp.store.checkpoints import latest_checkpoint
+from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class AgentSession(SessionLease):
             durable = de_inline(parts, self.scope.media)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
-        await self._refuse_if_running_elsewhere("send to")
+        # Whether another window runs a turn here is asked in the turn's first store trip.
         watch = self.turn_watch
         if watch is not None:
             await watch.turn_begins(self.id)  # e.g. an automatic introspection pass stops
@@ -157,11 +158,17 @@ class AgentSession(SessionLease):
         self, user_parts: list[DurableContentPart], author: str | None = None
     ) -> TurnResult:
         self._lease_lost = False
-        # One trip to the store's thread for both reads: each trip is two thread hand-offs,
-        # most of a turn's overhead on a busy machine (issue 25).
-        fresh, since_boundary = await self.scope.store.run(
-            lambda s: (s.get_session(self.id), s.count_tokens_since_boundary(self.id))
-        )
+        # One trip to the store's thread for the refusal and both reads: each trip is two
+        # thread hand-offs, most of a turn's overhead on a busy machine (issue 25).
+        leases = self.scope.leases
+        clock = leases.clock() if leases is not None else None
+
+        def first_look(s: SessionStore) -> tuple[AgentSessionRecord | None, tuple[int, int]]:
+            if clock is not None:
+                s.refuse_if_leased(self.id, clock, "send to")
+            return s.get_session(self.id), s.count_tokens_since_boundary(self.id)
+
+        fresh, since_boundary = await self.scope.store.run(first_look)
         if fresh is None:
             raise SessionNotFound(f"no session with id {self.id!r}")
         self.record = fresh.model_copy(update={"model_id": self.record.model_id})
