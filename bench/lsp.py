@@ -30,7 +30,10 @@ Each measure has its anchor measured in the same run against a bare pygls server
    p99 of per-token differences (tokens are not paired across servers); it says how much
    later our slowest percent arrives than the relay's, which is what a user would notice.
 3. per-turn overhead: ``relavium/sendMessage`` sent → the provider receives the HTTP request
-   (p99 over every turn; the client advertises work-done progress, as VS Code does);
+   (p99 over every turn; the client advertises work-done progress, as VS Code does). The
+   provider answering these turns runs in a process of its own (:mod:`bench.provider_process`):
+   a real provider is another machine, and a provider thread in the client's process would
+   wait for the GIL while the client reads the server's notifications;
 4. end-to-end throughput of an unpaced 10,000-token turn, against the bare server sending
    notifications as fast as pygls can;
 5. server RSS idle (engine open, no session) and with 100 open sessions.
@@ -52,6 +55,7 @@ from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
 from bench.paced import Latencies, PacedProvider, Turn, percentile
+from bench.provider_process import ProviderProcess
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.server import methods
 from relavium_lsp.server.core import relavium_converter
@@ -149,15 +153,25 @@ async def stop(client: Client) -> None:
     await client.stop()
 
 
-def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
-    """A home with a loopback provider, a workspace with an agent that uses it."""
+def prepare(
+    root: Path, base_url: str, remote_url: str | None = None
+) -> tuple[dict[str, str], Path]:
+    """A home with a loopback provider, a workspace with an agent that uses it.
+
+    With ``remote_url``, a second provider (:mod:`bench.provider_process`) and its agent,
+    ``bench-remote``.
+    """
     home, workspace = root / "home", root / "ws"
     (home / ".relavium").mkdir(parents=True)
+    providers = f'[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
+    providers += "allow_local_endpoint = true\n"
+    if remote_url is not None:
+        providers += f'\n[providers.remote]\nkind = "openai"\nbase_url = "{remote_url}"\n'
+        providers += "allow_local_endpoint = true\n"
     (home / ".relavium" / "config.toml").write_text(
         # One session runs every measured turn: lift the default 50-turn limit. No automatic
         # introspection: its model calls would take the paced answers planned for turns.
-        f'[chat]\nmax_turns = 1000\n\n[providers.loop]\nkind = "openai"\nbase_url = "{base_url}"\n'
-        "allow_local_endpoint = true\n\n[introspection]\nenabled = false\n",
+        f"[chat]\nmax_turns = 1000\n\n{providers}\n[introspection]\nenabled = false\n",
         encoding="utf-8",
     )
     agents = workspace / ".relavium" / "agents"
@@ -165,6 +179,11 @@ def prepare(root: Path, base_url: str) -> tuple[dict[str, str], Path]:
     (agents / "bench.agent.yaml").write_text(
         "id: bench\nname: Bench\nmodel: gpt-4o-mini\nprovider: loop\n", encoding="utf-8"
     )
+    if remote_url is not None:
+        (agents / "bench-remote.agent.yaml").write_text(
+            "id: bench-remote\nname: Bench\nmodel: gpt-4o-mini\nprovider: remote\n",
+            encoding="utf-8",
+        )
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "RELAVIUM_HOME": str(home / ".relavium")}
     return env, workspace
 
@@ -261,6 +280,21 @@ async def turn(client: Client, provider: PacedProvider, session_id: str, tokens:
     assert result["stopReason"] == "stop", result  # a failed turn would skew every row
     await client.turn_done.wait()
     return client.turn.arrived - began, time.perf_counter() - began
+
+
+async def remote_turn(client: Client, provider: ProviderProcess, session_id: str) -> float:
+    """One 20-token turn answered by the provider process; send → its request arrived."""
+    await provider.plan(20, None)
+    client.turn, client.latencies = None, None
+    client.turn_done.clear()
+    began = time.perf_counter()
+    result = await client.protocol.send_request_async(
+        methods.SEND_MESSAGE, {"sessionId": session_id, "text": "stream please"}
+    )
+    assert result["stopReason"] == "stop", result  # a failed turn would skew every row
+    arrived = await provider.arrived()
+    await client.turn_done.wait()
+    return arrived - began
 
 
 async def relayed(client: Client, provider: PacedProvider, url: str, tokens: int,
@@ -396,9 +430,10 @@ async def run(quick: bool) -> list[Row]:
     provider = PacedProvider()
     rounds, seconds_per_round = (3, 1.5) if quick else (5, 2.5)
     burst = 3_000 if quick else 10_000
+    remote = await ProviderProcess.start()
     with tempfile.TemporaryDirectory() as scratch, LoopbackServer(responder=provider) as server:
         url = server.url + "/v1"
-        env, workspace = prepare(Path(scratch), url)
+        env, workspace = prepare(Path(scratch), url, remote.url + "/v1")
         start_loads = [os.getloadavg()[0]]
         starts, cpu = await cold_starts(9 if quick else 21, env, workspace)
         start_loads.append(os.getloadavg()[0])
@@ -411,10 +446,14 @@ async def run(quick: bool) -> list[Row]:
             methods.START_SESSION, {"agentRef": "bench"}
         )
         session_id = started["sessionId"]
-        overheads = []
-        for _ in range(15 if quick else 60):
-            overhead, _ = await turn(client, provider, session_id, 20, None, None)
-            overheads.append(overhead)
+        remote_session = await client.protocol.send_request_async(
+            methods.START_SESSION, {"agentRef": "bench-remote"}
+        )
+        overheads = [
+            await remote_turn(client, remote, remote_session["sessionId"])
+            for _ in range(15 if quick else 60)
+        ]
+        await remote.stop()
         baseline, _ = await start(BASELINE, dict(os.environ), workspace)
         # One unmeasured relay so its first HTTP connection is not in the first round.
         await relayed(baseline, provider, url, 5, 1_000, Latencies())
@@ -449,7 +488,8 @@ async def run(quick: bool) -> list[Row]:
             anchor="its p50",
             anchor_value=statistics.median(overheads[1:]) * 1000,
             goal=Goal(10.0, on="value", strict=True),
-            note=f"{len(overheads) - 1} turns after the first; work-done progress on",
+            note=f"{len(overheads) - 1} turns after the first; work-done progress on; the "
+            "provider in a process of its own (bench.provider_process), as a real one is remote",
         ),
         Row(
             "per-turn overhead, the first turn after start",
