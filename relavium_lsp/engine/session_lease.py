@@ -18,12 +18,6 @@ from relavium_lsp.store.leases import LeaseClock
 class SessionLease(SessionState):
     """The lease of a session's running turn (part of ``AgentSession``)."""
 
-    async def _refuse_if_running_elsewhere(self, doing: str) -> None:
-        leases = self.scope.leases
-        if leases is not None:
-            clock = leases.clock()
-            await self.scope.store.run(lambda s: s.refuse_if_leased(self.id, clock, doing))
-
     async def _take_lease(self) -> tuple[str, LeaseClock] | None:
         """The turn's lease as ``begin_turn`` takes it: a fresh token (kept for the turn)."""
         leases = self.scope.leases
