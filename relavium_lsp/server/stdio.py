@@ -1,19 +1,32 @@
-"""Serving the language server over stdio with the hardened reader (issue 16).
+"""Serving the language server over stdio with the hardened framer (issues 16 and 25).
 
-Replaces pygls's ``start_io`` loop (``pygls.io_.run_async``), keeping its shape — one message
-read, parsed and handed to the protocol at a time, pygls's writer, ``server.shutdown()`` at
-the end — but reading through :class:`~relavium_lsp.server.framing.FrameReader` (capped,
+Replaces pygls's ``start_io`` loop (``pygls.io_.run_async``), keeping its shape — messages
+handed to the protocol one at a time, in order, pygls's writer, ``server.shutdown()`` at
+the end — but framing through :class:`~relavium_lsp.server.framing.FrameParser` (capped,
 resynchronising) and answering what pygls would only log:
 
-* a body that is not JSON goes back to the reader, which skips to the next header;
+* a body that is not JSON goes back to the framer, which skips to the next header;
 * a request pygls cannot deserialise (wrong shape for its method) is answered with its
   JSON-RPC error and logged as one line, where pygls logged two tracebacks and never answered;
 * JSON that is not a JSON-RPC message (a list, a number, an object without ``jsonrpc``) is
   logged as one line and, when it carries an ``id``, answered ``InvalidRequest``.
 
-The reader blocks in a daemon thread, so a peer that never closes stdin cannot hold the
-process open after ``exit``; one message is in flight between the threads at a time, so a
-flood of input waits in the pipe, not in our memory.
+**Input is read on the event loop** (:class:`LoopInput`): ``loop.add_reader`` on the stdin
+descriptor, one ``os.read`` per readiness, each complete body dispatched right there. A
+reader thread handing bodies to the loop cost a thread wake-up per message — on a small,
+shared machine p50 0.15 ms, p90 ~2 ms of every request's latency (issue 25). The descriptor
+stays blocking (``O_NONBLOCK`` belongs to the open file description, which child processes
+may share); a read only follows readiness, so it does not block. Memory stays bounded as
+before: the descriptor is read only when the framer needs more to complete a body, so a
+flood of input waits in the pipe, not in our memory. A burst of small messages is dispatched
+at most :data:`MAX_BODIES_PER_WAKE` at a time; the rest follow from ``call_soon`` (the
+descriptor unwatched meanwhile), so other work on the loop runs in between and buffered
+messages never wait for more input.
+
+Input the loop cannot watch — a regular file (``epoll`` refuses it), a stream without a
+descriptor — is read by :class:`~relavium_lsp.server.framing.FrameReader` on a daemon thread
+instead, one message in flight between the threads at a time, so a peer that never closes
+stdin cannot hold the process open after ``exit``.
 """
 
 from __future__ import annotations
@@ -24,18 +37,36 @@ import logging
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 
-from relavium_lsp.server.framing import MAX_MESSAGE_BYTES, FrameReader
+from relavium_lsp.server.framing import (
+    MAX_MESSAGE_BYTES,
+    READ_CHUNK_BYTES,
+    ByteSource,
+    FrameParser,
+    FrameReader,
+)
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
     from pygls.protocol import JsonRPCProtocol
 
 logger = logging.getLogger(__name__)
+
+# Bodies dispatched per event-loop callback before the loop runs its other work (a burst of
+# small messages must not starve the responses, tokens and store replies waiting behind it).
+MAX_BODIES_PER_WAKE = 16
+
+
+class Rejecter(Protocol):
+    """The framer as :func:`dispatch` sees it: where a body that is not JSON goes back."""
+
+    def reject(self, body: bytes) -> None:
+        """Give back a body that was not JSON."""
+        ...
 
 
 def start_framed_io(
@@ -45,21 +76,50 @@ def start_framed_io(
     *,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
 ) -> None:
-    """Serve on stdin/stdout until the client exits or closes stdin (pygls's ``start_io``)."""
+    """Serve on stdin/stdout until the client exits or closes stdin (pygls's ``start_io``).
+
+    A ``stdin`` with a descriptor is read through that descriptor (not the object's buffer,
+    so it must not have been read from).
+    """
     quiet_pygls_deserialisation_errors()
     stop_event = threading.Event()
     server._stop_event = stop_event
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    source = stdin if stdin is not None else DescriptorStream(sys.stdin.buffer.fileno())
-    reader = FrameReader(source, max_message_bytes=max_message_bytes)
+    descriptor: int | None
+    stream: ByteSource
+    if stdin is None:
+        descriptor = sys.stdin.buffer.fileno()
+        stream = DescriptorStream(descriptor)
+    else:
+        descriptor, stream = descriptor_of(stdin), stdin
     try:
-        asyncio.run(serve_frames(stop_event, reader, server.protocol))
+        asyncio.run(
+            serve_frames(
+                stop_event,
+                server.protocol,
+                stream=stream,
+                descriptor=descriptor,
+                max_message_bytes=max_message_bytes,
+            )
+        )
     except BrokenPipeError:
         logger.error("the connection to the client is lost (broken pipe); shutting down")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
+
+
+def descriptor_of(stream: object) -> int | None:
+    """The stream's file descriptor, or None when it has none (an in-memory stream)."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        descriptor = fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+    return descriptor if isinstance(descriptor, int) and descriptor >= 0 else None
 
 
 class DescriptorStream:
@@ -102,9 +162,135 @@ def quiet_pygls_deserialisation_errors() -> None:
 
 
 async def serve_frames(
+    stop_event: threading.Event,
+    protocol: JsonRPCProtocol,
+    *,
+    stream: ByteSource,
+    descriptor: int | None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+) -> None:
+    """Hand each message on the input to ``protocol`` until input ends or the server stops.
+
+    Watches ``descriptor`` on the event loop when it can (:class:`LoopInput`); otherwise
+    reads ``stream`` on a thread (:func:`serve_from_thread`).
+    """
+    if stop_event.is_set():
+        return
+    if descriptor is not None:
+        loop_input = LoopInput(
+            descriptor, FrameParser(max_message_bytes=max_message_bytes), protocol, stop_event
+        )
+        if loop_input.start():
+            try:
+                await loop_input.finished
+            finally:
+                loop_input.close()
+            return
+    reader = FrameReader(stream, max_message_bytes=max_message_bytes)
+    await serve_from_thread(stop_event, reader, protocol)
+
+
+class LoopInput:
+    """The client's input read and dispatched on the event loop (see the module docstring).
+
+    :attr:`finished` completes when input ends or the stop event is set after a message; it
+    carries the ``SystemExit`` of an ``exit`` notification (or an unexpected error) so it is
+    raised where a reader thread's loop raised it.
+    """
+
+    def __init__(
+        self,
+        descriptor: int,
+        parser: FrameParser,
+        protocol: JsonRPCProtocol,
+        stop_event: threading.Event,
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._descriptor = descriptor
+        self._parser = parser
+        self._protocol = protocol
+        self._stop_event = stop_event
+        self._watching = False
+        self.finished: asyncio.Future[None] = self._loop.create_future()
+
+    def start(self) -> bool:
+        """Watch the descriptor; False when the loop cannot (e.g. a regular file)."""
+        try:
+            self._loop.add_reader(self._descriptor, self._on_readable)
+        except (OSError, ValueError, NotImplementedError) as error:
+            logger.info(
+                "the event loop cannot watch the client's input (%s); reading it on a thread",
+                error,
+            )
+            return False
+        self._watching = True
+        return True
+
+    def close(self) -> None:
+        """Stop watching the descriptor (idempotent)."""
+        if self._watching:
+            self._watching = False
+            self._loop.remove_reader(self._descriptor)
+
+    def _on_readable(self) -> None:
+        try:
+            chunk = os.read(self._descriptor, READ_CHUNK_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return  # nothing to read after all (another reader of a shared pipe): wait again
+        except OSError as error:
+            logger.warning("reading the client's input failed (%s); treating it as closed", error)
+            chunk = b""
+        if chunk:
+            self._parser.feed(chunk)
+        else:
+            self._parser.feed_eof()
+        self._dispatch_ready()
+
+    def _dispatch_ready(self) -> None:
+        """Dispatch up to :data:`MAX_BODIES_PER_WAKE` complete bodies, then read or go on."""
+        if self.finished.done():
+            return
+        try:
+            for _ in range(MAX_BODIES_PER_WAKE):
+                body = self._parser.next_body()
+                if body is None:
+                    if self._parser.ended:
+                        logger.info("the client closed the server's input; exiting")
+                        self._finish()
+                    else:
+                        self._watch()  # the framer needs more input to complete a body
+                    return
+                dispatch(body, self._parser, self._protocol)
+                if self._stop_event.is_set():
+                    self._finish()
+                    return
+        except (Exception, SystemExit) as error:  # SystemExit: pygls's answer to ``exit``
+            self._finish(error)
+            return
+        # More may be complete already: let the loop run, then carry on without new input
+        # (unwatched meanwhile, so nothing more is read until these are dispatched).
+        self.close()
+        self._loop.call_soon(self._dispatch_ready)
+
+    def _watch(self) -> None:
+        if not self._watching:
+            self._loop.add_reader(self._descriptor, self._on_readable)
+            self._watching = True
+
+    def _finish(self, error: BaseException | None = None) -> None:
+        self.close()
+        if self.finished.done():
+            return
+        if error is None:
+            self.finished.set_result(None)
+        else:
+            self.finished.set_exception(error)
+
+
+async def serve_from_thread(
     stop_event: threading.Event, reader: FrameReader, protocol: JsonRPCProtocol
 ) -> None:
-    """Hand each message the reader produces to ``protocol`` until input ends."""
+    """Read on a daemon thread, hand each body to the loop: for input the loop cannot watch."""
     loop = asyncio.get_running_loop()
     bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
     handed = threading.Semaphore(0)
@@ -133,7 +319,7 @@ async def serve_frames(
             handed.release()
 
 
-def dispatch(body: bytes, reader: FrameReader, protocol: JsonRPCProtocol) -> None:
+def dispatch(body: bytes, reader: Rejecter, protocol: JsonRPCProtocol) -> None:
     """Parse one body and hand it to pygls, answering what pygls would drop."""
     try:
         message: Any = json.loads(body, object_hook=protocol.structure_message)
