@@ -250,6 +250,9 @@ class LoopInput:
         """Dispatch up to :data:`MAX_BODIES_PER_WAKE` complete bodies, then read or go on."""
         if self.finished.done():
             return
+        if self._stop_event.is_set():  # set elsewhere meanwhile: dispatch nothing more
+            self._finish()
+            return
         try:
             for _ in range(MAX_BODIES_PER_WAKE):
                 body = self._parser.next_body()
