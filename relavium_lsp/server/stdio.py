@@ -18,10 +18,10 @@ shared machine p50 0.15 ms, p90 ~2 ms of every request's latency (issue 25). The
 stays blocking (``O_NONBLOCK`` belongs to the open file description, which child processes
 may share); a read only follows readiness, so it does not block. Memory stays bounded as
 before: the descriptor is read only when the framer needs more to complete a body, so a
-flood of input waits in the pipe, not in our memory. A burst of small messages is dispatched
-at most :data:`MAX_BODIES_PER_WAKE` at a time; the rest follow from ``call_soon`` (the
-descriptor unwatched meanwhile), so other work on the loop runs in between and buffered
-messages never wait for more input.
+flood of input waits in the pipe, not in our memory. A burst of messages is dispatched
+:data:`MAX_BODIES_PER_WAKE` per loop turn, the rest following from ``call_soon`` (nothing
+read meanwhile), so other work on the loop runs in between, handlers are not started faster
+than the reader thread started them, and buffered messages never wait for more input.
 
 Input the loop cannot watch — a regular file (``epoll`` refuses it), a stream without a
 descriptor — is read by :class:`~relavium_lsp.server.framing.FrameReader` on a daemon thread
@@ -56,9 +56,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Bodies dispatched per event-loop callback before the loop runs its other work (a burst of
-# small messages must not starve the responses, tokens and store replies waiting behind it).
-MAX_BODIES_PER_WAKE = 16
+# Bodies dispatched per event-loop turn: a burst of messages must not starve the responses,
+# tokens and store replies waiting behind it, nor start handlers faster than they finish.
+# One a turn is the pace the reader thread set; 16 let 500 pipelined bad requests pile up as
+# concurrent handlers (+30 MiB RSS in tests/unit/attack/test_attack_burst.py, 4: +12 MiB).
+MAX_BODIES_PER_WAKE = 1
 
 
 class Rejecter(Protocol):
@@ -211,6 +213,7 @@ class LoopInput:
         self._protocol = protocol
         self._stop_event = stop_event
         self._watching = False
+        self._draining = False  # a _dispatch_ready is scheduled: complete bodies may be held
         self.finished: asyncio.Future[None] = self._loop.create_future()
 
     def start(self) -> bool:
@@ -233,6 +236,8 @@ class LoopInput:
             self._loop.remove_reader(self._descriptor)
 
     def _on_readable(self) -> None:
+        if self._draining:
+            return  # bodies already read go first: nothing more is read (or held) until then
         try:
             chunk = os.read(self._descriptor, READ_CHUNK_BYTES)
         except (BlockingIOError, InterruptedError):
@@ -248,6 +253,7 @@ class LoopInput:
 
     def _dispatch_ready(self) -> None:
         """Dispatch up to :data:`MAX_BODIES_PER_WAKE` complete bodies, then read or go on."""
+        self._draining = False
         if self.finished.done():
             return
         if self._stop_event.is_set():  # set elsewhere meanwhile: dispatch nothing more
@@ -260,9 +266,7 @@ class LoopInput:
                     if self._parser.ended:
                         logger.info("the client closed the server's input; exiting")
                         self._finish()
-                    else:
-                        self._watch()  # the framer needs more input to complete a body
-                    return
+                    return  # otherwise the framer needs more input: the next readiness reads
                 dispatch(body, self._parser, self._protocol)
                 if self._stop_event.is_set():
                     self._finish()
@@ -270,15 +274,10 @@ class LoopInput:
         except (Exception, SystemExit) as error:  # SystemExit: pygls's answer to ``exit``
             self._finish(error)
             return
-        # More may be complete already: let the loop run, then carry on without new input
-        # (unwatched meanwhile, so nothing more is read until these are dispatched).
-        self.close()
+        # More may be complete already: let the loop run, then carry on without waiting for
+        # new input (and without reading any: see _on_readable).
+        self._draining = True
         self._loop.call_soon(self._dispatch_ready)
-
-    def _watch(self) -> None:
-        if not self._watching:
-            self._loop.add_reader(self._descriptor, self._on_readable)
-            self._watching = True
 
     def _finish(self, error: BaseException | None = None) -> None:
         self.close()

@@ -105,7 +105,7 @@ async def test_a_burst_is_dispatched_in_slices_and_none_waits_for_more_input(
     loop_turns = 0
     turn_of_each: list[int] = []
     all_handled = asyncio.Event()
-    count = 10 * MAX_BODIES_PER_WAKE
+    count = 100 * MAX_BODIES_PER_WAKE
 
     def on_message(number: int) -> None:
         turn_of_each.append(loop_turns)
