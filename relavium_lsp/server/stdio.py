@@ -274,6 +274,8 @@ class LoopInput:
         except (Exception, SystemExit) as error:  # SystemExit: pygls's answer to ``exit``
             self._finish(error)
             return
+        if self._parser.buffered_bytes == 0:
+            return  # the usual case, one message per read: nothing more can be complete
         # More may be complete already: let the loop run, then carry on without waiting for
         # new input (and without reading any: see _on_readable).
         self._draining = True
