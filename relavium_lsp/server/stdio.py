@@ -19,14 +19,15 @@ stays blocking (``O_NONBLOCK`` belongs to the open file description, which child
 may share); a read only follows readiness, so it does not block. Memory stays bounded as
 before: the descriptor is read only when the framer needs more to complete a body, so a
 flood of input waits in the pipe, not in our memory. A burst of messages is dispatched
-:data:`MAX_BODIES_PER_WAKE` per loop turn, the rest following from ``call_soon`` (nothing
+:data:`BODIES_PER_LOOP_TURN` per loop turn, the rest following from ``call_soon`` (nothing
 read meanwhile), so other work on the loop runs in between, handlers are not started faster
 than the reader thread started them, and buffered messages never wait for more input.
 
-Input the loop cannot watch — a regular file (``epoll`` refuses it), a stream without a
-descriptor — is read by :class:`~relavium_lsp.server.framing.FrameReader` on a daemon thread
-instead, one message in flight between the threads at a time, so a peer that never closes
-stdin cannot hold the process open after ``exit``.
+Input the loop cannot watch — a regular file (``epoll`` refuses it; ``kqueue`` would never
+report its end), a stream without a descriptor — is read by
+:class:`~relavium_lsp.server.framing.FrameReader` on a daemon thread instead, one message in
+flight between the threads at a time, so a peer that never closes stdin cannot hold the
+process open after ``exit``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -60,7 +62,7 @@ logger = logging.getLogger(__name__)
 # tokens and store replies waiting behind it, nor start handlers faster than they finish.
 # One a turn is the pace the reader thread set; 16 let 500 pipelined bad requests pile up as
 # concurrent handlers (+30 MiB RSS in tests/unit/attack/test_attack_burst.py, 4: +12 MiB).
-MAX_BODIES_PER_WAKE = 1
+BODIES_PER_LOOP_TURN = 1
 
 
 class Rejecter(Protocol):
@@ -124,10 +126,19 @@ def descriptor_of(stream: object) -> int | None:
     return descriptor if isinstance(descriptor, int) and descriptor >= 0 else None
 
 
+def is_stream_descriptor(descriptor: int) -> bool:
+    """Whether ``descriptor`` is a pipe, socket or terminal: input an event loop can watch."""
+    try:
+        mode = os.fstat(descriptor).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
 class DescriptorStream:
     """Reads a file descriptor with ``os.read``: no buffered-reader lock to hold.
 
-    The reader thread is a daemon blocked in a read when the server exits; blocked inside
+    The fallback reader thread is a daemon blocked in a read when the server exits; inside
     ``sys.stdin.buffer`` it would hold that object's lock, and interpreter shutdown aborts
     with "could not acquire lock for <stdin>" (SIGABRT, a fatal error on stderr).
     """
@@ -218,6 +229,14 @@ class LoopInput:
 
     def start(self) -> bool:
         """Watch the descriptor; False when the loop cannot (e.g. a regular file)."""
+        if not is_stream_descriptor(self._descriptor):
+            # A regular file is always "readable": epoll refuses it, and kqueue (macOS) would
+            # never report its end, so the server would not exit at the end of the file.
+            logger.info(
+                "the event loop cannot watch the client's input (not a pipe, socket or "
+                "terminal); reading it on a thread"
+            )
+            return False
         try:
             self._loop.add_reader(self._descriptor, self._on_readable)
         except (OSError, ValueError, NotImplementedError) as error:
@@ -252,7 +271,7 @@ class LoopInput:
         self._dispatch_ready()
 
     def _dispatch_ready(self) -> None:
-        """Dispatch up to :data:`MAX_BODIES_PER_WAKE` complete bodies, then read or go on."""
+        """Dispatch up to :data:`BODIES_PER_LOOP_TURN` complete bodies, then read or go on."""
         self._draining = False
         if self.finished.done():
             return
@@ -260,7 +279,7 @@ class LoopInput:
             self._finish()
             return
         try:
-            for _ in range(MAX_BODIES_PER_WAKE):
+            for _ in range(BODIES_PER_LOOP_TURN):
                 body = self._parser.next_body()
                 if body is None:
                     if self._parser.ended:

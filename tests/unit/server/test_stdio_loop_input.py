@@ -24,7 +24,7 @@ import pytest
 
 from relavium_lsp.server.framing import READ_CHUNK_BYTES, FrameParser
 from relavium_lsp.server.stdio import (
-    MAX_BODIES_PER_WAKE,
+    BODIES_PER_LOOP_TURN,
     DescriptorStream,
     LoopInput,
     descriptor_of,
@@ -105,7 +105,7 @@ async def test_a_burst_is_dispatched_in_slices_and_none_waits_for_more_input(
     loop_turns = 0
     turn_of_each: list[int] = []
     all_handled = asyncio.Event()
-    count = 100 * MAX_BODIES_PER_WAKE
+    count = 100 * BODIES_PER_LOOP_TURN
 
     def on_message(number: int) -> None:
         turn_of_each.append(loop_turns)
@@ -126,8 +126,8 @@ async def test_a_burst_is_dispatched_in_slices_and_none_waits_for_more_input(
     await asyncio.wait_for(all_handled.wait(), DEADLINE_S)
     assert protocol.handled == list(range(1, count + 1))
     slices = Counter(turn_of_each)
-    assert max(slices.values()) <= MAX_BODIES_PER_WAKE  # other work ran between slices
-    assert len(slices) >= count // MAX_BODIES_PER_WAKE
+    assert max(slices.values()) <= BODIES_PER_LOOP_TURN  # other work ran between slices
+    assert len(slices) >= count // BODIES_PER_LOOP_TURN
     os.close(write_end)
     await asyncio.wait_for(serving, DEADLINE_S)
     counter.cancel()
@@ -217,3 +217,17 @@ async def test_a_stream_without_a_descriptor_is_read_on_a_thread() -> None:
         DEADLINE_S,
     )
     assert protocol.handled == [1, 2]
+
+
+async def test_input_the_selector_refuses_is_read_on_a_thread(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # /dev/null is a character device, like a terminal, but epoll refuses it (EPERM).
+    descriptor = os.open(os.devnull, os.O_RDONLY)
+    try:
+        with caplog.at_level("INFO", logger="relavium_lsp.server.stdio"):
+            await asyncio.wait_for(serve(RecordingProtocol(), descriptor), DEADLINE_S)
+    finally:
+        os.close(descriptor)
+    assert "the event loop cannot watch the client's input" in caplog.text
+    assert "the client closed the server's input; exiting" in caplog.messages
