@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +124,16 @@ class SessionDriving(EngineBase):
             last_event_sequence=last_event,
             plan=plan,
         )
+
+    def turn_starting(self) -> AbstractContextManager[None]:
+        """Hold back background store work while a front end starts a turn (issue 25).
+
+        :meth:`send` holds it itself; a front end with work of its own before ``send`` (the
+        LSP server's request handling) wraps that in this too. The hold ends when the block
+        ends or the turn's provider request is written, whichever is first
+        (``engine/quiet_start.py``).
+        """
+        return quiet_while_starting(self._services.store)
 
     async def send(
         self, session_id: str, text: str, attachments: Sequence[ContentPart] = ()

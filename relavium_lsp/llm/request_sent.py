@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-_ON_SENT: ContextVar[Callable[[], None] | None] = ContextVar("relavium_request_sent", default=None)
+_ON_SENT: ContextVar[tuple[Callable[[], None], ...]] = ContextVar(
+    "relavium_request_sent", default=()
+)
 # httpcore's trace names for the end of the request (HTTP/1.1 and HTTP/2); any failure
 # (connecting, writing) ends the wait as well.
 _SENT = ("send_request_body.complete", ".failed")
@@ -29,9 +31,10 @@ def notify_when_sent(callback: Callable[[], None]) -> Iterator[None]:
     """Within the block, call ``callback`` when a provider request has been written.
 
     Set in the current task's context: tasks started inside the block inherit it (the turn's
-    task does), and keep it after the block ends.
+    task does), and keep it after the block ends. Blocks nest: every callback named by an
+    enclosing block is called too.
     """
-    token = _ON_SENT.set(callback)
+    token = _ON_SENT.set((*_ON_SENT.get(), callback))
     try:
         yield
     finally:
@@ -40,12 +43,13 @@ def notify_when_sent(callback: Callable[[], None]) -> Iterator[None]:
 
 def trace_extension() -> dict[str, Any] | None:
     """The request extensions that report the write, or ``None`` when nobody listens."""
-    callback = _ON_SENT.get()
-    if callback is None:
+    callbacks = _ON_SENT.get()
+    if not callbacks:
         return None
 
     async def trace(name: str, info: dict[str, Any]) -> None:
         if name.endswith(_SENT):
-            callback()
+            for callback in callbacks:
+                callback()
 
     return {"trace": trace}

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from relavium_lsp.contracts.events import StampedEvent, TurnStarted
+from relavium_lsp.contracts.events import StampedEvent, TurnResult, TurnStarted
 from relavium_lsp.contracts.wire import SessionListChange
 from relavium_lsp.errors import SessionNotFound
 from relavium_lsp.llm.seam import LlmChunk, LlmRequest
@@ -81,9 +81,15 @@ async def test_the_gate_is_held_from_send_until_the_request_is_written(tmp_path:
                     held_at_start.append(store.quiet_gate.quiet_until() is not None)
 
             await h.engine.subscribe(on_event, session_id=session, after_sequence=0)
-            turn = asyncio.ensure_future(h.engine.send(session, "hello"))
+
+            async def front_end() -> TurnResult:
+                # A front end's own hold (the LSP server's) ends with the engine's.
+                with h.engine.turn_starting():
+                    return await h.engine.send(session, "hello")
+
+            turn = asyncio.ensure_future(front_end())
             assert await asyncio.to_thread(arrived.wait, WAIT_S)
-            # Written: the gate opens while the turn still waits for its answer.
+            # Written: the gate opens (both holds end) while the turn still waits for its answer.
             await until(lambda: store.quiet_gate.quiet_until() is None, "the gate to open")
             assert not turn.done()
             answer.set()
