@@ -18,6 +18,7 @@ import pytest
 
 from relavium_lsp.contracts.events import StampedEvent, TurnResult, TurnStarted
 from relavium_lsp.contracts.wire import SessionListChange
+from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.errors import SessionNotFound
 from relavium_lsp.llm.seam import LlmChunk, LlmRequest
 from relavium_lsp.store.async_store import AsyncSessionStore
@@ -145,3 +146,34 @@ async def test_the_watcher_waits_while_a_turn_starts_and_catches_up_after(
             (session, "created"),
             (session, "renamed"),
         ]
+
+
+async def test_a_lease_heartbeat_waits_while_a_turn_starts(tmp_path: Path) -> None:
+    async with engine(tmp_path, scripted()) as h:
+        store = engine_store(h)
+        session = (await h.start()).record.id
+        keeper = LeaseKeeper(store, LeaseSettings(timeout_s=HOUR_S, heartbeat_s=0.001))
+        token = keeper.new_token()
+        await store.run(lambda s: s.acquire_lease(session, token, keeper.clock()))
+
+        async def beat_at() -> float:
+            lease = await store.run(lambda s: s.read_lease(session))
+            assert lease is not None
+            return lease.heartbeat_at
+
+        first = await beat_at()
+        with store.turn_starting():
+            deferred = store.quiet_gate.deferrals
+            heartbeat = keeper.heartbeat(session, token, lambda reason: None)
+            await until(lambda: store.quiet_gate.deferrals > deferred, "the beat to wait")
+            assert await beat_at() == first
+        beats: list[float] = []
+
+        async def renewed() -> bool:
+            beats.append(await beat_at())
+            return beats[-1] > first
+
+        while not await renewed():  # store round trips until the beat's commit is seen
+            pass
+        heartbeat.cancel()
+        await asyncio.gather(heartbeat, return_exceptions=True)
