@@ -96,7 +96,9 @@ class QuietGate:
             return self._until(now)
 
     def skip(self, now: float) -> float | None:
-        """The worker asks before a periodic check: ``None`` to run it, else when to retry.
+        """Before background work on the worker: ``None`` to run it, else when holds end.
+
+        Background work is a periodic check or a call set aside (``store/store_thread.py``).
 
         Answering "held" notes that something was skipped, in the same locked step, so the
         release that opens the gate cannot miss waking the worker.
