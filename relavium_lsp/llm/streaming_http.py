@@ -27,6 +27,7 @@ from relavium_lsp.llm.http_call import (
 )
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.keys import key_env_var
+from relavium_lsp.llm.request_writes import coalesce_request_writes
 from relavium_lsp.llm.seam import LlmChunk, LlmError, LlmRequest, ProviderCapabilities
 
 _MODELS_BODY_LIMIT = 4 * 1024 * 1024
@@ -67,6 +68,8 @@ class StreamingHttpProvider(ABC):
         self._base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._client = client
+        # Each request's head goes out with its body, in one socket write (issue 25).
+        coalesce_request_writes(client)
         self._timeout_s = timeout_s
         self._context_window = context_window
         self.capabilities = ProviderCapabilities(
