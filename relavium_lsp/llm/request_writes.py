@@ -9,14 +9,15 @@ alone and again for the body. On a shared 2-vCPU machine every wake-up costs 0.1
 provider request's body is always bytes in memory that follow the head at once.
 
 :class:`CoalescingStream` wraps httpcore's network stream: a write that is an HTTP/1.1
-request head announcing a non-empty ``Content-Length`` body is held, and goes out with the
-next write (the body) as one. Bytes are never held past the connection's next operation: any
-other write, a read, a TLS upgrade sends them first; closing drops them (the request was
-abandoned; the peer sees the connection close either way). Every other write (a head without
-a body, chunked uploads, a proxy's ``CONNECT``, TLS records, HTTP/2 frames) passes straight
-through, as does everything while a read is in progress (HTTP/2 reads and writes the same
-connection from several tasks; a write held then could wait for a read that waits for it).
-The bytes on the wire are exactly httpcore's; only how many ``send`` calls carry them changes.
+request head announcing a non-empty ``Content-Length`` body (up to 256 KiB) is held, and
+goes out with the next write (the body) as one. Bytes are never held past the connection's
+next operation: any other write, a read, a TLS upgrade sends them first; closing drops them
+(the request was abandoned; the peer sees the connection close either way). Every other
+write (a head without a body, chunked uploads, a proxy's ``CONNECT``, TLS records, HTTP/2
+frames) passes straight through, as does everything while a read is in progress (HTTP/2
+reads and writes one connection from several tasks; a write held then could wait for a
+read that waits for it). The bytes on the wire are exactly httpcore's; only how many
+``send`` calls carry them changes.
 
 httpx builds its connection pools itself and offers no public way to give them a network
 backend, so :func:`coalesce_request_writes` wraps the backend of the pools an existing
@@ -42,10 +43,16 @@ logger = logging.getLogger(__name__)
 
 _HEAD_END = b"\r\n\r\n"
 _CONTENT_LENGTH = b"\r\ncontent-length:"
+# A larger body does not reach the provider in one read anyway (socket buffers), and joining
+# it to the head would copy it once more for nothing.
+MAX_JOINED_BODY = 256 * 1024
 
 
 def announces_body(buffer: bytes) -> bool:
-    """Whether ``buffer`` is a whole HTTP/1.1 request head with a non-empty fixed-size body."""
+    """Whether ``buffer`` is a whole HTTP/1.1 request head announcing a body worth joining.
+
+    That is a non-empty ``Content-Length`` body of at most :data:`MAX_JOINED_BODY` bytes.
+    """
     if not buffer.endswith(_HEAD_END):
         return False
     line_end = buffer.find(b"\r\n")
@@ -57,7 +64,7 @@ def announces_body(buffer: bytes) -> bool:
         return False
     start = at + len(_CONTENT_LENGTH)
     value = lowered[start : lowered.find(b"\r\n", start)].strip()
-    return value.isdigit() and int(value) > 0
+    return value.isdigit() and 0 < int(value) <= MAX_JOINED_BODY
 
 
 class CoalescingStream(httpcore.AsyncNetworkStream):

@@ -21,6 +21,7 @@ import pytest
 
 from relavium_lsp.llm import streaming_http
 from relavium_lsp.llm.request_writes import (
+    MAX_JOINED_BODY,
     CoalescingBackend,
     CoalescingStream,
     announces_body,
@@ -264,6 +265,9 @@ HEAD = b"POST /v1/x HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n"
         (HEAD, True),
         (HEAD.replace(b"Content-Length", b"content-LENGTH"), True),
         (HEAD.replace(b"Content-Length: 2", b"Content-Length: 0"), False),
+        (HEAD.replace(b"Length: 2", b"Length: %d" % MAX_JOINED_BODY), True),
+        (HEAD.replace(b"Length: 2", b"Length: %d" % (MAX_JOINED_BODY + 1)), False),
+        (HEAD.replace(b"Length: 2", b"Length: x2"), False),
         (HEAD.replace(b"Content-Length: 2", b"Transfer-Encoding: chunked"), False),
         (HEAD.replace(b"HTTP/1.1", b"HTTP/1.0"), False),
         (HEAD[:-2], False),  # not a whole head
