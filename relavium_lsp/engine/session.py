@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from relavium_lsp.contracts.content import ContentPart, DurableContentPart, TextPart, de_inline
 from relavium_lsp.contracts.events import (
@@ -35,6 +35,7 @@ from relavium_lsp.contracts.events import (
     TurnStarted,
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
+from relavium_lsp.engine.bus import LogState
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.session_lease import SessionLease
@@ -51,7 +52,9 @@ from relavium_lsp.errors import (
     StoreError,
 )
 from relavium_lsp.store.checkpoints import latest_checkpoint
+from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.store.tail_walk import TailWalk
 from relavium_lsp.tools.base import release_session_tools
 
 _log = logging.getLogger(__name__)
@@ -158,69 +161,37 @@ class AgentSession(SessionLease):
         self, user_parts: list[DurableContentPart], author: str | None = None
     ) -> TurnResult:
         self._lease_lost = False
-        # One trip to the store's thread for the refusal and both reads: each trip is two
-        # thread hand-offs, most of a turn's overhead on a busy machine (issue 25).
-        leases = self.scope.leases
-        clock = leases.clock() if leases is not None else None
-
-        def first_look(s: SessionStore) -> tuple[AgentSessionRecord | None, tuple[int, int]]:
-            if clock is not None:
-                s.refuse_if_leased(self.id, clock, "send to")
-            return s.get_session(self.id), s.count_tokens_since_boundary(self.id)
-
-        fresh, since_boundary = await self.scope.store.run(first_look)
-        if fresh is None:
-            raise SessionNotFound(f"no session with id {self.id!r}")
-        self.record = fresh.model_copy(update={"model_id": self.record.model_id})
-        if self.record.turn_count >= self.policy.max_turns:
-            # Nothing was appended: the transcript still ends where it ended.
-            newest = await self.scope.store.run(lambda s: s.last_message(self.id))
-            return await self._settle(
-                TurnResult(
-                    stop_reason="error",
-                    tokens_used=TokenUsage(),
-                    last_sequence=newest.sequence_number if newest else 0,
-                    error=TurnError(
-                        code="turn_limit",
-                        message=(
-                            f"This session reached its limit of {self.policy.max_turns} turns; "
-                            "start a new session to continue."
-                        ),
-                    ),
-                )
-            )
         store = self.scope.store
         user: SessionMessage | None = None
         runner: TurnRunner | None = None
         synced: asyncio.Future[None] | None = None
+        trips: list[asyncio.Future[_Begun | _Declined | _CompactFirst]] = []
         self._in_turn_body = True
         try:
-            await self._auto_compact(since_boundary)
-            lease = await self._take_lease()
-            after = self.scope.numbering_position()
-            ceiling = history_ceiling(self.snapshot())
-            (started, turn_count), log_state, walk = await finish_before_cancelling(
-                # The commit does not wait for its fsync; the fsync runs while the model request
-                # is already on its way, and the turn does not settle before it is done (issue
-                # 25: one fsync was most of the per-turn overhead). A killed process keeps the
-                # message either way (it is in the write-ahead log); only an OS crash in those
-                # few milliseconds could lose it — the message in flight, never an earlier one.
-                # The turn's lease is taken in the same commit (docs/design.md §7.1), and the
-                # event log read right after it: the turn numbers its events from there
-                # (delivered at once, written behind, §3.1). The history tail is read in the
-                # same trip, for the largest budget the turn can have (store/tail_walk.py).
-                store.run(
-                    lambda s: (
-                        s.begin_turn(
-                            self.id, user_parts, wait_for_disk=False, lease=lease, author=author
-                        ),
-                        s.event_log_state(self.id, after, 0, lease[0] if lease else None),
-                        walk_for_turn(s, self.id, ceiling),
-                    )
-                )
+            # One trip to the store's thread for the refusal, the reads the turn's checks
+            # need, the user message's commit and the history tail: every trip is two thread
+            # hand-offs, and waking a thread is most of a turn's overhead on a busy machine
+            # (issue 25). The trip stops before the commit when a check says no (the turn
+            # limit) or when history must be compacted first (then a second trip commits).
+            # An abort landing while it runs still lets it finish; the handler below then
+            # rolls back the message it committed (``trips``).
+            trips.append(
+                asyncio.ensure_future(store.run(await self._start_trip(user_parts, author)))
             )
-            if lease is not None:
-                self.scope.own_events(lease[0], log_state)
+            start = await finish_before_cancelling(trips[-1])
+            if isinstance(start, _CompactFirst):
+                self.record = start.record.model_copy(update={"model_id": self.record.model_id})
+                await self._auto_compact(start.since_boundary)
+                trip = await self._start_trip(user_parts, author, checked=True)
+                trips.append(asyncio.ensure_future(store.run(trip)))
+                start = await finish_before_cancelling(trips[-1])
+            self.record = start.record.model_copy(update={"model_id": self.record.model_id})
+            if isinstance(start, _Declined):
+                raise _AtTurnLimit(start.newest)
+            assert isinstance(start, _Begun)  # a checked trip never stops before its commit
+            started, turn_count, walk = start.user, start.turn_count, start.walk
+            if start.lease is not None:
+                self.scope.own_events(start.lease[0], start.log_state)
             self._start_heartbeat()
             user = started
             self.turn_user_sequence = started.sequence_number
@@ -243,15 +214,20 @@ class AgentSession(SessionLease):
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
+            user = user or _committed_user(trips)
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
+        except _AtTurnLimit as limit:
+            # Nothing was appended: the transcript still ends where it ended.
+            self._forget_unused_lease()
+            result = _turn_limit(self.policy.max_turns, limit.newest)
         except LeaseLost:
             # Another process took the turn over while this one was stalled; it marked the
             # turn interrupted and owns the session now: settle without touching history.
             self._lease_lost = True
             result = TurnResult(stop_reason="aborted", tokens_used=_spent(runner))
-        except SessionRunningElsewhere:
-            # Refused before the turn began (another window holds the lease): the request's
-            # error, with nothing to settle.
+        except (SessionRunningElsewhere, SessionNotFound):
+            # Refused before the turn began (another window holds the lease, or the session
+            # is gone): the request's error, with nothing to settle.
             self._in_turn_body = False
             await self._end_lease()
             raise
@@ -285,6 +261,51 @@ class AgentSession(SessionLease):
         if synced is not None:
             await _wait_for_disk(synced)
         return await self._settle(result)
+
+    async def _start_trip(
+        self, user_parts: list[DurableContentPart], author: str | None, *, checked: bool = False
+    ) -> Callable[[SessionStore], _Begun | _Declined | _CompactFirst]:
+        """The turn's first store trip, built on the loop (``checked``: after compacting).
+
+        In order: another window's turn refuses it (:class:`SessionRunningElsewhere`); the
+        session's row; the turn limit (:class:`_Declined`, nothing written); compaction due
+        (:class:`_CompactFirst`, nothing written); else the user message's commit — which
+        does not wait for its fsync: that runs while the model request is already on its
+        way, and the turn does not settle before it is done (one fsync was most of the
+        per-turn overhead). A killed process keeps the message either way (it is in the
+        write-ahead log); only an OS crash in those few milliseconds could lose it — the
+        message in flight, never an earlier one. The turn's lease is taken in the same
+        commit (docs/design.md §7.1), and the event log read right after it: the turn
+        numbers its events from there (delivered at once, written behind, §3.1). The
+        history tail is read last, for the largest budget the turn can have
+        (store/tail_walk.py).
+        """
+        lease = await self._take_lease()
+        after = self.scope.numbering_position()
+        ceiling = history_ceiling(self.snapshot())
+        max_turns = self.policy.max_turns
+
+        def trip(s: SessionStore) -> _Begun | _Declined | _CompactFirst:
+            if lease is not None and not checked:
+                s.refuse_if_leased(self.id, lease[1], "send to")
+            record = s.get_session(self.id)
+            if record is None:
+                raise SessionNotFound(f"no session with id {self.id!r}")
+            if not checked:
+                if record.turn_count >= max_turns:
+                    return _Declined(record, s.last_message(self.id))
+                since_boundary = s.count_tokens_since_boundary(self.id)
+                if self._compaction_due(since_boundary) is not None:
+                    return _CompactFirst(record, since_boundary)
+            user, turn_count = s.begin_turn(
+                self.id, user_parts, wait_for_disk=False, lease=lease, author=author
+            )
+            log_state = s.event_log_state(self.id, after, 0, lease[0] if lease else None)
+            return _Begun(
+                record, user, turn_count, log_state, walk_for_turn(s, self.id, ceiling), lease
+            )
+
+        return trip
 
     async def _settle(self, result: TurnResult) -> TurnResult:
         self.turn_user_sequence = None
@@ -330,32 +351,93 @@ class AgentSession(SessionLease):
         ``since_boundary`` is (visible messages, estimated tokens) after the newest
         compaction marker, read with the session's row at the start of the turn.
         """
-        window = self.context_window()
+        reason = self._compaction_due(since_boundary)
+        if reason is None:
+            return
+        policy = self.policy
+        await self._hold_lease_early()
+        await self._compactor.compact(
+            reason=reason,
+            mode="trim" if reason == "max_messages" and not policy.auto_compact else "summarize",
+            chain=self.chain,
+            context_window=self.context_window(),
+            keep_messages=policy.max_messages // 2 if policy.max_messages else None,
+        )
+        self.last_input_tokens = None
+
+    def _compaction_due(self, since_boundary: tuple[int, int]) -> CompactionReason | None:
+        """Why history must be compacted before this turn, if it must (reads no store)."""
         policy = self.policy
         messages, tokens = since_boundary
         used = self.last_input_tokens if self.last_input_tokens is not None else tokens
-        keep = policy.max_messages // 2 if policy.max_messages else None
         if policy.max_messages is not None and messages > policy.max_messages:
-            mode: CompactionMode = "summarize" if policy.auto_compact else "trim"
-            await self._hold_lease_early()
-            await self._compactor.compact(
-                reason="max_messages",
-                mode=mode,
-                chain=self.chain,
-                context_window=window,
-                keep_messages=keep,
-            )
-            self.last_input_tokens = None
-        elif policy.auto_compact and used > policy.compact_threshold * window:
-            await self._hold_lease_early()
-            await self._compactor.compact(
-                reason="threshold",
-                mode="summarize",
-                chain=self.chain,
-                context_window=window,
-                keep_messages=keep,
-            )
-            self.last_input_tokens = None
+            return "max_messages"
+        if policy.auto_compact and used > policy.compact_threshold * self.context_window():
+            return "threshold"
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Begun:
+    """The turn's first store trip committed its user message."""
+
+    record: AgentSessionRecord
+    user: SessionMessage
+    turn_count: int
+    log_state: LogState
+    walk: TailWalk | None
+    lease: tuple[str, LeaseClock] | None
+
+
+class _AtTurnLimit(Exception):
+    """The turn is refused by the session's turn limit (raised before anything is written)."""
+
+    def __init__(self, newest: SessionMessage | None) -> None:
+        super().__init__("turn limit")
+        self.newest = newest
+
+
+@dataclasses.dataclass(frozen=True)
+class _Declined:
+    """The session is at its turn limit: nothing was written."""
+
+    record: AgentSessionRecord
+    newest: SessionMessage | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _CompactFirst:
+    """History must be compacted before the user message is appended: nothing was written."""
+
+    record: AgentSessionRecord
+    since_boundary: tuple[int, int]
+
+
+def _committed_user(
+    trips: Sequence[asyncio.Future[_Begun | _Declined | _CompactFirst]],
+) -> SessionMessage | None:
+    """The user message a finished start trip committed (an abort landed as it finished)."""
+    for trip in trips:
+        if trip.done() and not trip.cancelled() and trip.exception() is None:
+            start = trip.result()
+            if isinstance(start, _Begun):
+                return start.user
+    return None
+
+
+def _turn_limit(max_turns: int, newest: SessionMessage | None) -> TurnResult:
+    return TurnResult(
+        stop_reason="error",
+        tokens_used=TokenUsage(),
+        last_sequence=newest.sequence_number if newest else 0,
+        error=TurnError(
+            code="turn_limit",
+            message=(
+                f"This session reached its limit of {max_turns} turns; "
+                "start a new session to continue."
+            ),
+        ),
+    )
 
 
 # Errors that are a policy saying no before anything ran, not a failure of the work.

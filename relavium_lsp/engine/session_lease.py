@@ -27,6 +27,13 @@ class SessionLease(SessionState):
             self._lease_token = leases.new_token()
         return self._lease_token, leases.clock()
 
+    def _forget_unused_lease(self) -> None:
+        """The turn stopped before its commit took the lease: drop the token it would use."""
+        token, self._lease_token = self._lease_token, None
+        leases = self.scope.leases
+        if token is not None and leases is not None:
+            leases.drop_token(token)
+
     def _start_heartbeat(self) -> None:
         leases = self.scope.leases
         if leases is not None and self._lease_token is not None and self._heartbeat is None:

@@ -13,11 +13,14 @@ from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.errors import InvalidInput, SessionBusy, SessionEnded
 from relavium_lsp.llm.seam import ErrorChunk, LlmError
 from tests.unit.engine.engine_harness import (
+    DEADLINE_S,
+    Harness,
     engine,
     openai_provider,
     scripted,
     text_reply,
     tool_reply,
+    until,
 )
 from tests.unit.llm.wire_servers import LoopbackServer, openai_error, openai_stream
 
@@ -259,6 +262,52 @@ async def test_abort_after_the_user_message_is_committed_rolls_it_back(tmp_path:
         assert await h.status(session.id) == "idle"
         record = await h.engine.record(session.id)
         assert record.status == "idle"
+
+
+async def test_an_abort_while_the_user_message_commits_still_rolls_it_back(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    provider = scripted(text_reply("never asked"))
+    async with engine(tmp_path, provider) as h:
+        session = await h.start()
+        store = h.engine._services.store
+        held, release = asyncio.Event(), threading.Event()
+        loop = asyncio.get_running_loop()
+
+        def hold(_: object) -> None:
+            loop.call_soon_threadsafe(held.set)
+            release.wait(DEADLINE_S)
+
+        holding = store.submit(hold)
+        await held.wait()
+        turn = asyncio.create_task(h.engine.send(session.id, "hello"))
+        # The turn's one start trip (refusal, checks, commit, tail) waits behind the hold.
+        await until(lambda: store._executor._queue.qsize() == 1, "the start trip is queued")
+        aborting = asyncio.create_task(h.engine.abort(session.id))
+        await until(lambda: turn_cancelling(h, session.id), "the abort reached the turn")
+        release.set()
+        await holding
+        assert await aborting
+        result = await turn
+        assert result.stop_reason == "aborted"
+        messages, _ = await h.engine.transcript(session.id)
+        assert messages == []  # committed, then rolled back
+        rows = await h.store.run(
+            lambda s: s.connection.execute(
+                "SELECT role, rolled_back FROM session_messages WHERE session_id = ?",
+                (session.id,),
+            ).fetchall()
+        )
+        assert [tuple(row) for row in rows] == [("user", 1)]
+        assert provider.requests == []
+        assert await h.status(session.id) == "idle"
+
+
+def turn_cancelling(h: Harness, session_id: str) -> bool:
+    live = h.engine._live._live[session_id]
+    return live._turn is not None and live._turn.cancelling() > 0
 
 
 async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
