@@ -11,13 +11,20 @@ exactly those of an unwrapped client; only the number of writes changes.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
 import ssl
 from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any
 
 import httpcore
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from relavium_lsp.llm import streaming_http
 from relavium_lsp.llm.request_writes import (
@@ -364,3 +371,61 @@ async def test_nothing_is_held_while_a_read_waits() -> None:
     await stream.aclose()
     server.close()
     await server.wait_closed()
+
+
+# -- over TLS: the head joins its body inside the TLS stream httpcore upgrades to -----------
+
+
+def _self_signed(tmp_path: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context for 127.0.0.1 and a client context that trusts only it."""
+    now = datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "relavium loopback")])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(pem))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    client = ssl.create_default_context(cadata=cert.public_bytes(pem).decode())
+    return server, client
+
+
+async def test_over_tls_the_request_is_one_plaintext_write(tmp_path: Path) -> None:
+    server_context, client_context = _self_signed(tmp_path)
+    received: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        received.append(head + await reader.readexactly(length))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_context)
+    port = server.sockets[0].getsockname()[1]
+    async with server, httpx.AsyncClient(verify=client_context) as http:
+        backend = recorded(http)
+        assert coalesce_request_writes(http) == 1
+        response = await http.post(f"https://127.0.0.1:{port}/v1/x", content=b'{"a":1}')
+        assert response.text == "ok"
+    (sent,) = backend.writes
+    assert received == [sent]
+    assert sent.endswith(b'\r\n\r\n{"a":1}')
