@@ -14,7 +14,7 @@ import asyncio
 import datetime
 import ipaddress
 import ssl
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ class RecordingStream(httpcore.AsyncNetworkStream):
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if buffer:  # httpcore's own streams skip empty writes without a syscall
             self.writes.append(bytes(buffer))
+            self._backend.on_write()
         await self._inner.write(buffer, timeout)
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
@@ -81,6 +82,7 @@ class RecordingBackend(httpcore.AsyncNetworkBackend):
         self.inner = inner
         self.writes: list[bytes] = []
         self.reading = asyncio.Event()  # a read reached the socket
+        self.on_write: Callable[[], None] = lambda: None
 
     async def connect_tcp(
         self,
