@@ -11,9 +11,12 @@ database again.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from itertools import accumulate
+from operator import attrgetter
+from typing import Literal, cast
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.session import SessionMessage
@@ -50,12 +53,25 @@ class TailWalk:
     data_version: int = 0
     total: int = 0  # the rows' tokens
     boundary: int | None = None  # the newest marker's, once met
+    # Beside ``rows``: each row's message when the tail can hold it (not a marker), else None.
+    # Kept so that choosing a tail is C-level work over the rows (issue 25): a turn chooses
+    # from hundreds of rows, and continues them from the previous turn's walk as they are.
+    messages: tuple[SessionMessage | None, ...] | None = None
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
         if budget > self.budget:
             return None
-        if budget >= self.total:  # every walked row fits: the walk's own choice stands
+        if self.messages is not None and self.boundary is None:
+            # No marker among the rows (so none superseded either): every row is a message.
+            taken = len(self.rows)
+            if budget < self.total:  # the newest rows whose running total fits (at least one)
+                running = list(accumulate(map(_TOKENS, self.rows)))
+                taken = max(1, bisect_right(running, budget))
+            newest_first = cast("tuple[SessionMessage, ...]", self.messages[:taken])
+            tail = list(reversed(newest_first))
+            marker, kept = None, drop_orphan_tool_results(tail)
+        elif budget >= self.total:  # every walked row fits: the walk's own choice stands
             marker, tail, kept = _all_of(self.rows)
         else:
             marker, tail, kept = choose(self.rows, budget)
@@ -70,6 +86,7 @@ class Walker:
 
     budget: int
     rows: list[WalkedRow] = field(default_factory=list)
+    messages: list[SessionMessage | None] = field(default_factory=list)  # see TailWalk
     boundary: int | None = None
     total: int = 0
     stop: Stop = "end"
@@ -94,33 +111,51 @@ class Walker:
     ) -> None:
         """Take a row that fits; ``boundary`` reads a compaction marker's (None: a message)."""
         if boundary is None:
-            self.rows.append(WalkedRow(sequence, tokens, message()))
+            row = WalkedRow(sequence, tokens, message())
+            self.rows.append(row)
+            self.messages.append(row.message)
         elif self.boundary is None:
             self.boundary = boundary()
             self.rows.append(WalkedRow(sequence, tokens, message(), self.boundary))
+            self.messages.append(None)
         else:  # superseded by the newer marker: counted, never returned
             self.rows.append(WalkedRow(sequence, tokens, None))
+            self.messages.append(None)
 
     def continue_over(self, known: TailWalk) -> bool:
         """Walk on over an earlier walk's rows; False when they cannot decide the tail."""
         if self.boundary is None and self.total + known.total <= self.budget:
             # No newer marker and all of them fit: taken as they were (the common case).
             self.rows.extend(known.rows)
+            self.messages.extend(_messages_of(known))
             self.total += known.total
             self.boundary = known.boundary
             return self._stops_as(known)
+        if self.boundary is None and known.boundary is None and self.rows:
+            # No marker on either side (so every known row is a message): the rows that fit
+            # are the newest ones whose running total stays within the budget (issue 25).
+            running = list(accumulate(map(_TOKENS, known.rows)))
+            fit = bisect_right(running, self.budget - self.total)
+            self.rows.extend(known.rows[:fit])
+            self.messages.extend(_messages_of(known)[:fit])
+            self.total += running[fit - 1] if fit else 0
+            self.stop = "budget"  # not all of them fit (else the case above)
+            return True
         for row in known.rows:
             if not self.fits(row.sequence, row.tokens):
                 return True
             if row.message is not None and row.dropped_through is None:
                 self.rows.append(row)
+                self.messages.append(row.message)
             elif self.boundary is None:
                 if row.message is None:
                     return False  # a superseded marker would now be the boundary
                 self.boundary = row.dropped_through
                 self.rows.append(row)
+                self.messages.append(None)
             else:
                 self.rows.append(WalkedRow(row.sequence, row.tokens, None))
+                self.messages.append(None)
         return self._stops_as(known)
 
     def _stops_as(self, known: TailWalk) -> bool:
@@ -133,8 +168,23 @@ class Walker:
     def known(self, data_version: int) -> TailWalk:
         """The walk so far, for the plan and for the next turn to continue from."""
         return TailWalk(
-            tuple(self.rows), self.stop, self.budget, data_version, self.total, self.boundary
+            tuple(self.rows),
+            self.stop,
+            self.budget,
+            data_version,
+            self.total,
+            self.boundary,
+            tuple(self.messages),
         )
+
+
+def _messages_of(walk: TailWalk) -> Sequence[SessionMessage | None]:
+    if walk.messages is not None:
+        return walk.messages
+    return [row.message if row.dropped_through is None else None for row in walk.rows]
+
+
+_TOKENS = attrgetter("tokens")
 
 
 def choose(
@@ -176,7 +226,7 @@ def _all_of(
 
 def drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMessage]:
     """Drop tool messages whose results answer no tool call earlier in ``messages``."""
-    if all(message.role != "tool" for message in messages):
+    if "tool" not in map(_ROLE, messages):
         return list(messages)  # nothing to drop (a chat without tools: skip the bookkeeping)
     seen_calls: set[str] = set()
     kept: list[SessionMessage] = []
@@ -190,3 +240,6 @@ def drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMess
         seen_calls.update(part.id for part in message.content if isinstance(part, ToolCallPart))
         kept.append(message)
     return kept
+
+
+_ROLE = attrgetter("role")
