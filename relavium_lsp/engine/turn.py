@@ -81,7 +81,7 @@ _ESTIMATES: IdentityMemo[int] = IdentityMemo(
 
 
 # The estimates of recent calls' message runs: the next call re-sends most of one (issue 25).
-_ESTIMATE_RUNS: RunCarry[int] = RunCarry()
+_ESTIMATE_RUNS = RunCarry()
 
 
 def _message_tokens(message: LlmMessage) -> int:
@@ -310,7 +310,7 @@ class TurnRunner:
     def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
         plan = self._plan
         total = len(plan.system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in plan.tools)
-        return total + sum(_ESTIMATE_RUNS.map(messages, _message_tokens))
+        return total + _ESTIMATE_RUNS.total(messages, _message_tokens)
 
     def _failed(self, error: TurnError) -> TurnResult:
         return TurnResult(

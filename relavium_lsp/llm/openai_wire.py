@@ -126,8 +126,7 @@ def request_json(request: LlmRequest, *, official: bool) -> bytes:
     """
     # The previous call's fragments carry over for the messages it sent too (RunCarry): a
     # Python step only for the new messages, C-speed slicing and joining for the rest.
-    fragments = _RUNS.map(request.messages, _fragment)
-    history = ",".join(filter(None, fragments))
+    history = _RUNS.join(request.messages, _fragment)
     if request.system:
         system = http_json({"role": "system", "content": request.system})
         history = f"{system},{history}" if history else system
@@ -150,7 +149,7 @@ _FRAGMENTS: IdentityMemo[str] = IdentityMemo(
     max_entries=8_192, weigh=len, max_weight=16 * 1024 * 1024
 )
 # The fragments of recent requests' message runs, for the next request continuing one.
-_RUNS: RunCarry[str] = RunCarry()
+_RUNS = RunCarry()
 
 
 def _options(request: LlmRequest, official: bool) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import threading
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import count, islice
+from itertools import islice
 
 from relavium_lsp.contracts.content import (
     Base64Source,
@@ -48,7 +48,7 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.llm.identity_memo import IdentityMemo
-from relavium_lsp.llm.run_carry import common_run
+from relavium_lsp.llm.run_carry import Positions, common_run
 from relavium_lsp.llm.seam import LlmMessage
 from relavium_lsp.store.media import MediaStore
 
@@ -177,7 +177,7 @@ class _Tail:
     summary: LlmMessage | None
     rows: tuple[SessionMessage, ...]  # the rest: oldest first, no compaction marker
     origin: int  # the absolute position of rows[0]
-    where: dict[int, int]  # id(row) → its index in ``rows``
+    where: Positions  # the rows' absolute positions, by identity
     starts: list[int]  # each unit's first row (absolute)
     offsets: list[int]  # each unit's first projected message (absolute)
     projected: list[LlmMessage]  # every unit's messages, the summary left out
@@ -212,13 +212,18 @@ def _project_tail(
         return None
     previous, at = _find_tail(marker, rows[0])
     if previous is None:
-        return _project_from(marker, _summary(marker), rows, 0, 0, [], [], [], 0, [], media)
+        return _project_from(
+            marker, _summary(marker), rows, 0, 0, [], [], [], 0, [], media, Positions(rows, 0)
+        )
     same = common_run(rows, previous.rows, at)
     absolute = previous.origin + at
     first_unit = bisect_left(previous.starts, absolute)
     last_unit = bisect_left(previous.starts, absolute + same) - 1
+    where = previous.where.extended(rows, absolute, same)
     if last_unit < first_unit:  # no unit begins in what is carried over
-        return _project_from(marker, previous.summary, rows, 0, absolute, [], [], [], 0, [], media)
+        return _project_from(
+            marker, previous.summary, rows, 0, absolute, [], [], [], 0, [], media, where, previous
+        )
     # Carried over: the units that begin in the common run, but for the last one (the rows
     # after it may have grown it), which is projected again with the new rows.
     base = previous.offsets[first_unit]
@@ -246,6 +251,8 @@ def _project_tail(
         base,
         with_media,
         media,
+        where,
+        previous,
         checked=same,
     )
 
@@ -262,6 +269,8 @@ def _project_from(
     projected_origin: int,
     with_media: list[int],
     media: MediaStore,
+    where: Positions,
+    replaced: _Tail | None = None,
     *,
     checked: int = 0,
 ) -> tuple[LlmMessage, ...] | None:
@@ -298,14 +307,14 @@ def _project_from(
         summary,
         tuple(rows),
         origin,
-        dict(zip(map(id, rows), count(), strict=False)),
+        where,
         starts,
         offsets,
         projected,
         projected_origin,
         with_media,
     )
-    _keep_tail(tail)
+    _keep_tail(tail, replaced)
     return (summary, *projected) if summary is not None else tuple(projected)
 
 
@@ -325,22 +334,20 @@ def _summary(marker: SessionMessage | None) -> LlmMessage | None:
 
 
 def _find_tail(marker: SessionMessage | None, first: SessionMessage) -> tuple[_Tail | None, int]:
-    key = id(first)
     with _TAILS_LOCK:
         for tail in reversed(_TAILS):
-            at = tail.where.get(key)
+            at = tail.where.find(first, tail.rows, tail.origin)
             if at is not None and tail.marker is marker:
                 return tail, at
     return None, 0
 
 
-def _keep_tail(tail: _Tail) -> None:
-    if len(tail.rows) > _MAX_TAIL_ROWS:
-        return
+def _keep_tail(tail: _Tail, replaced: _Tail | None) -> None:
     with _TAILS_LOCK:
-        # The tail this one continues (the one that held its first row) is superseded.
-        key = id(tail.rows[0])
-        _TAILS[:] = [kept for kept in _TAILS if key not in kept.where]
+        if replaced is not None and replaced in _TAILS:
+            _TAILS.remove(replaced)  # the history continues in this tail
+        if len(tail.rows) > _MAX_TAIL_ROWS:
+            return
         _TAILS.append(tail)
         total = sum(len(kept.rows) for kept in _TAILS)
         while len(_TAILS) > _MAX_TAILS or total > _MAX_TAIL_ROWS:

@@ -1,13 +1,14 @@
-"""The previous call's per-object results, carried over to a call that re-sends its run (issue 25).
+"""The previous call's results, carried over to a call that re-sends its run of objects (issue 25).
 
 Every turn re-sends the history tail of the turn before: the same objects (``IdentityMemo``),
 with a few older ones dropped at the front and new ones appended. Looking each object up in a
 memo is still a Python loop over the whole tail, every turn. A :class:`RunCarry` keeps, for a
-few recent runs, the objects and what was derived from each; a new run that starts inside a
-kept one reuses the derived values of the longest common stretch (found by identity, with
-C-level iteration) and derives only the rest. The result is exactly ``[derive(x) for x in
-objects]`` — so ``derive`` must be a pure function of objects nobody edits — at a cost of
-C-speed work over the run plus Python work over what is new.
+few recent runs, the objects and what was derived from them — the JSON fragments joined into
+one text, or a running total — with each object's offset in it. A new run that starts inside a
+kept one reuses the stretch the two have in common (found by identity, with C-level
+iteration) as one slice, and derives only the rest. The result is exactly what deriving every
+object would give — so ``derive`` must be a pure function of objects nobody edits — at the
+cost of C-level work over the run and Python work over what is new.
 
 A kept run holds its objects, so an identity in it is never another object's while it lives.
 Bounded by the number of runs (about one per session talking at once) and their length.
@@ -20,17 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, islice
 from operator import is_not
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
-V = TypeVar("V")
-
-
-@dataclass(frozen=True, eq=False)
-class _Run(Generic[V]):
-    objects: tuple[object, ...]
-    values: list[V]
-    positions: dict[int, int]  # id(object) → its index in ``objects``
 
 
 def common_run(objects: Sequence[object], kept: Sequence[object], start: int) -> int:
@@ -40,50 +33,123 @@ def common_run(objects: Sequence[object], kept: Sequence[object], start: int) ->
     return next(differing, limit)
 
 
-class RunCarry(Generic[V]):
-    """``derive`` over runs of objects, reusing the values of a recent run they continue."""
+class Positions:
+    """Where objects sit in a chain of runs, by identity, in absolute positions.
+
+    Each run of a chain continues the one before it (front dropped, end replaced or
+    extended); positions count from the first run's first object, so the index carries over
+    unchanged and only new objects are added. Entries of objects no longer held may linger:
+    every answer is checked against the run (``run[index] is object``), and the index is
+    rebuilt once they outnumber the live ones.
+    """
+
+    def __init__(self, objects: Sequence[object], origin: int) -> None:
+        self._where = dict(zip(map(id, objects), count(origin), strict=False))
+
+    def find(self, item: object, objects: Sequence[object], origin: int) -> int | None:
+        """``item``'s index in ``objects`` (whose first is at ``origin``), if it is there."""
+        at = self._where.get(id(item))
+        if at is None:
+            return None
+        index = at - origin
+        if 0 <= index < len(objects) and objects[index] is item:
+            return index
+        return None
+
+    def extended(self, objects: Sequence[object], origin: int, new_from: int) -> Positions:
+        """The index for ``objects`` (at ``origin``), whose first ``new_from`` it holds already.
+
+        The index is handed over (the run it served is superseded), not copied.
+        """
+        if len(self._where) > 2 * len(objects) + 64:
+            return Positions(objects, origin)
+        self._where.update(
+            zip(map(id, islice(objects, new_from, None)), count(origin + new_from), strict=False)
+        )
+        return self
+
+
+@dataclass(eq=False)
+class _Run:
+    objects: tuple[object, ...]
+    origin: int  # the absolute position of objects[0]
+    positions: Positions
+    # marks[i]: the measure (characters of ``text``, or the running total) before objects[i],
+    # absolute; one more than objects (the end).
+    marks: list[int]
+    text: str  # the joined text (RunCarry.join), "" for totals
+
+
+class RunCarry:
+    """Joins or sums what is derived from runs of objects, carrying a recent run's over."""
 
     def __init__(self, max_runs: int = 8, max_objects: int = 65_536) -> None:
-        self._runs: list[_Run[V]] = []  # least recently used first
+        self._runs: list[_Run] = []  # least recently used first
         self._max_runs = max_runs
         self._max_objects = max_objects
         self._lock = threading.Lock()
 
-    def map(self, objects: Sequence[T], derive: Callable[[T], V]) -> list[V]:
-        """``[derive(x) for x in objects]``; the caller must not change the list it gets."""
-        if not objects:
-            return []
-        kept, start = self._find(objects[0])
+    def join(self, objects: Sequence[T], derive: Callable[[T], str]) -> str:
+        """``",".join`` of the non-empty ``derive(x)`` for ``x`` in ``objects``."""
+        with self._lock:
+            run = self._continue(objects, lambda item: _piece(derive(item)), joined=True)
+        return run.text[:-1] if run.text else ""
+
+    def total(self, objects: Sequence[T], derive: Callable[[T], int]) -> int:
+        """``sum(derive(x) for x in objects)``."""
+        with self._lock:
+            run = self._continue(objects, derive, joined=False)
+        return run.marks[-1] - run.marks[0]
+
+    def _continue(self, objects: Sequence[T], derive: Callable[[T], object], joined: bool) -> _Run:
+        kept, start = self._find(objects)
         if kept is None:
-            values = list(map(derive, objects))
+            origin, same, marks, text = 0, 0, [0], ""
+            positions = Positions(objects, 0)
         else:
             same = common_run(objects, kept.objects, start)
-            values = kept.values[start : start + same]
-            values.extend(map(derive, islice(objects, same, None)))
-        self._keep(kept, objects, values)
-        return values
-
-    def _find(self, first: object) -> tuple[_Run[V] | None, int]:
-        key = id(first)
-        with self._lock:
-            for run in reversed(self._runs):
-                start = run.positions.get(key)
-                if start is not None:  # the run holds its objects: this is ``first`` itself
-                    return run, start
-        return None, 0
-
-    def _keep(self, replaced: _Run[V] | None, objects: Sequence[object], values: list[V]) -> None:
-        if len(objects) > self._max_objects:
-            return
-        held = tuple(objects)
-        run = _Run(held, values, dict(zip(map(id, held), count(), strict=False)))
-        with self._lock:
-            if replaced is not None and replaced in self._runs:
-                self._runs.remove(replaced)  # a session's run continues in the new one
+            origin = kept.origin + start
+            marks = kept.marks[start : start + same + 1]
+            base = kept.marks[0]
+            text = kept.text[marks[0] - base : marks[-1] - base] if joined else ""
+            positions = kept.positions.extended(objects, origin, same)
+            self._runs.remove(kept)  # this chain continues in the new run
+        if same < len(objects):
+            mark = marks[-1]
+            pieces: list[str] = []
+            for item in islice(objects, same, None):
+                value = derive(item)
+                if joined:
+                    assert isinstance(value, str)
+                    pieces.append(value)
+                    mark += len(value)
+                else:
+                    assert isinstance(value, int)
+                    mark += value
+                marks.append(mark)
+            if joined:
+                text += "".join(pieces)
+        run = _Run(tuple(objects), origin, positions, marks, text)
+        if objects and len(objects) <= self._max_objects:
             self._runs.append(run)
-            total = sum(len(kept.objects) for kept in self._runs)
+            total = sum(len(held.objects) for held in self._runs)
             while len(self._runs) > self._max_runs or total > self._max_objects:
                 total -= len(self._runs.pop(0).objects)
+        return run
+
+    def _find(self, objects: Sequence[object]) -> tuple[_Run | None, int]:
+        if not objects:
+            return None, 0
+        for run in reversed(self._runs):
+            start = run.positions.find(objects[0], run.objects, run.origin)
+            if start is not None:
+                return run, start
+        return None, 0
 
     def __len__(self) -> int:
         return len(self._runs)
+
+
+def _piece(fragment: str) -> str:
+    """A fragment as it sits in the joined text: followed by its comma, or nothing if empty."""
+    return f"{fragment}," if fragment else ""

@@ -126,7 +126,7 @@ def httpx_bytes(request: LlmRequest) -> bytes:
 
 def check(request: LlmRequest) -> None:
     assert request_json(request, official=True) == httpx_bytes(request)
-    estimate = sum(_ESTIMATE_RUNS.map(request.messages, _message_tokens))
+    estimate = _ESTIMATE_RUNS.total(request.messages, _message_tokens)
     assert estimate == sum(estimate_tokens(message.content) for message in request.messages)
 
 
@@ -183,24 +183,39 @@ def test_carried_results_equal_fresh_ones(tmp_path: Path, plan: list[Any]) -> No
 
 
 def test_a_run_carry_derives_only_what_is_new() -> None:
-    carry: RunCarry[int] = RunCarry(max_runs=2)
-    objects = [object() for _ in range(6)]
+    carry = RunCarry(max_runs=2)
+    objects = [object() for _ in range(8)]
     derived: list[object] = []
 
-    def derive(item: object) -> int:
+    def derive(item: object) -> str:
         derived.append(item)
-        return objects.index(item)
+        index = objects.index(item)
+        return "" if index == 3 else str(index)  # one object sends nothing
 
-    assert carry.map(objects[:4], derive) == [0, 1, 2, 3]
+    assert carry.join(objects[:5], derive) == "0,1,2,4"
     derived.clear()
-    assert carry.map(objects[1:6], derive) == [1, 2, 3, 4, 5]  # dropped one, appended two
-    assert derived == objects[4:6]
+    assert carry.join(objects[1:7], derive) == "1,2,4,5,6"  # dropped one, appended two
+    assert derived == objects[5:7]
     derived.clear()
-    assert carry.map([objects[2], objects[5], objects[0]], derive) == [2, 5, 0]
-    assert derived == [objects[5], objects[0]]  # diverged after the first: derived again
+    assert carry.join([objects[2], objects[7], objects[0]], derive) == "2,7,0"
+    assert derived == [objects[7], objects[0]]  # diverged after the first: derived again
+    assert carry.join([objects[3]], derive) == ""
+    assert carry.total([objects[1], objects[2]], objects.index) == 3
+    assert carry.total([objects[2], objects[5]], objects.index) == 7
     for _ in range(3):
-        carry.map([object()], lambda item: 0)
+        carry.total([object()], lambda item: 0)
     assert len(carry) == 2  # bounded
+
+
+def test_positions_survive_a_long_chain_of_runs() -> None:
+    carry = RunCarry()
+    objects = [object() for _ in range(400)]
+    # A window sliding over the objects, one step at a time: a chain of continued runs
+    # whose index drops entries behind it and is rebuilt when they pile up.
+    for start in range(0, 390):
+        window = objects[start : start + 10]
+        assert carry.total(window, objects.index) == sum(range(start, start + 10))
+    assert len(carry) == 1
 
 
 def test_units_with_media_resolve_on_every_call(tmp_path: Path) -> None:
