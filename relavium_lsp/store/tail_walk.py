@@ -57,6 +57,7 @@ class TailWalk:
     # Kept so that choosing a tail is C-level work over the rows (issue 25): a turn chooses
     # from hundreds of rows, and continues them from the previous turn's walk as they are.
     messages: tuple[SessionMessage | None, ...] | None = None
+    tools: bool = True  # whether any of them may be a tool message (False: none is)
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
@@ -70,7 +71,7 @@ class TailWalk:
                 taken = max(1, bisect_right(running, budget))
             newest_first = cast("tuple[SessionMessage, ...]", self.messages[:taken])
             tail = list(reversed(newest_first))
-            marker, kept = None, drop_orphan_tool_results(tail)
+            marker, kept = None, drop_orphan_tool_results(tail) if self.tools else tail
         elif budget >= self.total:  # every walked row fits: the walk's own choice stands
             marker, tail, kept = _all_of(self.rows)
         else:
@@ -87,6 +88,7 @@ class Walker:
     budget: int
     rows: list[WalkedRow] = field(default_factory=list)
     messages: list[SessionMessage | None] = field(default_factory=list)  # see TailWalk
+    tools: bool = False  # see TailWalk
     boundary: int | None = None
     total: int = 0
     stop: Stop = "end"
@@ -114,6 +116,7 @@ class Walker:
             row = WalkedRow(sequence, tokens, message())
             self.rows.append(row)
             self.messages.append(row.message)
+            self.tools = self.tools or row.message is None or row.message.role == "tool"
         elif self.boundary is None:
             self.boundary = boundary()
             self.rows.append(WalkedRow(sequence, tokens, message(), self.boundary))
@@ -128,6 +131,7 @@ class Walker:
             # No newer marker and all of them fit: taken as they were (the common case).
             self.rows.extend(known.rows)
             self.messages.extend(_messages_of(known))
+            self.tools = self.tools or known.tools
             self.total += known.total
             self.boundary = known.boundary
             return self._stops_as(known)
@@ -138,6 +142,7 @@ class Walker:
             fit = bisect_right(running, self.budget - self.total)
             self.rows.extend(known.rows[:fit])
             self.messages.extend(_messages_of(known)[:fit])
+            self.tools = self.tools or known.tools
             self.total += running[fit - 1] if fit else 0
             self.stop = "budget"  # not all of them fit (else the case above)
             return True
@@ -147,6 +152,7 @@ class Walker:
             if row.message is not None and row.dropped_through is None:
                 self.rows.append(row)
                 self.messages.append(row.message)
+                self.tools = self.tools or row.message.role == "tool"
             elif self.boundary is None:
                 if row.message is None:
                     return False  # a superseded marker would now be the boundary
@@ -175,6 +181,7 @@ class Walker:
             self.total,
             self.boundary,
             tuple(self.messages),
+            self.tools,
         )
 
 

@@ -102,6 +102,9 @@ def test_continued_walks_equal_fresh_ones(
         assert walk.messages == tuple(
             row.message if row.dropped_through is None else None for row in walk.rows
         )
+        assert walk.tools or all(
+            row.message is None or row.message.role != "tool" for row in walk.rows
+        )
         visible = list(store.iter_messages(sid))
         for smaller in (budget, budget // 2, budget // 3):
             chosen = walk.within(smaller)
