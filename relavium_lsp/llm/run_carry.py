@@ -4,11 +4,11 @@ Every turn re-sends the history tail of the turn before: the same objects (``Ide
 with a few older ones dropped at the front and new ones appended. Looking each object up in a
 memo is still a Python loop over the whole tail, every turn. A :class:`RunCarry` keeps, for a
 few recent runs, the objects and what was derived from them — the JSON fragments joined into
-one text, or a running total — with each object's offset in it. A new run that starts inside a
-kept one reuses the stretch the two have in common (found by identity, with C-level
-iteration) as one slice, and derives only the rest. The result is exactly what deriving every
-object would give — so ``derive`` must be a pure function of objects nobody edits — at the
-cost of C-level work over the run and Python work over what is new.
+one text, or a running total — with each object's offset in it. A new run that starts inside
+a kept one reuses the stretch the two have in common (the same objects, or equal ones: see
+:func:`common_run`) as one slice, and derives only the rest. The result is exactly what
+deriving every object would give — so ``derive`` must be a pure function of objects nobody
+edits — at the cost of C-level work over the run and Python work over what is new.
 
 A kept run holds its objects, so an identity in it is never another object's while it lives.
 Bounded by the number of runs (about one per session talking at once) and their length.
@@ -27,8 +27,16 @@ T = TypeVar("T")
 
 
 def common_run(objects: Sequence[object], kept: Sequence[object], start: int) -> int:
-    """How many of ``objects`` are, one by one, the very objects of ``kept`` from ``start``."""
+    """How many of ``objects`` are, one by one, the objects of ``kept`` from ``start``.
+
+    Tuple equality tries identity first and is the fastest way through a long run of the
+    very same objects (the common case: a run's objects carried over whole); it may also
+    pass an equal but distinct object, which derives the same values (``derive`` is a pure
+    function of an object's value). Otherwise the run ends at the first other object.
+    """
     limit = min(len(objects), len(kept) - start)
+    if tuple(objects[:limit]) == tuple(kept[start : start + limit]):
+        return limit
     differing = compress(count(), map(is_not, objects, islice(kept, start, start + limit)))
     return next(differing, limit)
 

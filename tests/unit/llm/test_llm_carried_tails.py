@@ -2,7 +2,8 @@
 
 One history evolves as sessions do — messages appended (tool calls and results, media,
 interruption markers), the oldest dropped from the tail (a budget), compaction markers,
-rollbacks (the newest rows replaced by new ones), a blob deleted from the media store — and
+rollbacks (the newest rows replaced by new ones), rows decoded again (equal, new objects), a
+blob deleted from the media store — and
 after every step the carried results must equal the ones computed from nothing:
 
 - ``project_messages`` (which continues the previous call's projection) equals
@@ -67,6 +68,7 @@ steps = st.lists(
         st.tuples(st.just("interrupt"), st.none()),
         st.tuples(st.just("delete_blob"), st.sampled_from([0, 1])),
         st.tuples(st.just("reorder"), st.none()),
+        st.tuples(st.just("redecode"), st.integers(0, 6)),  # equal rows, new objects
     ),
     min_size=1,
     max_size=14,
@@ -155,6 +157,9 @@ def test_carried_results_equal_fresh_ones(tmp_path: Path, plan: list[Any]) -> No
             )
         elif kind == "interrupt":
             history.add("system", [])
+        elif kind == "redecode":
+            cut = max(0, len(history.rows) - argument)
+            history.rows[cut:] = copied(history.rows[cut:])
         elif kind == "delete_blob":
             media.delete(history.handles[argument])
         tail = history.tail()
