@@ -207,7 +207,7 @@ def _project_tail(
     """
     first = messages[0]
     marker = first if first.role == "system" and first.compaction is not None else None
-    rows = messages[1:] if marker is not None else messages
+    rows = tuple(islice(messages, 1, None)) if marker is not None else tuple(messages)
     if not rows:
         return None
     previous, at = _find_tail(marker, rows[0])
@@ -260,7 +260,7 @@ def _project_tail(
 def _project_from(
     marker: SessionMessage | None,
     summary: LlmMessage | None,
-    rows: Sequence[SessionMessage],
+    rows: tuple[SessionMessage, ...],
     index: int,
     origin: int,
     starts: list[int],
@@ -305,7 +305,7 @@ def _project_from(
     tail = _Tail(
         marker,
         summary,
-        tuple(rows),
+        rows,
         origin,
         where,
         starts,

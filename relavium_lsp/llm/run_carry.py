@@ -26,16 +26,18 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def common_run(objects: Sequence[object], kept: Sequence[object], start: int) -> int:
+def common_run(objects: tuple[object, ...], kept: tuple[object, ...], start: int) -> int:
     """How many of ``objects`` are, one by one, the objects of ``kept`` from ``start``.
 
     Tuple equality tries identity first and is the fastest way through a long run of the
     very same objects (the common case: a run's objects carried over whole); it may also
     pass an equal but distinct object, which derives the same values (``derive`` is a pure
-    function of an object's value). Otherwise the run ends at the first other object.
+    function of an object's value). Otherwise the run ends at the first other object. Both
+    are tuples: a slice of all of one is the tuple itself, and every copy (which touches each
+    object, to count a reference) costs on a history of hundreds.
     """
     limit = min(len(objects), len(kept) - start)
-    if tuple(objects[:limit]) == tuple(kept[start : start + limit]):
+    if objects[:limit] == kept[start : start + limit]:
         return limit
     differing = compress(count(), map(is_not, objects, islice(kept, start, start + limit)))
     return next(differing, limit)
@@ -110,19 +112,20 @@ class RunCarry:
         return run.marks[-1] - run.marks[0]
 
     def _continue(self, objects: Sequence[T], derive: Callable[[T], object], joined: bool) -> _Run:
-        kept, start = self._find(objects)
+        held = tuple(objects)
+        kept, start = self._find(held)
         if kept is None:
             origin, same, marks, text = 0, 0, [0], ""
-            positions = Positions(objects, 0)
+            positions = Positions(held, 0)
         else:
-            same = common_run(objects, kept.objects, start)
+            same = common_run(held, kept.objects, start)
             origin = kept.origin + start
             marks = kept.marks[start : start + same + 1]
             base = kept.marks[0]
             text = kept.text[marks[0] - base : marks[-1] - base] if joined else ""
-            positions = kept.positions.extended(objects, origin, same)
+            positions = kept.positions.extended(held, origin, same)
             self._runs.remove(kept)  # this chain continues in the new run
-        if same < len(objects):
+        if same < len(held):
             mark = marks[-1]
             pieces: list[str] = []
             for item in islice(objects, same, None):
@@ -137,8 +140,8 @@ class RunCarry:
                 marks.append(mark)
             if joined:
                 text += "".join(pieces)
-        run = _Run(tuple(objects), origin, positions, marks, text)
-        if objects and len(objects) <= self._max_objects:
+        run = _Run(held, origin, positions, marks, text)
+        if held and len(held) <= self._max_objects:
             self._runs.append(run)
             total = sum(len(held.objects) for held in self._runs)
             while len(self._runs) > self._max_runs or total > self._max_objects:
