@@ -10,7 +10,8 @@ after every step the carried results must equal the ones computed from nothing:
   ``project_afresh`` on equal, new message objects;
 - ``request_json`` (which continues the previous request's fragments) is byte for byte what
   ``httpx`` sends for ``request_body``, for the history and for the calls of a tool loop that
-  append to it;
+  append to it — the OpenAI-compatible body and the Anthropic one (with and without cache
+  breakpoints), also on any run of seam messages trimmed, rolled back and grown;
 - the turn's input estimate equals the plain sum.
 """
 
@@ -27,6 +28,7 @@ from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
     HandleSource,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -34,10 +36,12 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.session import CompactionMarker, SessionMessage
 from relavium_lsp.engine.turn import _ESTIMATE_RUNS, _message_tokens
+from relavium_lsp.llm import anthropic_json, anthropic_wire
+from relavium_lsp.llm.anthropic import AnthropicProvider
 from relavium_lsp.llm.openai_wire import request_body, request_json
 from relavium_lsp.llm.projection import project_afresh, project_messages
 from relavium_lsp.llm.run_carry import RunCarry
-from relavium_lsp.llm.seam import LlmMessage, LlmRequest
+from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolSpec
 from relavium_lsp.store.media import MediaStore
 
 text = st.text(max_size=8)
@@ -126,8 +130,16 @@ def httpx_bytes(request: LlmRequest) -> bytes:
     return httpx.Request("POST", "http://loop/v1/chat/completions", json=body).content
 
 
+def anthropic_bytes(request: LlmRequest, prompt_caching: bool) -> bytes:
+    body = anthropic_wire.request_body(request, prompt_caching=prompt_caching)
+    return httpx.Request("POST", "http://loop/v1/messages", json=body).content
+
+
 def check(request: LlmRequest) -> None:
     assert request_json(request, official=True) == httpx_bytes(request)
+    for caching in (True, False):
+        carried = anthropic_json.request_json(request, prompt_caching=caching)
+        assert carried == anthropic_bytes(request, caching)
     estimate = _ESTIMATE_RUNS.total(request.messages, _message_tokens)
     assert estimate == sum(estimate_tokens(message.content) for message in request.messages)
 
@@ -235,3 +247,83 @@ def test_units_with_media_resolve_on_every_call(tmp_path: Path) -> None:
     again = project_messages(history.tail(), media)
     assert again[0].content[0] == TextPart(text="[attachment image/png is no longer available]")
     assert again[1] is first[1]  # the unit without media is carried over as it was
+
+
+seam_parts = st.one_of(
+    st.builds(lambda value: TextPart(text=value), st.sampled_from(["", " ", "hi", "é\u2028"])),
+    st.builds(
+        lambda value, signature: ReasoningPart(text=value, signature=signature),
+        text,
+        st.none() | st.just("sig"),
+    ),
+    st.builds(lambda call: ToolCallPart(id=call, name="grep", args={"q": call}), calls),
+    st.builds(
+        lambda call, out, error: ToolResultPart(tool_call_id=call, result=out, is_error=error),
+        calls,
+        text,
+        st.booleans(),
+    ),
+)
+seam_messages = st.builds(
+    lambda role, parts: LlmMessage(role=role, content=tuple(parts)),
+    st.sampled_from(["user", "assistant", "tool"]),
+    st.lists(seam_parts, max_size=3),
+)
+windows = st.lists(
+    st.tuples(
+        st.integers(0, 3),  # dropped at the front
+        st.lists(seam_messages, max_size=4),  # appended
+        st.integers(0, 2),  # the newest ones replaced first (a rollback, a tool loop's end)
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(windows, st.booleans(), st.none() | st.floats(0, 1))
+def test_carried_request_bodies_equal_fresh_ones_on_any_messages(
+    steps: list[tuple[int, list[LlmMessage], int]], tools: bool, temperature: float | None
+) -> None:
+    sent: list[LlmMessage] = []
+    for dropped, appended, replaced in steps:
+        del sent[:dropped]
+        del sent[max(0, len(sent) - replaced) :]
+        sent.extend(appended)
+        request = LlmRequest(
+            model="claude-sonnet-4-5",
+            system="be brief",
+            messages=tuple(sent),
+            tools=(ToolSpec(name="grep", description="d", parameters={"type": "object"}),)
+            if tools
+            else (),
+            temperature=temperature,
+            stop_sequences=("END",),
+        )
+        check(request)
+
+
+async def test_the_anthropic_adapter_sends_exactly_those_bytes() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=b"")
+
+    call = LlmRequest(
+        model="claude-sonnet-4-5",
+        system="be brief",
+        messages=(
+            LlmMessage(role="assistant", content=(TextPart(text="earlier"),)),
+            LlmMessage(role="user", content=(TextPart(text="héllo \u2028"),)),
+        ),
+    )
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+        provider = AnthropicProvider(
+            "anthropic", base_url="http://loop", api_key=None, client=client, timeout_s=5
+        )
+        async for _ in provider.stream(call):
+            pass
+    (sent,) = seen
+    assert sent.content == anthropic_bytes(call, True)
+    assert sent.headers["content-type"] == "application/json"
