@@ -14,8 +14,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate
-from operator import attrgetter
+from operator import attrgetter, is_not
 from typing import Literal, cast
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
@@ -58,20 +59,26 @@ class TailWalk:
     # from hundreds of rows, and continues them from the previous turn's walk as they are.
     messages: tuple[SessionMessage | None, ...] | None = None
     tools: bool = True  # whether any of them may be a tool message (False: none is)
+    marker_at: int = -1  # the newest marker's index in ``rows`` (-1: none met)
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
         if budget > self.budget:
             return None
-        if self.messages is not None and self.boundary is None:
-            # No marker among the rows (so none superseded either): every row is a message.
+        if self.messages is not None and (self.boundary is None or self.marker_at >= 0):
+            # :func:`choose` as C-level work: the walk stopped at the boundary, so the rule
+            # takes the newest rows whose running total fits (at least one); of those, the
+            # messages (None beside markers) in model order, and the newest marker if taken.
             taken = len(self.rows)
-            if budget < self.total:  # the newest rows whose running total fits (at least one)
+            if budget < self.total:
                 running = list(accumulate(map(_TOKENS, self.rows)))
                 taken = max(1, bisect_right(running, budget))
-            newest_first = cast("tuple[SessionMessage, ...]", self.messages[:taken])
-            tail = list(reversed(newest_first))
-            marker, kept = None, drop_orphan_tool_results(tail) if self.tools else tail
+            newest_first = self.messages[:taken]
+            if self.marker_at >= 0:
+                newest_first = tuple(filter(_IS_MESSAGE, newest_first))
+            tail = list(reversed(cast("tuple[SessionMessage, ...]", newest_first)))
+            kept = drop_orphan_tool_results(tail) if self.tools else tail
+            marker = self.rows[self.marker_at].message if 0 <= self.marker_at < taken else None
         elif budget >= self.total:  # every walked row fits: the walk's own choice stands
             marker, tail, kept = _all_of(self.rows)
         else:
@@ -89,6 +96,7 @@ class Walker:
     rows: list[WalkedRow] = field(default_factory=list)
     messages: list[SessionMessage | None] = field(default_factory=list)  # see TailWalk
     tools: bool = False  # see TailWalk
+    marker_at: int = -1  # see TailWalk
     boundary: int | None = None
     total: int = 0
     stop: Stop = "end"
@@ -119,6 +127,7 @@ class Walker:
             self.tools = self.tools or row.message is None or row.message.role == "tool"
         elif self.boundary is None:
             self.boundary = boundary()
+            self.marker_at = len(self.rows)
             self.rows.append(WalkedRow(sequence, tokens, message(), self.boundary))
             self.messages.append(None)
         else:  # superseded by the newer marker: counted, never returned
@@ -129,6 +138,8 @@ class Walker:
         """Walk on over an earlier walk's rows; False when they cannot decide the tail."""
         if self.boundary is None and self.total + known.total <= self.budget:
             # No newer marker and all of them fit: taken as they were (the common case).
+            if known.marker_at >= 0:
+                self.marker_at = len(self.rows) + known.marker_at
             self.rows.extend(known.rows)
             self.messages.extend(_messages_of(known))
             self.tools = self.tools or known.tools
@@ -157,6 +168,7 @@ class Walker:
                 if row.message is None:
                     return False  # a superseded marker would now be the boundary
                 self.boundary = row.dropped_through
+                self.marker_at = len(self.rows)
                 self.rows.append(row)
                 self.messages.append(None)
             else:
@@ -182,6 +194,7 @@ class Walker:
             self.boundary,
             tuple(self.messages),
             self.tools,
+            self.marker_at,
         )
 
 
@@ -192,6 +205,7 @@ def _messages_of(walk: TailWalk) -> Sequence[SessionMessage | None]:
 
 
 _TOKENS = attrgetter("tokens")
+_IS_MESSAGE = partial(is_not, None)
 
 
 def choose(

@@ -43,6 +43,7 @@ from relavium_lsp.llm.projection import project_afresh, project_messages
 from relavium_lsp.llm.run_carry import RunCarry
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolSpec
 from relavium_lsp.store.media import MediaStore
+from tests.hypothesis_profiles import examples
 
 text = st.text(max_size=8)
 calls = st.sampled_from(["c1", "c2", "c3"])
@@ -145,7 +146,9 @@ def check(request: LlmRequest) -> None:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(steps)
 def test_carried_results_equal_fresh_ones(tmp_path: Path, plan: list[Any]) -> None:
@@ -280,7 +283,7 @@ windows = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(windows, st.booleans(), st.none() | st.floats(0, 1))
 def test_carried_request_bodies_equal_fresh_ones_on_any_messages(
     steps: list[tuple[int, list[LlmMessage], int]], tools: bool, temperature: float | None

@@ -105,6 +105,8 @@ def test_continued_walks_equal_fresh_ones(
         assert walk.tools or all(
             row.message is None or row.message.role != "tool" for row in walk.rows
         )
+        markers = [at for at, row in enumerate(walk.rows) if row.dropped_through is not None]
+        assert walk.marker_at == (markers[0] if markers else -1)
         visible = list(store.iter_messages(sid))
         for smaller in (budget, budget // 2, budget // 3):
             chosen = walk.within(smaller)
