@@ -78,6 +78,7 @@ _KEPT: list[_Encoded] = []  # least recently used first
 _KEPT_LOCK = threading.Lock()
 _MAX_KEPT = 8
 _MAX_MESSAGES = 65_536
+_MAX_CHARS = 16 * 1024 * 1024
 
 
 def request_json(request: LlmRequest, *, prompt_caching: bool = True) -> bytes:
@@ -187,11 +188,14 @@ def _encoded_from(
     with _KEPT_LOCK:
         if replaced is not None and replaced in _KEPT:
             _KEPT.remove(replaced)
-        if messages and len(messages) <= _MAX_MESSAGES:
+        if messages and len(messages) <= _MAX_MESSAGES and len(encoded.text) <= _MAX_CHARS // 2:
             _KEPT.append(encoded)
             total = sum(len(kept.messages) for kept in _KEPT)
-            while len(_KEPT) > _MAX_KEPT or total > _MAX_MESSAGES:
-                total -= len(_KEPT.pop(0).messages)
+            chars = sum(len(kept.text) for kept in _KEPT)
+            while len(_KEPT) > _MAX_KEPT or total > _MAX_MESSAGES or chars > _MAX_CHARS:
+                dropped = _KEPT.pop(0)
+                total -= len(dropped.messages)
+                chars -= len(dropped.text)
     return encoded
 
 

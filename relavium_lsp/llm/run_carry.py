@@ -11,7 +11,8 @@ deriving every object would give — so ``derive`` must be a pure function of ob
 edits — at the cost of C-level work over the run and Python work over what is new.
 
 A kept run holds its objects, so an identity in it is never another object's while it lives.
-Bounded by the number of runs (about one per session talking at once) and their length.
+Bounded by the number of runs (about one per session talking at once), their length and
+the text they keep.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ class _Run:
 class RunCarry:
     """Joins or sums what is derived from runs of objects, carrying a recent run's over."""
 
-    def __init__(self, max_runs: int = 8, max_objects: int = 65_536) -> None:
+    def __init__(
+        self, max_runs: int = 8, max_objects: int = 65_536, max_chars: int = 16 * 1024 * 1024
+    ) -> None:
         self._runs: list[_Run] = []  # least recently used first
         self._max_runs = max_runs
         self._max_objects = max_objects
+        self._max_chars = max_chars
         self._lock = threading.Lock()
 
     def join(self, objects: Sequence[T], derive: Callable[[T], str]) -> str:
@@ -141,11 +145,18 @@ class RunCarry:
             if joined:
                 text += "".join(pieces)
         run = _Run(held, origin, positions, marks, text)
-        if held and len(held) <= self._max_objects:
+        if held and len(held) <= self._max_objects and len(text) <= self._max_chars // 2:
             self._runs.append(run)
-            total = sum(len(held.objects) for held in self._runs)
-            while len(self._runs) > self._max_runs or total > self._max_objects:
-                total -= len(self._runs.pop(0).objects)
+            total = sum(len(kept.objects) for kept in self._runs)
+            chars = sum(len(kept.text) for kept in self._runs)
+            while (
+                len(self._runs) > self._max_runs
+                or total > self._max_objects
+                or chars > self._max_chars
+            ):
+                dropped = self._runs.pop(0)
+                total -= len(dropped.objects)
+                chars -= len(dropped.text)
         return run
 
     def _find(self, objects: Sequence[object]) -> tuple[_Run | None, int]:

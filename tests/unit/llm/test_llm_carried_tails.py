@@ -330,3 +330,15 @@ async def test_the_anthropic_adapter_sends_exactly_those_bytes() -> None:
     (sent,) = seen
     assert sent.content == anthropic_bytes(call, True)
     assert sent.headers["content-type"] == "application/json"
+
+
+def test_a_run_carry_is_bounded_by_the_text_it_keeps() -> None:
+    carry = RunCarry(max_chars=40)
+    small = [object(), object()]
+    assert carry.join(small, lambda item: "x" * 5) == "xxxxx,xxxxx"
+    assert len(carry) == 1
+    assert carry.join([object()], lambda item: "y" * 30) == "y" * 30  # over half: not kept
+    assert len(carry) == 1
+    for _ in range(3):
+        carry.join([object()], lambda item: "z" * 15)
+    assert len(carry) == 2  # 16 characters each: a third would pass 40
