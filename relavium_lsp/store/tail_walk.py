@@ -21,6 +21,7 @@ from typing import Literal, cast
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.store.orphan_carry import carried_orphan_rule
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class TailWalk:
             if self.marker_at >= 0:
                 newest_first = tuple(filter(_IS_MESSAGE, newest_first))
             tail = list(reversed(cast("tuple[SessionMessage, ...]", newest_first)))
-            kept = drop_orphan_tool_results(tail) if self.tools else tail
+            kept = carried_orphan_rule(tail, drop_orphan_tool_results) if self.tools else tail
             marker = self.rows[self.marker_at].message if 0 <= self.marker_at < taken else None
         elif budget >= self.total:  # every walked row fits: the walk's own choice stands
             marker, tail, kept = _all_of(self.rows)
