@@ -61,6 +61,7 @@ class TailWalk:
     messages: tuple[SessionMessage | None, ...] | None = None
     tools: bool = True  # whether any of them may be a tool message (False: none is)
     marker_at: int = -1  # the newest marker's index in ``rows`` (-1: none met)
+    stopped_at: int | None = None  # the sequence of the row the walk stopped at, if any
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
@@ -98,6 +99,7 @@ class Walker:
     messages: list[SessionMessage | None] = field(default_factory=list)  # see TailWalk
     tools: bool = False  # see TailWalk
     marker_at: int = -1  # see TailWalk
+    stopped_at: int | None = None  # see TailWalk
     boundary: int | None = None
     total: int = 0
     stop: Stop = "end"
@@ -105,10 +107,10 @@ class Walker:
     def fits(self, sequence: int, tokens: int) -> bool:
         """Whether the walk takes this row (else it stops here)."""
         if self.boundary is not None and sequence <= self.boundary:
-            self.stop = "boundary"
+            self.stop, self.stopped_at = "boundary", sequence
             return False
         if self.rows and self.total + tokens > self.budget:
-            self.stop = "budget"
+            self.stop, self.stopped_at = "budget", sequence
             return False
         self.total += tokens
         return True
@@ -157,6 +159,7 @@ class Walker:
             self.tools = self.tools or known.tools
             self.total += running[fit - 1] if fit else 0
             self.stop = "budget"  # not all of them fit (else the case above)
+            self.stopped_at = known.rows[fit].sequence
             return True
         for row in known.rows:
             if not self.fits(row.sequence, row.tokens):
@@ -179,7 +182,17 @@ class Walker:
 
     def _stops_as(self, known: TailWalk) -> bool:
         """Every known row taken: the earlier walk's reason to stop decides, if it holds."""
-        self.stop = known.stop
+        self.stop, self.stopped_at = known.stop, known.stopped_at
+        if (
+            known.stop == "budget"
+            and self.boundary is not None
+            and known.stopped_at is not None
+            and known.stopped_at <= self.boundary
+        ):
+            # A newer marker's boundary now covers the row the budget stopped at: a fresh
+            # walk checks the boundary first, so that is where it stops.
+            self.stop = "boundary"
+            return True
         if known.stop == "boundary":
             return self.boundary == known.boundary
         return known.stop == "end" or self.budget <= known.budget
@@ -196,6 +209,7 @@ class Walker:
             tuple(self.messages),
             self.tools,
             self.marker_at,
+            self.stopped_at,
         )
 
 

@@ -98,6 +98,7 @@ def test_continued_walks_equal_fresh_ones(
         expected = fresh(store, sid, budget)
         assert walk.rows == expected.rows
         assert walk.stop == expected.stop
+        assert walk.stopped_at == expected.stopped_at
         # The messages kept beside the rows (for the C-level choice) are the rows' own.
         assert walk.messages == tuple(
             row.message if row.dropped_through is None else None for row in walk.rows
