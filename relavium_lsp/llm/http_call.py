@@ -28,6 +28,7 @@ import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.redaction import user_safe_detail
+from relavium_lsp.llm.request_sent import trace_extension
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
 
@@ -302,6 +303,8 @@ async def stream_call(
             json=None if isinstance(body, bytes) else body,
             headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
+            # Tells a starting turn when the request is written (llm/request_sent.py).
+            extensions=trace_extension(),
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)

@@ -28,6 +28,7 @@ from relavium_lsp.server.features.lifecycle import get_engine
 from relavium_lsp.server.features.progress import turn_progress
 
 if TYPE_CHECKING:
+    from relavium_lsp.engine.api import Engine
     from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
@@ -48,12 +49,21 @@ class TurnRequest:
 
 async def run_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageResult:
     """Run the turn and answer with its settled result."""
-    return SendMessageResult.from_turn(await _run_with_progress(ls, request))
+    engine = await get_engine(ls)
+    with engine.turn_starting():  # background store work waits (issue 25)
+        return SendMessageResult.from_turn(await _run_with_progress(ls, request))
 
 
 async def start_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageAccepted:
     """Start the turn and answer once it has begun; it settles in the background."""
     engine = await get_engine(ls)
+    with engine.turn_starting():  # background store work waits (issue 25)
+        return await _start_turn(ls, engine, request)
+
+
+async def _start_turn(
+    ls: RelaviumServer, engine: Engine, request: TurnRequest
+) -> SendMessageAccepted:
     session_id = request.session_id
     await engine.session(session_id)  # an unknown id is the request's error, not the turn's
     if engine.is_running(session_id):
