@@ -41,6 +41,7 @@ from relavium_lsp.llm.fallback import (
     stream_with_fallback,
 )
 from relavium_lsp.llm.identity_memo import IdentityMemo
+from relavium_lsp.llm.run_carry import RunCarry
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmError,
@@ -77,6 +78,10 @@ _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
 _ESTIMATES: IdentityMemo[int] = IdentityMemo(
     max_entries=8_192, weigh=lambda tokens: tokens * 4, max_weight=16 * 1024 * 1024
 )
+
+
+# The estimates of recent calls' message runs: the next call re-sends most of one (issue 25).
+_ESTIMATE_RUNS = RunCarry()
 
 
 def _message_tokens(message: LlmMessage) -> int:
@@ -305,7 +310,7 @@ class TurnRunner:
     def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
         plan = self._plan
         total = len(plan.system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in plan.tools)
-        return total + sum(map(_message_tokens, messages))
+        return total + _ESTIMATE_RUNS.total(messages, _message_tokens)
 
     def _failed(self, error: TurnError) -> TurnResult:
         return TurnResult(

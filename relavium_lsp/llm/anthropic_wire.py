@@ -137,8 +137,16 @@ def request_body(request: LlmRequest, *, prompt_caching: bool = True) -> dict[st
         "model": request.model,
         "max_tokens": request.max_tokens or max_output_tokens_for(request.model),
         "messages": messages,
-        "stream": True,
+        **body_options(request, prompt_caching),
     }
+    if prompt_caching:
+        _mark_history(messages)
+    return body
+
+
+def body_options(request: LlmRequest, prompt_caching: bool) -> dict[str, Any]:
+    """Every field of the body after ``messages``, in the order they are sent."""
+    body: dict[str, Any] = {"stream": True}
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if prompt_caching:
@@ -153,8 +161,6 @@ def request_body(request: LlmRequest, *, prompt_caching: bool = True) -> dict[st
             tools[-1]["cache_control"] = dict(_EPHEMERAL)
         body["tools"] = tools
         body["tool_choice"] = _tool_choice(request.tool_choice)
-    if prompt_caching:
-        _mark_history(messages)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.stop_sequences:
