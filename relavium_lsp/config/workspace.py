@@ -7,7 +7,10 @@ plus the built-in default agent. A workspace without ``.relavium/`` is perfectly
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,9 +65,70 @@ class WorkspaceConfig:
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
-    """Load and merge configuration for ``workspace``; any invalid file is a ``ConfigError``."""
-    sources: list[Path] = []
+    """Load and merge configuration for ``workspace``; any invalid file is a ``ConfigError``.
+
+    Read again whenever a file it is made of changed (edits take effect on the next use), but
+    parsed only then: the engine asks on every turn, and parsing the TOML and the agents'
+    YAML then competed with the next turn's start (issue 25). A file's bytes decide whether
+    it changed, not its timestamp (two saves within one clock tick keep the same one).
+    """
     global_path = global_config_path(home if home is not None else relavium_home())
+    key = (
+        str(workspace) if workspace is not None else None,
+        os.path.realpath(workspace) if workspace is not None else None,
+        str(global_path),
+    )
+    fingerprint = _fingerprint(workspace, global_path)
+    with _PARSED_LOCK:
+        known = _PARSED.get(key)
+        if known is not None and known[0] == fingerprint:
+            _PARSED.move_to_end(key)
+            return known[1]
+    config = _parse_workspace_config(workspace, global_path)
+    with _PARSED_LOCK:
+        # Fingerprinted before parsing: a file changed meanwhile is parsed again next time.
+        _PARSED[key] = (fingerprint, config)
+        while len(_PARSED) > MAX_PARSED_WORKSPACES:
+            _PARSED.popitem(last=False)
+    return config
+
+
+# The files' state: (path, kind, digest of the bytes) for every file and directory the
+# configuration is read from, missing ones included (creating one changes the state).
+_Fingerprint = tuple[tuple[str, str, bytes], ...]
+MAX_PARSED_WORKSPACES = 16
+_PARSED: OrderedDict[tuple[str | None, str | None, str], tuple[_Fingerprint, WorkspaceConfig]] = (
+    OrderedDict()
+)
+# Loaded on worker threads (asyncio.to_thread), several at once.
+_PARSED_LOCK = threading.Lock()
+
+
+def _fingerprint(workspace: Path | None, global_path: Path) -> _Fingerprint:
+    paths = [global_path]
+    if workspace is not None:
+        project_dir = workspace / PROJECT_DIR_NAME
+        paths += [project_dir, project_dir / PROJECT_CONFIG_NAME]
+        agents_dir = project_dir / AGENTS_DIR_NAME
+        paths.append(agents_dir)
+        paths += agent_files(agents_dir)
+    return tuple(_file_state(path) for path in paths)
+
+
+def _file_state(path: Path) -> tuple[str, str, bytes]:
+    if path.is_dir():
+        return (str(path), "dir", b"")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return (str(path), "missing", b"")
+    except OSError:
+        return (str(path), "unreadable", b"")  # parsing reports it (and is not cached)
+    return (str(path), "file", hashlib.blake2b(data, digest_size=16).digest())
+
+
+def _parse_workspace_config(workspace: Path | None, global_path: Path) -> WorkspaceConfig:
+    sources: list[Path] = []
     global_file = GlobalConfigFile()
     global_lines: dict[KeyPath, int] = {}
     if global_path.exists():
