@@ -98,7 +98,7 @@ class LiveSessions:
         self._services.bus.unwatch(session_id)
 
     async def workspace_config(self, working_dir: str | None) -> WorkspaceConfig:
-        """The merged configuration for a workspace (re-read each time: files change)."""
+        """The merged configuration for a workspace (files change: parsed again when they did)."""
         directory = Path(working_dir) if working_dir else None
         config = await asyncio.to_thread(self._load_config, directory)
         if self._approval_override is None:
