@@ -75,12 +75,7 @@ class StoreThread(concurrent.futures.Executor):
         self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     ) -> concurrent.futures.Future[T]:
         """Queue ``fn(*args, **kwargs)``; its future."""
-        with self._lock:
-            if self._stopping:
-                raise RuntimeError("cannot schedule new calls after shutdown")
-            future: concurrent.futures.Future[T] = concurrent.futures.Future()
-            self._queue.put((future, fn, args, kwargs, False))
-        return future
+        return self._queue_call(fn, args, kwargs, background=False)
 
     def submit_background(
         self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
@@ -90,11 +85,21 @@ class StoreThread(concurrent.futures.Executor):
         Only for calls whose order does not matter: it may run after calls submitted later
         (a read that may see their commits).
         """
+        return self._queue_call(fn, args, kwargs, background=True)
+
+    def _queue_call(
+        self,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        background: bool,
+    ) -> concurrent.futures.Future[T]:
         with self._lock:
             if self._stopping:
                 raise RuntimeError("cannot schedule new calls after shutdown")
             future: concurrent.futures.Future[T] = concurrent.futures.Future()
-            self._queue.put((future, fn, args, kwargs, True))
+            self._queue.put((future, fn, args, kwargs, background))
         return future
 
     def every(self, interval_s: float, check: Callable[[], None]) -> Callable[[], None]:
