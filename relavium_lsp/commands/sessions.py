@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relavium_lsp.atomic_write import atomic_write_text
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
@@ -36,7 +37,7 @@ TOOL_RESULT_PREVIEW = 2_000
 _FORMATS: dict[str, ExportFormat] = {"yaml": "workflow", "workflow": "workflow", "jsonl": "jsonl"}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add ``sessions`` and its actions."""
     parser = subparsers.add_parser(
         "sessions",
