@@ -2,7 +2,7 @@
 
 Run ``python docs/generate_protocol.py`` (or ``make protocol``) to rewrite all three outputs —
 ``docs/protocol.md``, ``vscode-client/src/protocol.ts`` and
-``editors/neovim/lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
+``lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
 of date (a test does that). Methods come from :mod:`relavium_lsp.server.methods`, shapes from
 :mod:`relavium_lsp.contracts`, so neither the reference nor a client can drift from the code.
 Adding a method: docs/wire-methods.md.
@@ -39,7 +39,7 @@ from protocol_gen.shapes import Direction, Protocol, walk
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = Path(__file__).with_name("protocol.md")
 TS_OUTPUT = REPO / "vscode-client" / "src" / "protocol.ts"
-LUA_OUTPUT = REPO / "editors" / "neovim" / "lua" / "relavium" / "protocol.lua"
+LUA_OUTPUT = REPO / "lua" / "relavium" / "protocol.lua"
 
 # (method, direction, kind, params, result); None result = no result (a notification).
 REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | str | None], ...] = (
