@@ -16,6 +16,11 @@ end
 
 local M = {}
 
+--- The package version this plugin belongs with (`serverInfo.version` of its server).
+M.PACKAGE_VERSION = '0.1.0'
+--- The wire protocol version (`capabilities.experimental.relavium.protocolVersion`).
+M.PROTOCOL_VERSION = 1
+
 M.START_SESSION = 'relavium/startSession'
 M.SEND_MESSAGE = 'relavium/sendMessage'
 M.ABORT_TURN = 'relavium/abortTurn'

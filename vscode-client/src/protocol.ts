@@ -11,6 +11,11 @@
  * This module is pure: no `vscode` import, usable from the host, the webview and tests.
  */
 
+/** The package version this client belongs with (its server's `serverInfo.version`). */
+export const PACKAGE_VERSION = '0.1.0';
+/** The wire protocol version (`experimental.relavium.protocolVersion`, initialize). */
+export const PROTOCOL_VERSION = 1;
+
 export const Methods = {
   startSession: 'relavium/startSession',
   sendMessage: 'relavium/sendMessage',
@@ -1245,6 +1250,11 @@ export interface RelaviumClientCapabilities {
   openUntitled?: boolean;
   editorState?: boolean;
   editorTools?: EditorFeature[];
+}
+
+/** `capabilities.experimental.relavium` in the server's `initialize` result. */
+export interface RelaviumServerCapabilities {
+  protocolVersion: number;
 }
 
 /** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */
