@@ -11,10 +11,11 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -23,9 +24,11 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
     LanguageServerProtocol,
     default_converter,
+    lsp_method,
 )
 
 from relavium_lsp import __version__
+from relavium_lsp.contracts.versions import PROTOCOL_VERSION
 from relavium_lsp.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -55,6 +58,15 @@ def relavium_converter() -> Converter:
     return converter
 
 
+def relavium_server_capabilities() -> dict[str, Any]:
+    """``capabilities.experimental.relavium`` of the ``initialize`` result.
+
+    A plain dict (``initialize`` loads no pydantic); its shape is
+    :class:`~relavium_lsp.contracts.wire.RelaviumServerCapabilities`, which a test checks.
+    """
+    return {"protocolVersion": PROTOCOL_VERSION}
+
+
 class RelaviumProtocol(LanguageServerProtocol):
     """pygls's protocol with what the server adds, on pygls's public surface only.
 
@@ -64,6 +76,9 @@ class RelaviumProtocol(LanguageServerProtocol):
     - :meth:`notify_json` and :meth:`send_error`: messages whose content is plain JSON already,
       written without pygls's converter pass (a token notification's largest cost: it walks
       and copies the whole params again), the same bytes ``notify`` would write.
+    - The ``initialize`` answer carries the protocol version
+      (``capabilities.experimental.relavium``, :mod:`relavium_lsp.contracts.versions`);
+      ``serverInfo`` is pygls's, from the server's name and version.
     """
 
     def __init__(self, server: LanguageServer, converter: Converter) -> None:
@@ -77,6 +92,17 @@ class RelaviumProtocol(LanguageServerProtocol):
         """Pygls's ``set_writer``, remembering whether messages carry headers."""
         super().set_writer(writer, include_headers)
         self.include_headers = include_headers
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        """The ``initialize`` result of pygls, with the relavium capability added."""
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        experimental = result.capabilities.experimental
+        extra = dict(experimental) if isinstance(experimental, dict) else {}
+        result.capabilities.experimental = {**extra, "relavium": relavium_server_capabilities()}
+        return result
 
     def has_handler(self, method: str) -> bool:
         """Whether a handler for ``method`` is registered (pygls's builtin ones included)."""
