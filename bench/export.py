@@ -40,7 +40,7 @@ from relavium_lsp.export.workflow_yaml import (
     parse_workflow,
     serialize_workflow,
 )
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.sessions import SessionStore
 

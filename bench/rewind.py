@@ -29,15 +29,15 @@ from pathlib import Path
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext
-from relavium_lsp.engine.bus import EventBus
-from relavium_lsp.engine.checkpoint_journal import TurnJournal
-from relavium_lsp.engine.rewind import rewind
+from relavium_lsp.engine.events.bus import EventBus
+from relavium_lsp.engine.history.checkpoint_journal import TurnJournal
+from relavium_lsp.engine.history.rewind import rewind
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.file_checkpoints import record_before
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.file_checkpoints import record_before
 from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
 from relavium_lsp.tools.registry import default_registry
 from relavium_lsp.tools.text_edit import minimal_edits

@@ -30,11 +30,11 @@ from pathlib import Path
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart, estimate_tokens, plain_text
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext
-from relavium_lsp.store.db import Synchronous, configure_connection
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.listing import fts_match_expression
-from relavium_lsp.store.migrations import migrate
+from relavium_lsp.store.db.connection import Synchronous, configure_connection
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.db.migrations import migrate
 from relavium_lsp.store.models import compact_json, utc_timestamp
+from relavium_lsp.store.rows.listing import fts_match_expression
 from relavium_lsp.store.sessions import SessionStore
 
 TAIL_BUDGET = 4_000

@@ -25,8 +25,8 @@ from typing import Any
 from bench.paced import Turn, percentile, token_numbers
 from bench.report import Row
 from relavium_lsp.contracts.events import AgentToken, EventPayload, StampedEvent
-from relavium_lsp.engine import bus as bus_module
-from relavium_lsp.engine import turn as turn_module
+from relavium_lsp.engine.events import bus as bus_module
+from relavium_lsp.engine.turn import runner as turn_module
 from relavium_lsp.llm.seam import TextDelta
 
 # (from, to, label): the token's path first, then what happens behind it.

@@ -49,7 +49,7 @@ def serve() -> int:
 
     from bench.paced import token_numbers
     from relavium_lsp.cli import main
-    from relavium_lsp.engine import turn as turn_module
+    from relavium_lsp.engine.turn import runner as turn_module
     from relavium_lsp.llm.seam import TextDelta
     from relavium_lsp.server.features import lifecycle
     from relavium_lsp.store.async_store import AsyncSessionStore
@@ -123,7 +123,7 @@ def serve() -> int:
         gc.freeze = freeze_then_disable
     if experiment == "nowrite":
         # Experiment: the write-behind writes nothing (the worker thread stays idle).
-        from relavium_lsp.engine import bus as bus_module
+        from relavium_lsp.engine.events import bus as bus_module
 
         async def dropped(self: Any, session_id: str, channel: Any) -> None:
             channel.numbered, channel.inbox_ids = [], []
@@ -133,7 +133,7 @@ def serve() -> int:
     window = float(experiment) if experiment[0].isdigit() else 0.0
     if window:
         # Experiment: let the write-behind gather for ``window`` s before each commit.
-        from relavium_lsp.engine import bus as bus_module
+        from relavium_lsp.engine.events import bus as bus_module
 
         original_numbered = bus_module.EventBus._write_numbered
 

@@ -29,7 +29,7 @@ from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.engine.api import open_engine
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.host import FilesystemHost
 

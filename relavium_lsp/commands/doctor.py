@@ -40,8 +40,8 @@ from relavium_lsp.llm.keys import key_env_var, keychain_key
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.logs import LOG_FILE_NAME, LOG_LEVEL_ENV
 from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
-from relavium_lsp.store.db import PLAINTEXT_SQLITE_HEADER, read_header
-from relavium_lsp.store.keys import KEY_ENV, resolve_db_key
+from relavium_lsp.store.db.connection import PLAINTEXT_SQLITE_HEADER, read_header
+from relavium_lsp.store.db.keys import KEY_ENV, resolve_db_key
 from relavium_lsp.store.sessions import SessionStore
 
 Status = Literal["ok", "problem", "info"]

@@ -19,7 +19,7 @@ from relavium_lsp.commands import Subcommands
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.keychain import usable_keychain
 from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
-from relavium_lsp.store.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, resolve_db_key
+from relavium_lsp.store.db.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, resolve_db_key
 from relavium_lsp.store.salvage import HistoryScan, recover_history, scan_history
 
 

@@ -1,7 +1,7 @@
 """The ``[introspection]`` table: when introspection passes run by themselves (§2.5).
 
 ``relavium/checkpointSession`` always works; this table decides the automatic passes of
-:mod:`relavium_lsp.engine.introspection_triggers`. Every field is optional in a file so the
+:mod:`relavium_lsp.engine.memory.introspection_triggers`. Every field is optional in a file so the
 global ``config.toml`` and a workspace's ``project.toml`` merge per field
 (:func:`relavium_lsp.config.introspection.merge_introspection`).
 """

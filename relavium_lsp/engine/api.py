@@ -33,18 +33,18 @@ from relavium_lsp.engine.api_history import HistoryManagement
 from relavium_lsp.engine.api_peers import Peers
 from relavium_lsp.engine.api_reading import Reading, key_lookup_for
 from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
-from relavium_lsp.engine.bus import EventBus, Listener, Unsubscribe
-from relavium_lsp.engine.compaction import CompactionMode
-from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
-from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
-from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.models import ModelChoice, first_choice
+from relavium_lsp.engine.events.bus import EventBus, Listener, Unsubscribe
+from relavium_lsp.engine.events.watch import ListListener
+from relavium_lsp.engine.memory.introspection_triggers import IntrospectionTriggers
+from relavium_lsp.engine.memory.workspace import MemoryListener, WorkspaceMemories
 from relavium_lsp.engine.scope import EngineServices
-from relavium_lsp.engine.session_admin import KEEP, Keep
-from relavium_lsp.engine.snapshot import SessionSnapshot
+from relavium_lsp.engine.sessions.admin import KEEP, Keep
+from relavium_lsp.engine.sessions.leases import LeaseKeeper, LeaseSettings
+from relavium_lsp.engine.sessions.live import ChainResolver, ConfigLoader, LiveSessions
+from relavium_lsp.engine.sessions.models import ModelChoice, first_choice
+from relavium_lsp.engine.sessions.snapshot import SessionSnapshot
 from relavium_lsp.engine.timers import Timers
-from relavium_lsp.engine.watch import ListListener
-from relavium_lsp.engine.workspace_memory import MemoryListener, WorkspaceMemories
+from relavium_lsp.engine.turn.compaction import CompactionMode
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
@@ -52,7 +52,7 @@ from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey, resolve_db_key
+from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost

@@ -13,12 +13,12 @@ import httpx
 
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord
-from relavium_lsp.engine import exports
-from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
-from relavium_lsp.engine.live import LiveSessions
+from relavium_lsp.engine.events.watch import SharedLogWatcher, interval_from_env
+from relavium_lsp.engine.history import exports
+from relavium_lsp.engine.memory.introspection_triggers import IntrospectionTriggers
+from relavium_lsp.engine.memory.workspace import WorkspaceMemories
 from relavium_lsp.engine.scope import EngineServices
-from relavium_lsp.engine.watch import SharedLogWatcher, interval_from_env
-from relavium_lsp.engine.workspace_memory import WorkspaceMemories
+from relavium_lsp.engine.sessions.live import LiveSessions
 from relavium_lsp.errors import SessionBusy, SessionRunningElsewhere
 from relavium_lsp.llm.model_directory import ModelDirectory
 from relavium_lsp.mcp.source import McpToolSource

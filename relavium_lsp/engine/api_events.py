@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from relavium_lsp.contracts.events import StampedEvent
 from relavium_lsp.engine.api_base import EngineBase
-from relavium_lsp.engine.bus import Listener, Unsubscribe
-from relavium_lsp.engine.watch import ListListener
-from relavium_lsp.engine.workspace_memory import MemoryListener
+from relavium_lsp.engine.events.bus import Listener, Unsubscribe
+from relavium_lsp.engine.events.watch import ListListener
+from relavium_lsp.engine.memory.workspace import MemoryListener
 
 
 class Events(EngineBase):

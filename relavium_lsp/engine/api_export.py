@@ -5,9 +5,9 @@ Mixed into :class:`~relavium_lsp.engine.api.Engine`.
 
 from __future__ import annotations
 
-from relavium_lsp.engine import exports
 from relavium_lsp.engine.api_base import EngineBase
-from relavium_lsp.engine.replay import replay_session
+from relavium_lsp.engine.history import exports
+from relavium_lsp.engine.history.replay import replay_session
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 

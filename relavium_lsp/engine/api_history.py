@@ -19,16 +19,18 @@ from relavium_lsp.contracts.review import (
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord, SessionMessage
 from relavium_lsp.contracts.session_ops import ArtifactInfo
-from relavium_lsp.engine import exports, introspection, session_admin, turn_review
 from relavium_lsp.engine.api_base import EngineBase
-from relavium_lsp.engine.rewind import list_turn_checkpoints
-from relavium_lsp.engine.rewind import rewind as rewind_session
-from relavium_lsp.engine.rewind import undo_rewind as undo_session_rewind
-from relavium_lsp.engine.session_admin import KEEP, Keep
+from relavium_lsp.engine.history import exports, turn_review
+from relavium_lsp.engine.history.rewind import list_turn_checkpoints
+from relavium_lsp.engine.history.rewind import rewind as rewind_session
+from relavium_lsp.engine.history.rewind import undo_rewind as undo_session_rewind
+from relavium_lsp.engine.memory import introspection
+from relavium_lsp.engine.sessions import admin as session_admin
+from relavium_lsp.engine.sessions.admin import KEEP, Keep
 from relavium_lsp.errors import SessionBusy
-from relavium_lsp.store.checkpoints import list_checkpoints
-from relavium_lsp.store.file_checkpoints import delete_session_checkpoints
-from relavium_lsp.store.session_ops import PurgeReport
+from relavium_lsp.store.rows.checkpoints import list_checkpoints
+from relavium_lsp.store.rows.file_checkpoints import delete_session_checkpoints
+from relavium_lsp.store.rows.session_ops import PurgeReport
 from relavium_lsp.tools.host import EditorHost
 
 

@@ -12,7 +12,7 @@ from typing import Literal
 from relavium_lsp.contracts.peers import HandoffAuditRecord, PeerMessage, PeerMode
 from relavium_lsp.engine.api_base import EngineBase
 from relavium_lsp.errors import SessionBusy
-from relavium_lsp.store import handoffs, peer_messages
+from relavium_lsp.store.rows import handoffs, peer_messages
 
 
 class Peers(EngineBase):

@@ -12,9 +12,9 @@ from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
 from relavium_lsp.contracts.wire import ListToolsResult
-from relavium_lsp.engine import exports
 from relavium_lsp.engine.api_base import EngineBase
-from relavium_lsp.engine.models import with_effective_model
+from relavium_lsp.engine.history import exports
+from relavium_lsp.engine.sessions.models import with_effective_model
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.model_directory import ModelSources, ModelsReport
 from relavium_lsp.mcp.catalog import list_tools

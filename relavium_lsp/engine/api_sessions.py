@@ -25,12 +25,17 @@ from relavium_lsp.contracts.events import (
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext, SessionMessage
 from relavium_lsp.engine.api_base import EngineBase
-from relavium_lsp.engine.compaction import CompactionMode
-from relavium_lsp.engine.leases import LeaseSettings
-from relavium_lsp.engine.model_memory import remember_choice
-from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
-from relavium_lsp.engine.snapshot import SessionSnapshot
-from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
+from relavium_lsp.engine.sessions.leases import LeaseSettings
+from relavium_lsp.engine.sessions.model_memory import remember_choice
+from relavium_lsp.engine.sessions.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_first_model,
+)
+from relavium_lsp.engine.sessions.snapshot import SessionSnapshot
+from relavium_lsp.engine.sessions.user_edit import apply_user_edit, new_call_id
+from relavium_lsp.engine.turn.compaction import CompactionMode
 from relavium_lsp.errors import DatabaseCorrupted, InvalidInput, SessionBusy
 
 logger = logging.getLogger(__name__)
@@ -195,7 +200,7 @@ class SessionDriving(EngineBase):
         return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
 
     async def model_choices(self, session_id: str) -> list[ModelChoice]:
-        """The models the session may ask first (see :mod:`relavium_lsp.engine.models`)."""
+        """The models the session may ask first (see :mod:`relavium_lsp.engine.sessions.models`)."""
         session = await self._live.get(session_id)
         config = await self._live.workspace_config(session.record.context.working_dir)
         return model_choices(session.agent, config)
@@ -204,7 +209,7 @@ class SessionDriving(EngineBase):
         """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
 
         The choice is stored with the session: a restarted server, or another window that
-        opens the session, asks it too (:mod:`relavium_lsp.engine.model_memory`).
+        opens the session, asks it too (:mod:`relavium_lsp.engine.sessions.model_memory`).
         """
         session = await self._live.get(session_id)
         if session.busy:
@@ -228,7 +233,7 @@ class SessionDriving(EngineBase):
         """Write a code block the user applies, as the agent's ``write_file`` would.
 
         Same jail, approval and undoable editor edit as a turn's write (see
-        :mod:`relavium_lsp.engine.user_edit`); the answer is the tool's result.
+        :mod:`relavium_lsp.engine.sessions.user_edit`); the answer is the tool's result.
         """
         session = await self._live.get(session_id)
         if not session.busy:

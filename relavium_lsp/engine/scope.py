@@ -25,13 +25,13 @@ from pathlib import Path
 from relavium_lsp.contracts.events import EventPayload
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.contracts.wire import ApprovalDecision
-from relavium_lsp.engine.bus import EventBus, LogState
-from relavium_lsp.engine.leases import LeaseKeeper
+from relavium_lsp.engine.events.bus import EventBus, LogState
+from relavium_lsp.engine.memory.workspace import WorkspaceMemories
+from relavium_lsp.engine.sessions.leases import LeaseKeeper
 from relavium_lsp.engine.shielded import finish_before_cancelling
-from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.rows.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.base import ApprovalMemory, Delegator, ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost

@@ -1,7 +1,7 @@
 """Export documents of sessions and the pure parts of import and replay (``docs/design.md`` §9).
 
-No store and no events here: the engine (``relavium_lsp.engine.exports`` / ``.replay``) reads
-sessions, calls these functions and records what happened.
+No store and no events here: the engine (``relavium_lsp.engine.history.exports`` /
+``.replay``) reads sessions, calls these functions and records what happened.
 
 - :mod:`.documents` — an export document of a session, a saved scaffold recognised, a fork's row;
 - :mod:`.turns` — how a transcript splits into logical turns;

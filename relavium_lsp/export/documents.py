@@ -1,9 +1,9 @@
 """Export documents: a session rendered as a workflow scaffold or a JSONL transcript.
 
 Pure functions over a session's row and messages — no store, no events. The engine reads one
-consistent snapshot, calls :func:`render_export` off the event loop, and records where the
-document went (see ``relavium_lsp.engine.exports``). :func:`exported_session_id` recognises a
-saved scaffold again, and :func:`fork_record` is the row a fork of a session starts from.
+consistent snapshot, calls :func:`render_export` off the event loop, and records where the document
+went (see ``relavium_lsp.engine.history.exports``). :func:`exported_session_id` recognises a saved
+scaffold again, and :func:`fork_record` is the row a fork of a session starts from.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Replay, the pure parts: what is replayed, the replay policy, and comparing transcripts.
 
 A replay re-runs a session's completed turns through a throw-away engine against the
-session's own recordings (``relavium_lsp.engine.replay`` does that) and compares the replayed
-transcript with the original by role and content (ids and timestamps always differ).
+session's own recordings (``relavium_lsp.engine.history.replay`` does that) and compares the
+replayed transcript with the original by role and content (ids and timestamps always differ).
 
 What is replayed: completed logical turns with a single user message. Interrupted or
 unanswered turns cannot be reproduced (nothing recorded what never happened) and system

@@ -23,12 +23,12 @@ from typing import TypeVar
 import sqlcipher3
 
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store.damage import corrupted, is_corruption
-from relavium_lsp.store.disk_full import disk_full, is_disk_full
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.damage import corrupted, is_corruption
+from relavium_lsp.store.db.disk_full import disk_full, is_disk_full
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.db.wal_guard import LogGuard
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.store_thread import StoreThread
-from relavium_lsp.store.wal_guard import LogGuard
 
 # How often an idle server looks at its write-ahead log (a stat of one file).
 WAL_WATCH_INTERVAL_S = 1.0

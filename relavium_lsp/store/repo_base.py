@@ -8,10 +8,10 @@ base. Only the store uses them.
 from __future__ import annotations
 
 from relavium_lsp.errors import LeaseLost
-from relavium_lsp.store import leases
-from relavium_lsp.store.db import Connection
-from relavium_lsp.store.decoded_messages import DecodedMessages
-from relavium_lsp.store.tail_walk import TailWalk
+from relavium_lsp.store.db.connection import Connection
+from relavium_lsp.store.rows import leases
+from relavium_lsp.store.rows.decoded_messages import DecodedMessages
+from relavium_lsp.store.rows.tail_walk import TailWalk
 
 
 class RepositoryBase:
@@ -24,9 +24,9 @@ class RepositoryBase:
         # is held, its message, rollback and cost writes are fenced: each checks, in its own
         # transaction, that the lease is still ours (docs/design.md §7.1).
         self._fences: dict[str, str] = {}
-        # What the turns' history tails decoded, for the next turn (store/decoded_messages.py).
+        # What the turns' history tails decoded, for the next turn (store/rows/decoded_messages.py).
         self._decoded = DecodedMessages()
-        # session id → this connection's last walk of its history tail (store/tail_walk.py).
+        # session id → this connection's last walk of its history tail (store/rows/tail_walk.py).
         self._walks: dict[str, TailWalk] = {}
 
     def _check_fence(self, session_id: str) -> None:

@@ -6,10 +6,10 @@ Mixed into ``SessionStore``.
 from __future__ import annotations
 
 from relavium_lsp.contracts.session import SessionTotals
-from relavium_lsp.store import messages
-from relavium_lsp.store.db import write_transaction
+from relavium_lsp.store.db.connection import write_transaction
 from relavium_lsp.store.models import SessionCost
 from relavium_lsp.store.repo_base import RepositoryBase
+from relavium_lsp.store.rows import messages
 
 
 class CostRows(RepositoryBase):

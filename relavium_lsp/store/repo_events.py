@@ -10,10 +10,10 @@ import logging
 from collections.abc import Sequence
 
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
-from relavium_lsp.store import event_log, leases, messages
-from relavium_lsp.store.db import relaxed_durability, write_transaction
+from relavium_lsp.store.db.connection import relaxed_durability, write_transaction
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.repo_base import RepositoryBase
+from relavium_lsp.store.rows import event_log, leases, messages
 
 _log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from relavium_lsp.contracts.session import (
     SessionMessage,
 )
 from relavium_lsp.contracts.usage import TokenUsage
-from relavium_lsp.store import messages
-from relavium_lsp.store.db import write_transaction
+from relavium_lsp.store.db.connection import write_transaction
 from relavium_lsp.store.repo_base import RepositoryBase
-from relavium_lsp.store.tail_walk import TailWalk
+from relavium_lsp.store.rows import messages
+from relavium_lsp.store.rows.tail_walk import TailWalk
 
 # Sessions whose last tail walk this connection keeps to continue from (the newest used).
 KNOWN_WALKS = 16

@@ -21,8 +21,7 @@ from relavium_lsp.contracts.session import (
 )
 from relavium_lsp.contracts.session_ops import ArtifactInfo
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store import handoffs, leases, listing, rollbacks, session_ops, transfer
-from relavium_lsp.store.db import write_transaction
+from relavium_lsp.store.db.connection import write_transaction
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
     SESSION_PLACEHOLDERS,
@@ -32,6 +31,7 @@ from relavium_lsp.store.models import (
     utc_timestamp,
 )
 from relavium_lsp.store.repo_base import RepositoryBase
+from relavium_lsp.store.rows import handoffs, leases, listing, rollbacks, session_ops, transfer
 
 
 class SessionRows(RepositoryBase):

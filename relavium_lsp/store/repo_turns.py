@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 from relavium_lsp.contracts.content import DurableContentPart
 from relavium_lsp.contracts.session import SessionMessage, SessionStatus
-from relavium_lsp.store import leases, messages
-from relavium_lsp.store.db import relaxed_durability, write_transaction
+from relavium_lsp.store.db.connection import relaxed_durability, write_transaction
 from relavium_lsp.store.repo_messages import MessageRows
 from relavium_lsp.store.repo_sessions import SessionRows
+from relavium_lsp.store.rows import leases, messages
 
 
 class TurnRows(SessionRows, MessageRows):

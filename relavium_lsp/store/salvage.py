@@ -31,12 +31,12 @@ import sqlcipher3
 from relavium_lsp.contracts.memory import MemorySource
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store import event_log, transfer
-from relavium_lsp.store.damage import is_corruption
-from relavium_lsp.store.db import Connection, open_database, write_transaction
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.connection import Connection, open_database, write_transaction
+from relavium_lsp.store.db.damage import is_corruption
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows import event_log, transfer
+from relavium_lsp.store.rows.workspace_memory import write_memory
 from relavium_lsp.store.sessions import SessionStore
-from relavium_lsp.store.workspace_memory import write_memory
 
 T = TypeVar("T")
 _COMPANIONS = ("-wal", "-shm")

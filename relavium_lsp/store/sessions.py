@@ -19,14 +19,19 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from relavium_lsp.store import messages
-from relavium_lsp.store.db import Connection, Synchronous, open_database, write_transaction
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.migrations import migrate
+from relavium_lsp.store.db.connection import (
+    Connection,
+    Synchronous,
+    open_database,
+    write_transaction,
+)
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.db.migrations import migrate
 from relavium_lsp.store.models import SessionCost, SessionPage, utc_timestamp
 from relavium_lsp.store.repo_costs import CostRows
 from relavium_lsp.store.repo_events import EventRows
 from relavium_lsp.store.repo_turns import TurnRows
+from relavium_lsp.store.rows import messages
 
 __all__ = ["SessionCost", "SessionPage", "SessionStore"]
 

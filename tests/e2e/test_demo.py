@@ -20,8 +20,8 @@ from ruamel.yaml import YAML
 
 from relavium_lsp.llm import demo_script as script
 from relavium_lsp.paths import HISTORY_DB_NAME
-from relavium_lsp.store.db import PLAINTEXT_SQLITE_HEADER, read_header
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.connection import PLAINTEXT_SQLITE_HEADER, read_header
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 
 DEMO_TIMEOUT_S = 240

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from relavium_lsp.store.keys import KEY_ENV, DbKey
+from relavium_lsp.store.db.keys import KEY_ENV, DbKey
 from relavium_lsp.store.sessions import SessionStore
 
 CHILD = Path(__file__).with_name("windows_child.py")

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "unit" / "engine"))
 
 from engine_harness import engine, scripted, text_reply
 
-from relavium_lsp.store.keys import KEY_ENV, DbKey
+from relavium_lsp.store.db.keys import KEY_ENV, DbKey
 
 
 async def main(db: Path, workspace_root: Path, turns: int) -> None:

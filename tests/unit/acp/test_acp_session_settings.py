@@ -20,9 +20,9 @@ from acp.schema import (
 )
 
 from relavium_lsp.paths import history_db_path, relavium_home
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.db.keys import resolve_db_key
+from relavium_lsp.store.rows.workspace_memory import write_memory
 from relavium_lsp.store.sessions import SessionStore
-from relavium_lsp.store.workspace_memory import write_memory
 from tests.e2e.lsp_harness import configure_loopback_provider, make_git_workspace
 from tests.unit.acp.acp_client import RecordingClient, connect_in_process, delete_session
 from tests.unit.llm.wire_servers import LoopbackServer, ScriptedToolCall, openai_stream

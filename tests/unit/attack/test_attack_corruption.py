@@ -24,13 +24,13 @@ from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import TurnStarted
 from relavium_lsp.errors import DatabaseCorrupted, DatabaseKeyError
 from relavium_lsp.server import methods
-from relavium_lsp.store import event_log
-from relavium_lsp.store.damage import PAGE_SIZE
-from relavium_lsp.store.db import write_transaction
-from relavium_lsp.store.keys import KEY_ENV, DbKey
+from relavium_lsp.store.db.connection import write_transaction
+from relavium_lsp.store.db.damage import PAGE_SIZE
+from relavium_lsp.store.db.keys import KEY_ENV, DbKey
+from relavium_lsp.store.rows import event_log
+from relavium_lsp.store.rows.workspace_memory import read_memory, write_memory
 from relavium_lsp.store.salvage import recover_history, scan_history
 from relavium_lsp.store.sessions import SessionStore
-from relavium_lsp.store.workspace_memory import read_memory, write_memory
 from tests.unit.attack.raw_server import RawServer, server_env
 from tests.unit.store.store_records import make_record
 

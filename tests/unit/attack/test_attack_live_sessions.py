@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.contracts.session import SessionContext
-from relavium_lsp.engine import live
+from relavium_lsp.engine.sessions import live
 from tests.unit.engine.engine_harness import engine, scripted, text_reply
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from relavium_lsp.contracts.session import PartialSessionContext, SessionContext
-from relavium_lsp.engine.live import effective_scope_tier
+from relavium_lsp.engine.sessions.live import effective_scope_tier
 from relavium_lsp.server import methods
 from tests.unit.attack.raw_server import RawServer
 

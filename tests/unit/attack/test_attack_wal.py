@@ -11,7 +11,7 @@ import signal
 from pathlib import Path
 
 from relavium_lsp.server import methods
-from relavium_lsp.store.keys import KEY_ENV
+from relavium_lsp.store.db.keys import KEY_ENV
 from tests.unit.attack.raw_server import RawServer
 
 KEY_HEX = bytes(range(32)).hex()

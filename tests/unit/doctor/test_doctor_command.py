@@ -14,8 +14,8 @@ import pytest
 
 from relavium_lsp.cli import main
 from relavium_lsp.llm.keys import store_api_key
-from relavium_lsp.store import keys as store_keys
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db import keys as store_keys
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 
 API_KEY = "sk-doctor-test-key-0123456789abcdef"

@@ -35,7 +35,7 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
 

@@ -23,14 +23,14 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
     TurnStarted,
 )
-from relavium_lsp.engine import bus_channel
-from relavium_lsp.engine.bus import EventBus
+from relavium_lsp.engine.events import channel as bus_channel
+from relavium_lsp.engine.events.bus import EventBus
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store import event_log
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import LeaseClock
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows import event_log
+from relavium_lsp.store.rows.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.engine.engine_harness import DEADLINE_S, until
 from tests.unit.store.store_records import make_record

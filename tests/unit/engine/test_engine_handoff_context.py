@@ -5,7 +5,7 @@ from __future__ import annotations
 from relavium_lsp.contracts.content import TextPart, ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.delegation import DelegationLimits, HandoffInputFilter
 from relavium_lsp.contracts.session import SessionMessage
-from relavium_lsp.engine.handoff_context import describe, render, resolve_filter
+from relavium_lsp.engine.collab.handoff_context import describe, render, resolve_filter
 from relavium_lsp.tools.base import DelegationRequest
 
 

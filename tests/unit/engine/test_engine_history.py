@@ -7,7 +7,7 @@ from pathlib import Path
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.llm.seam import ErrorChunk, LlmError
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from tests.unit.engine.engine_harness import engine, scripted, text_reply
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID
 from relavium_lsp.contracts.events import SessionCheckpointFailed, TokenUsage
-from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
+from relavium_lsp.engine.memory.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmRequest
 from tests.unit.engine.engine_harness import (
     CountingProvider,
@@ -371,7 +371,7 @@ async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
 
 
 def _checkpoints(store: object, session_id: str) -> list[object]:
-    from relavium_lsp.store.checkpoints import list_checkpoints
+    from relavium_lsp.store.rows.checkpoints import list_checkpoints
 
     return list(list_checkpoints(store, session_id))  # type: ignore[arg-type]
 

@@ -28,7 +28,7 @@ async def test_turn_cap_ends_loudly_without_a_provider_call(tmp_path: Path) -> N
 
 async def test_turn_cap_survives_resume(tmp_path: Path) -> None:
     db = tmp_path / "shared" / "history.db"
-    from relavium_lsp.store.keys import DbKey
+    from relavium_lsp.store.db.keys import DbKey
 
     key = DbKey(b"\x01" * 32, "env")
     async with engine(

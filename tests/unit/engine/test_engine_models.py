@@ -5,7 +5,7 @@ from __future__ import annotations
 from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition, FallbackEntry
 from relavium_lsp.contracts.config import EffectiveChatPolicy, ProviderConfig
-from relavium_lsp.engine.models import ModelChoice, model_choices, with_first_model
+from relavium_lsp.engine.sessions.models import ModelChoice, model_choices, with_first_model
 
 
 def config(*agents: AgentDefinition, default_model: str | None = None) -> WorkspaceConfig:

@@ -10,8 +10,8 @@ import pytest
 
 from relavium_lsp.contracts.peers import PeerDelivery, PeerMessage
 from relavium_lsp.errors import InvalidInput
-from relavium_lsp.store import peer_messages
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows import peer_messages
 from tests.unit.engine.engine_harness import engine, scripted
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from relavium_lsp.contracts.plan import PlanEntry
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from tests.unit.engine.engine_harness import AGENT_YAML, engine, scripted, text_reply, tool_reply
 
 PLAN = [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from relavium_lsp.engine import session as session_module
+from relavium_lsp.engine.sessions import session as session_module
 from relavium_lsp.store import async_store
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.engine.engine_harness import engine, scripted, text_reply

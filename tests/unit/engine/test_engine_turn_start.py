@@ -1,6 +1,6 @@
 """What a turn start reads in one trip changes nothing a model receives.
 
-The tail is read with the user message and chosen in memory (``store/tail_walk.py``). Every
+The tail is read with the user message and chosen in memory (``store/rows/tail_walk.py``). Every
 request must still carry exactly the history a fresh read of the database projects — also
 after another process (a second connection) appended to the session between turns.
 """

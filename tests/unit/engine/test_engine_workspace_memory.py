@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from relavium_lsp.engine.workspace_memory import (
+from relavium_lsp.engine.memory.workspace import (
     PROMPT_END,
     PROMPT_START,
     merge_sections,

@@ -23,7 +23,7 @@ from relavium_lsp.llm.cassette import CASSETTE_FORMAT, CassetteProvider, Recorde
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.seam import LlmChunk
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.tools.host import Approver, FilesystemHost, reject_all
 
 SESSION_ID = "0b7c2a51-5f0e-4c1e-9a57-3f1d2e8b6c40"

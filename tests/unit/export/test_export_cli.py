@@ -16,7 +16,7 @@ from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.export.jsonl import export_jsonl
 from relavium_lsp.export.workflow_yaml import export_workflow_yaml
 from relavium_lsp.llm.seam import StopChunk, TextDelta, ToolCallEnd
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.export.export_support import open_rig
 

@@ -12,7 +12,7 @@ import pytest
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.export.export_scenarios import SCENARIOS, tool_rounds
 

@@ -9,7 +9,7 @@ import pytest
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
-from relavium_lsp.engine.replay import replay_transcript
+from relavium_lsp.engine.history.replay import replay_transcript
 from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
 from relavium_lsp.export.replay_cassettes import message_chunks
 from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta, ToolCallEnd, ToolCallStart

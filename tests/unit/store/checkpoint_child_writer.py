@@ -13,9 +13,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from relavium_lsp.engine.checkpoint_journal import TurnJournal
+from relavium_lsp.engine.history.checkpoint_journal import TurnJournal
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.db.keys import resolve_db_key
 
 TURN = 1
 

@@ -9,8 +9,8 @@ import keyring.core
 import pytest
 from store_records import make_record
 
-from relavium_lsp.store import keys
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db import keys
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import AgentToken
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.db.keys import resolve_db_key
 from relavium_lsp.store.sessions import SessionStore
 
 

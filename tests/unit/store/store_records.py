@@ -6,8 +6,8 @@ import uuid
 
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext, SessionStatus
-from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.leases import LeaseClock
 
 # The host every test lease is taken on (process ids mean something only on one host).
 HOST = "this-host"

@@ -10,7 +10,7 @@ from store_records import make_record, text
 
 from relavium_lsp.errors import DatabaseKeyError, StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.base import ArtifactStore
 

@@ -1,6 +1,6 @@
 """A turn's checkpoint journal: notes written in batches, deduplicated, safe against a kill.
 
-``engine/checkpoint_journal.py`` over a real encrypted store; the kill test uses a real
+``engine/history/checkpoint_journal.py`` over a real encrypted store; the kill test uses a real
 process (``checkpoint_child_writer.py``) killed with SIGKILL while it writes.
 """
 
@@ -19,12 +19,12 @@ import pytest
 from checkpoint_child_writer import TURN, after_text, before_text, file_path
 from store_records import make_record
 
-from relavium_lsp.engine.checkpoint_journal import TurnJournal
-from relavium_lsp.store import file_checkpoints as fc
+from relavium_lsp.engine.history.checkpoint_journal import TurnJournal
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.db import Connection
-from relavium_lsp.store.file_checkpoints import FileNote
-from relavium_lsp.store.keys import KEY_ENV, DbKey
+from relavium_lsp.store.db.connection import Connection
+from relavium_lsp.store.db.keys import KEY_ENV, DbKey
+from relavium_lsp.store.rows import file_checkpoints as fc
+from relavium_lsp.store.rows.file_checkpoints import FileNote
 from relavium_lsp.store.sessions import SessionStore
 
 CHILD = Path(__file__).with_name("checkpoint_child_writer.py")

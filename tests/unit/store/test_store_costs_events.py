@@ -19,7 +19,7 @@ from relavium_lsp.contracts.events import (
     TurnError,
 )
 from relavium_lsp.errors import SessionNotFound, StoreError
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.hypothesis_profiles import examples
 
@@ -223,7 +223,7 @@ def test_event_commits_skip_the_fsync_but_restore_full_durability(
 
 
 def test_checkpoint_folds_the_write_ahead_log(store: SessionStore, session_id: str) -> None:
-    from relavium_lsp.store.db import WAL_AUTOCHECKPOINT_PAGES
+    from relavium_lsp.store.db.connection import WAL_AUTOCHECKPOINT_PAGES
 
     connection = store.connection
     assert connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_AUTOCHECKPOINT_PAGES

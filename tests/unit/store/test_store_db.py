@@ -12,10 +12,10 @@ import sqlcipher3
 from store_records import make_record, text
 
 from relavium_lsp.errors import DatabaseKeyError, StoreError
-from relavium_lsp.store import db as db_module
-from relavium_lsp.store.db import PLAINTEXT_SQLITE_HEADER, open_database, read_header
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.migrations import MIGRATIONS, Migration, latest_version, migrate
+from relavium_lsp.store.db import connection as db_module
+from relavium_lsp.store.db.connection import PLAINTEXT_SQLITE_HEADER, open_database, read_header
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.db.migrations import MIGRATIONS, Migration, latest_version, migrate
 from relavium_lsp.store.sessions import SessionStore
 
 

@@ -12,9 +12,9 @@ import pytest
 from store_records import clock, text
 
 from relavium_lsp.contracts.events import AgentToken, SessionExported, StampedEvent
-from relavium_lsp.store import event_log
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows import event_log
 from relavium_lsp.store.sessions import SessionStore
 
 BLOCK = event_log.RESERVE_BLOCK

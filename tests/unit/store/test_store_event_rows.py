@@ -11,7 +11,7 @@ from store_records import clock, text
 
 from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
-from relavium_lsp.store import event_log
+from relavium_lsp.store.rows import event_log
 from relavium_lsp.store.sessions import SessionStore
 
 # Any text a provider may stream except lone surrogates (no UTF-8 for SQLite to store).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from store_records import make_record
 
-from relavium_lsp.store import file_checkpoints as fc
+from relavium_lsp.store.rows import file_checkpoints as fc
 from relavium_lsp.store.sessions import SessionStore
 
 

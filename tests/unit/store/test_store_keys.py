@@ -11,8 +11,8 @@ import keyring
 import pytest
 
 from relavium_lsp.errors import DatabaseKeyError
-from relavium_lsp.store import keys
-from relavium_lsp.store.keys import DbKey, resolve_db_key
+from relavium_lsp.store.db import keys
+from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 
 
 def _mode(path: Path) -> int:
@@ -209,7 +209,7 @@ def test_corrupt_key_file_is_an_error_without_its_content(no_keyring: None, tmp_
 _RESOLVE_IN_CHILD = """
 import sys
 from pathlib import Path
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.db.keys import resolve_db_key
 print("ready", flush=True)
 sys.stdin.readline()
 print(resolve_db_key(Path(sys.argv[1])).raw.hex(), flush=True)

@@ -11,8 +11,8 @@ import pytest
 from store_records import clock, text
 
 from relavium_lsp.errors import LeaseLost, SessionRunningElsewhere
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.leases import process_alive
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows.leases import process_alive
 from relavium_lsp.store.sessions import SessionStore
 
 

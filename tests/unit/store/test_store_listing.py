@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_records import make_record, text
 
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.listing import fts_match_expression, like_pattern
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.models import InvalidCursorError, encode_cursor
+from relavium_lsp.store.rows.listing import fts_match_expression, like_pattern
 from relavium_lsp.store.sessions import SessionStore
 from tests.hypothesis_profiles import examples
 

@@ -19,7 +19,7 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.session import CompactionMarker, InterruptionMarker, SessionMessage
 from relavium_lsp.errors import SessionNotFound
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.hypothesis_profiles import examples
 
@@ -355,7 +355,7 @@ def test_tail_properties_on_random_histories(
     extended = bool(tail) and tail[-1].role == "tool"
     if len(tail) > 1 and not extended:
         assert sum(map(_tokens, tail)) <= budget
-    # Walked once for a larger budget, the rows decide this tail in memory (store/tail_walk.py,
+    # Walked once for a larger budget, the rows decide this tail in memory (store/rows/tail_walk.py,
     # the turn's one trip to the store): the same answer, or "ask the store" for an extension.
     for extra in (0, 37, budget + 500):
         chosen = store.walk_tail(sid, budget + extra).within(budget)

@@ -1,4 +1,4 @@
-"""The model a session was switched to, kept in its row (store/model_choice.py, migration 8)."""
+"""The model a session was switched to, kept in its row (``store/rows/model_choice.py``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from store_records import make_record, text
 
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.model_choice import load_model_choice, save_model_choice
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows.model_choice import load_model_choice, save_model_choice
 from relavium_lsp.store.sessions import SessionStore
 
 

@@ -6,7 +6,7 @@ from store_records import make_record
 
 from relavium_lsp.contracts.delegation import HandoffInputFilter
 from relavium_lsp.contracts.peers import PeerDelivery, PeerMessage
-from relavium_lsp.store import handoffs, peer_messages
+from relavium_lsp.store.rows import handoffs, peer_messages
 from relavium_lsp.store.sessions import SessionStore
 
 

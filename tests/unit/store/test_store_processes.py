@@ -11,8 +11,8 @@ from pathlib import Path
 
 from store_records import make_record
 
-from relavium_lsp.store.keys import KEY_ENV, DbKey
-from relavium_lsp.store.migrations import MIGRATIONS
+from relavium_lsp.store.db.keys import KEY_ENV, DbKey
+from relavium_lsp.store.db.migrations import MIGRATIONS
 from relavium_lsp.store.sessions import SessionStore
 
 WRITER = Path(__file__).with_name("store_child_writer.py")
@@ -144,7 +144,7 @@ _FIRST_OPEN = """
 import sys
 from pathlib import Path
 from relavium_lsp.contracts.content import TextPart
-from relavium_lsp.store.keys import resolve_db_key
+from relavium_lsp.store.db.keys import resolve_db_key
 from relavium_lsp.store.sessions import SessionStore
 sys.path.insert(0, sys.argv[3])
 from store_records import make_record

@@ -11,9 +11,9 @@ import pytest
 from store_records import make_record, text
 
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.store import keys
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.keys import DbKey, resolve_db_key
+from relavium_lsp.store.db import keys
+from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 from relavium_lsp.store.sessions import SessionStore
 
 

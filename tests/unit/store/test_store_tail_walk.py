@@ -1,7 +1,7 @@
 """A tail walk that continues from the connection's last one reads what a fresh walk reads.
 
 ``SessionStore.walk_tail`` reads only the rows newer than its previous walk of the session
-while no other connection committed (``store/tail_walk.py``). On random histories — appends,
+while no other connection committed (``store/rows/tail_walk.py``). On random histories — appends,
 tool rounds, compaction markers, rollbacks, budgets that shrink and grow — every walk must
 equal a fresh walk of the same database, and its tail the specification's
 (docs/design.md §2.4); another connection's writes in between are seen too.
@@ -20,10 +20,10 @@ from store_records import make_record, text
 from test_store_messages import _call, _reference_tail, _result, _user
 
 from relavium_lsp.contracts.session import CompactionMarker
-from relavium_lsp.store import messages
-from relavium_lsp.store.keys import DbKey
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows import messages
+from relavium_lsp.store.rows.tail_walk import TailWalk
 from relavium_lsp.store.sessions import SessionStore
-from relavium_lsp.store.tail_walk import TailWalk
 from tests.hypothesis_profiles import examples
 
 

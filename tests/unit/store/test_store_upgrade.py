@@ -18,9 +18,9 @@ from store_records import text
 
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.usage import TokenUsage
-from relavium_lsp.store.db import Connection, open_database
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.migrations import MIGRATIONS, current_version
+from relavium_lsp.store.db.connection import Connection, open_database
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.db.migrations import MIGRATIONS, current_version
 from relavium_lsp.store.sessions import SessionStore
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "db" / "schema_v2.db"

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.errors import MemoryConflict
-from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.sessions import SessionStore
-from relavium_lsp.store.workspace_memory import (
+from relavium_lsp.store.db.keys import DbKey
+from relavium_lsp.store.rows.workspace_memory import (
     KEEP_REVISIONS,
     newest_revisions,
     read_memory,
     update_memory,
     write_memory,
 )
+from relavium_lsp.store.sessions import SessionStore
 
 
 def test_compare_and_swap_keeps_the_newest_revisions(store: SessionStore) -> None:

@@ -1,0 +1,1 @@
+"""Sessions working with sessions: delegation to child sessions, handoff context, peer messages."""

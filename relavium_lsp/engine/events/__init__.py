@@ -1,0 +1,1 @@
+"""Session events: the bus that numbers, persists and delivers them; the cross-process watch."""

@@ -1,0 +1,1 @@
+"""Stored history as engine operations: export, import, fork, replay, checkpoints, rewind."""

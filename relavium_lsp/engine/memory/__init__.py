@@ -1,0 +1,1 @@
+"""What a workspace remembers: long-term workspace memory and introspection checkpoints."""

@@ -1,0 +1,1 @@
+"""The sessions this process serves: loading, lifecycle, leases, snapshots and model choice."""

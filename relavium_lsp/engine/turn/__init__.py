@@ -1,0 +1,1 @@
+"""One turn: its fixed inputs (planning, prompt), the runner, the cost governor, compaction."""

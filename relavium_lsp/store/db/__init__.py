@@ -1,0 +1,1 @@
+"""The SQLCipher database file: its key, connection, schema migrations and failure states."""

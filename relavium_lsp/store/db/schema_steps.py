@@ -1,0 +1,497 @@
+"""The schema changes, one function per migration (listed and applied by ``db/migrations.py``).
+
+Each function runs inside the migration transaction. Never edit one that has been released;
+append a new one.
+"""
+
+from __future__ import annotations
+
+from relavium_lsp.store.db.connection import Connection
+
+
+def create_initial_schema(connection: Connection) -> None:
+    """Version 1: sessions, messages, costs, events and their indexes."""
+    for statement in _INITIAL_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_messages.message_rowid is an explicit INTEGER PRIMARY KEY because the FTS table
+# uses it as its content rowid, and implicit rowids may be renumbered by VACUUM. The FTS
+# index is an external-content index over the *visible* messages (a view), so it stores no
+# second copy of the text, and FTS5's 'integrity-check' / 'rebuild' agree with what the
+# repository keeps indexed (rolled-back rows are not searchable).
+# visible_ordinal / cumulative_tokens are running totals over *visible* messages, so
+# "how much since the last compaction marker" is a subtraction, not a scan of history.
+_INITIAL_STATEMENTS = (
+    """
+    CREATE TABLE agent_sessions (
+        id TEXT PRIMARY KEY,
+        agent_slug TEXT NOT NULL,
+        agent_snapshot TEXT NOT NULL,
+        title TEXT,
+        model_id TEXT,
+        context TEXT NOT NULL,
+        working_dir TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('idle', 'streaming', 'awaiting_approval', 'ended')),
+        source TEXT NOT NULL,
+        total_input_tokens INTEGER NOT NULL DEFAULT 0,
+        total_output_tokens INTEGER NOT NULL DEFAULT 0,
+        total_cost_microcents INTEGER NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        turn_count INTEGER NOT NULL DEFAULT 0,
+        last_message_preview TEXT,
+        exported_workflow_path TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        deleted_at TEXT
+    )
+    """,
+    """
+    CREATE INDEX agent_sessions_recent
+        ON agent_sessions (updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_workspace_recent
+        ON agent_sessions (working_dir, updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_status_recent
+        ON agent_sessions (status, updated_at DESC, id DESC) WHERE deleted_at IS NULL
+    """,
+    """
+    CREATE TABLE session_messages (
+        message_rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        sequence_number INTEGER NOT NULL CHECK (sequence_number >= 1),
+        role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        content TEXT NOT NULL,
+        model_id TEXT,
+        compaction TEXT,
+        interruption TEXT,
+        plain_text TEXT NOT NULL,
+        token_estimate INTEGER NOT NULL,
+        visible_ordinal INTEGER NOT NULL,
+        cumulative_tokens INTEGER NOT NULL,
+        rolled_back INTEGER NOT NULL DEFAULT 0 CHECK (rolled_back IN (0, 1)),
+        timestamp TEXT NOT NULL,
+        UNIQUE (session_id, sequence_number)
+    )
+    """,
+    """
+    CREATE INDEX session_messages_compaction
+        ON session_messages (session_id, sequence_number)
+        WHERE compaction IS NOT NULL AND rolled_back = 0
+    """,
+    """
+    CREATE VIEW session_messages_visible AS
+        SELECT message_rowid, plain_text, session_id FROM session_messages WHERE rolled_back = 0
+    """,
+    """
+    CREATE VIRTUAL TABLE session_messages_fts USING fts5 (
+        plain_text,
+        session_id UNINDEXED,
+        content = 'session_messages_visible',
+        content_rowid = 'message_rowid',
+        tokenize = 'unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE TABLE session_costs (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_microcents INTEGER NOT NULL DEFAULT 0,
+        call_count INTEGER NOT NULL DEFAULT 0,
+        unpriced_calls INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, model)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_events (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        sequence_number INTEGER NOT NULL CHECK (sequence_number >= 1),
+        type TEXT NOT NULL,
+        timestamp TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (session_id, sequence_number)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_artifacts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        call_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_artifacts_session ON session_artifacts (session_id, call_id)",
+)
+
+
+def add_cache_token_columns(connection: Connection) -> None:
+    """Version 2: prompt-cache token counts in ``session_costs``."""
+    # Prompt-cache reads and writes are billed at their own rates; keep them per model so
+    # a session's spend can be explained. They are parts of input_tokens, not additions.
+    for column in ("cache_read_tokens", "cache_write_tokens"):
+        connection.execute(
+            f"ALTER TABLE session_costs ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+        )
+
+
+def add_session_model(connection: Connection) -> None:
+    """Version 5: usage, threading, lineage, statuses and handoffs."""
+    # New statuses need a new CHECK, and SQLite changes a CHECK only by rebuilding the table
+    # (its documented procedure: create, copy, drop, rename; foreign keys are off while
+    # migrating and checked before the commit, see migrate()).
+    connection.execute(
+        """
+        CREATE TABLE agent_sessions_v5 (
+            id TEXT PRIMARY KEY,
+            agent_slug TEXT NOT NULL,
+            agent_snapshot TEXT NOT NULL,
+            title TEXT,
+            model_id TEXT,
+            context TEXT NOT NULL,
+            working_dir TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('idle', 'streaming', 'awaiting_approval',
+                'awaiting_peer', 'failed', 'ended')),
+            source TEXT NOT NULL,
+            total_input_tokens INTEGER NOT NULL DEFAULT 0,
+            total_output_tokens INTEGER NOT NULL DEFAULT 0,
+            total_cost_microcents INTEGER NOT NULL DEFAULT 0,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            last_message_preview TEXT,
+            exported_workflow_path TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT,
+            description TEXT,
+            description_source TEXT,
+            metadata TEXT,
+            forked_from TEXT,
+            parent_session_id TEXT
+        )
+        """
+    )
+    old_columns = (
+        "id, agent_slug, agent_snapshot, title, model_id, context, working_dir, status, source,"
+        " total_input_tokens, total_output_tokens, total_cost_microcents, message_count,"
+        " turn_count, last_message_preview, exported_workflow_path, created_at, updated_at,"
+        " deleted_at"
+    )
+    connection.execute(
+        f"INSERT INTO agent_sessions_v5 ({old_columns})"  # noqa: S608 - constant column names
+        f" SELECT {old_columns} FROM agent_sessions"
+    )
+    # Dropping the table drops its triggers (the change log's, migration 3) and indexes:
+    # keep their SQL and create them again on the new table, whatever earlier steps made.
+    kept = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'agent_sessions'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        )
+    ]
+    connection.execute("DROP TABLE agent_sessions")
+    connection.execute("ALTER TABLE agent_sessions_v5 RENAME TO agent_sessions")
+    for statement in kept:
+        connection.execute(statement)
+    for statement in _SESSION_INDEXES:
+        connection.execute(statement)
+    for column in (
+        "token_usage TEXT",
+        "cost_microcents INTEGER",
+        "parent_message_id TEXT",
+        "agent_slug TEXT",
+    ):
+        connection.execute(f"ALTER TABLE session_messages ADD COLUMN {column}")
+    for statement in _HANDOFF_STATEMENTS:
+        connection.execute(statement)
+
+
+# The indexes migration 5 adds (the older ones are carried over with the table).
+_SESSION_INDEXES = (
+    """
+    CREATE INDEX agent_sessions_deleted_recent
+        ON agent_sessions (deleted_at DESC, id DESC) WHERE deleted_at IS NOT NULL
+    """,
+    """
+    CREATE INDEX agent_sessions_children
+        ON agent_sessions (parent_session_id) WHERE parent_session_id IS NOT NULL
+    """,
+)
+# A handoff: control passed from one agent to another (a delegation to a child session).
+# sequence_number is the parent's message that asked for it (the delegate tool call).
+_HANDOFF_STATEMENTS = (
+    """
+    CREATE TABLE session_handoffs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        child_session_id TEXT,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        sequence_number INTEGER NOT NULL,
+        call_id TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_handoffs_session ON session_handoffs (session_id, sequence_number)",
+)
+
+
+def add_leases_and_changes(connection: Connection) -> None:
+    """Version 3: turn leases and the session change log."""
+    for statement in _LEASE_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_leases: which process runs a turn of a session right now (docs/design.md §7.1).
+# heartbeat_at is Unix time in seconds (every process on one machine shares the clock).
+# session_changes: a short log of list-visible changes, written by triggers so that no code
+# path can forget it; every process reads past the newest sequence it has seen (§3.1).
+_LEASE_STATEMENTS = (
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES agent_sessions (id),
+        owner_pid INTEGER NOT NULL,
+        owner_host TEXT NOT NULL,
+        owner_token TEXT NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        abort_requested INTEGER NOT NULL DEFAULT 0 CHECK (abort_requested IN (0, 1))
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('created', 'renamed', 'deleted', 'status'))
+    )
+    """,
+    """
+    CREATE TRIGGER session_changes_created AFTER INSERT ON agent_sessions
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'created');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_renamed AFTER UPDATE OF title ON agent_sessions
+    WHEN OLD.title IS NOT NEW.title
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'renamed');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_status AFTER UPDATE OF status ON agent_sessions
+    WHEN OLD.status IS NOT NEW.status
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'status');
+    END
+    """,
+    """
+    CREATE TRIGGER session_changes_deleted AFTER UPDATE OF deleted_at ON agent_sessions
+    WHEN OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL
+    BEGIN
+        INSERT INTO session_changes (session_id, kind) VALUES (NEW.id, 'deleted');
+    END
+    """,
+)
+
+
+def add_file_checkpoints(connection: Connection) -> None:
+    """Version 4: file checkpoints and rewinds."""
+    for statement in _CHECKPOINT_STATEMENTS:
+        connection.execute(statement)
+
+
+# File checkpoints (docs/design.md §6.3). checkpoint_blobs holds file contents once per
+# content hash, shared by every checkpoint and session that saw the same bytes; a row of
+# session_checkpoints says what a file held before the turn started by the user message
+# user_sequence first changed it (before_digest NULL: it did not exist) and the digest of
+# what the agent left there (after_digest; a digest only, no blob). session_rewinds and
+# session_rewind_files record each rewind the same way, so that a rewind can be undone.
+_CHECKPOINT_STATEMENTS = (
+    """
+    CREATE TABLE checkpoint_blobs (
+        digest TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        content BLOB NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE session_checkpoints (
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        user_sequence INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, user_sequence, path)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE session_rewinds (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        to_sequence INTEGER NOT NULL,
+        forked_session_id TEXT,
+        created_at TEXT NOT NULL,
+        undone_at TEXT
+    )
+    """,
+    "CREATE INDEX session_rewinds_session ON session_rewinds (session_id)",
+    """
+    CREATE TABLE session_rewind_files (
+        rewind_id TEXT NOT NULL REFERENCES session_rewinds (id),
+        path TEXT NOT NULL,
+        before_digest TEXT,
+        after_digest TEXT,
+        PRIMARY KEY (rewind_id, path)
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def add_model_choice(connection: Connection) -> None:
+    """Version 8: the model a session was switched to."""
+    # The model a front end switched the session to (relavium/setModel, ACP's model option),
+    # as "<provider id>/<model>"; NULL: the agent's own (store/rows/model_choice.py).
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN model_choice TEXT")
+
+
+def add_event_inbox(connection: Connection) -> None:
+    """Version 9: the event inbox; the event numbers a lease's owner reserved (§3.1)."""
+    for statement in _INBOX_STATEMENTS:
+        connection.execute(statement)
+
+
+# While a process holds a session's lease it numbers that session's events itself (in
+# memory, delivered before they are written, docs/design.md §3.1). Another process's events
+# for that session wait here, unnumbered, until the owner (or, once the lease is gone, the
+# next ordinary append, or a stale-lease takeover) moves them into session_events.
+_INBOX_STATEMENTS = (
+    """
+    CREATE TABLE session_event_inbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES agent_sessions (id),
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_event_inbox_session ON session_event_inbox (session_id, id)",
+    # The highest event number the lease's owner may hand out before it was written: the
+    # owner reserves a block with the lease and extends it in its write-behind commits.
+    "ALTER TABLE session_leases ADD COLUMN numbered_through INTEGER NOT NULL DEFAULT 0",
+    # Left by a stale-lease takeover: the dead owner may have delivered numbers up to here
+    # that it never wrote; the log numbers past them (a hole the clients step over).
+    """
+    CREATE TABLE session_event_floor (
+        session_id TEXT PRIMARY KEY REFERENCES agent_sessions (id),
+        numbered_through INTEGER NOT NULL
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def add_workspace_memory(connection: Connection) -> None:
+    """Version 6: workspace long-term memory."""
+    for statement in _MEMORY_STATEMENTS:
+        connection.execute(statement)
+
+
+# Workspace long-term memory (docs/design.md §2.6): one row per kept revision of a
+# workspace's document; the newest revision is the document. Kept in the encrypted database
+# like everything else; the store prunes all but the newest few revisions per workspace.
+_MEMORY_STATEMENTS = (
+    """
+    CREATE TABLE workspace_memory (
+        workspace TEXT NOT NULL,
+        revision INTEGER NOT NULL CHECK (revision >= 1),
+        text TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('user', 'introspection')),
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace, revision)
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def add_peers(connection: Connection) -> None:
+    """Version 7: child cost caps, input filters, handoff audit and peer messages."""
+    for column in (
+        "cost_cap_microcents INTEGER",
+        "input_filter TEXT",
+        "context_messages INTEGER",
+    ):
+        connection.execute(f"ALTER TABLE session_handoffs ADD COLUMN {column}")
+    for statement in _PEER_STATEMENTS:
+        connection.execute(statement)
+
+
+# Sessions working with sessions (docs/design.md §2.5, issue 23). A handoff keeps the child's
+# cost cap (what was left under the parent's cap when it started; NULL: no cap), so a child
+# resumed after a restart still obeys it, and the input filter that chose what context the
+# child got. session_handoff_audit records each later use of a handoff (a resume in a new
+# process, a replay). peer_messages / peer_deliveries are messages one session sends to
+# others of the same workspace and what became of each delivery. Rows name sessions without
+# foreign keys: purge erases them with the sessions (store/rows/session_ops.py).
+_PEER_STATEMENTS = (
+    """
+    CREATE TABLE session_handoff_audit (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        handoff_id TEXT NOT NULL,
+        child_session_id TEXT,
+        action TEXT NOT NULL CHECK (action IN ('resumed', 'replayed')),
+        detail TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX session_handoff_audit_session ON session_handoff_audit (session_id)",
+    "CREATE INDEX session_handoff_audit_child ON session_handoff_audit (child_session_id)",
+    """
+    CREATE TABLE peer_messages (
+        id TEXT PRIMARY KEY,
+        from_session_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('fire_and_forget', 'await_reply')),
+        hops INTEGER NOT NULL,
+        call_id TEXT,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX peer_messages_from ON peer_messages (from_session_id, created_at)",
+    """
+    CREATE TABLE peer_deliveries (
+        message_id TEXT NOT NULL REFERENCES peer_messages (id),
+        to_session_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'replied', 'failed',
+            'aborted')),
+        sequence_number INTEGER,
+        delivered_at TEXT,
+        reply TEXT,
+        error TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (message_id, to_session_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX peer_deliveries_to ON peer_deliveries (to_session_id)",
+)
+
+
+def add_turn_reviews(connection: Connection) -> None:
+    """Version 10: the review of each file a turn changed (docs/design.md §6.4)."""
+    # NULL: not reviewed yet; 'kept' / 'undone': what relavium/reviewChanges decided, so a
+    # reload or another window shows it.
+    connection.execute(
+        "ALTER TABLE session_checkpoints ADD COLUMN review TEXT"
+        " CHECK (review IN ('kept', 'undone'))"
+    )

@@ -1,0 +1,70 @@
+"""What an automatic introspection pass needs to know: is there anything new to introspect.
+
+Read from the durable log (``session:checkpoint`` and ``session:turn_completed`` events) and
+the messages, so every process sharing the database reaches the same answer — the automatic
+triggers (``engine/memory/introspection_triggers.py``) ask again under the session's lease, and a
+pass another window just recorded leaves nothing to do here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from relavium_lsp.store.rows.checkpoints import CHECKPOINT_EVENT
+from relavium_lsp.store.sessions import SessionStore
+
+TURN_COMPLETED_EVENT = "session:turn_completed"
+
+
+@dataclass(frozen=True)
+class PendingWork:
+    """What happened in a session since its newest checkpoint."""
+
+    fresh_messages: int  # visible messages after the checkpoint's ``throughSequence``
+    turns: int  # turns that settled after the checkpoint event
+    turn_count: int  # the session's turns in all (its max_turns counts these)
+
+
+def pending_work(store: SessionStore, session_id: str) -> PendingWork:
+    """The session's messages and turns since its newest checkpoint (all of them if none)."""
+    connection = store.connection
+    row = connection.execute(
+        "SELECT sequence_number, payload FROM session_events WHERE session_id = ? AND type = ?"
+        " ORDER BY sequence_number DESC LIMIT 1",
+        (session_id, CHECKPOINT_EVENT),
+    ).fetchone()
+    event_sequence, through = 0, 0
+    if row is not None:
+        event_sequence = int(row[0])
+        through = int(json.loads(row[1]).get("throughSequence", 0))
+    fresh = connection.execute(
+        "SELECT COUNT(*) FROM session_messages"
+        " WHERE session_id = ? AND rolled_back = 0 AND sequence_number > ?",
+        (session_id, through),
+    ).fetchone()
+    turns = connection.execute(
+        "SELECT COUNT(*) FROM session_events"
+        " WHERE session_id = ? AND type = ? AND sequence_number > ?",
+        (session_id, TURN_COMPLETED_EVENT, event_sequence),
+    ).fetchone()
+    total = connection.execute(
+        "SELECT turn_count FROM agent_sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return PendingWork(
+        fresh_messages=int(fresh[0]),
+        turns=int(turns[0]),
+        turn_count=int(total[0]) if total is not None else 0,
+    )
+
+
+def earlier_sessions(
+    store: SessionStore, working_dir: str, *, exclude: str, limit: int
+) -> list[str]:
+    """The workspace's other top-level sessions, most recently active first."""
+    rows = store.connection.execute(
+        "SELECT id FROM agent_sessions WHERE working_dir = ? AND deleted_at IS NULL"
+        " AND parent_session_id IS NULL AND id != ? ORDER BY updated_at DESC, id DESC LIMIT ?",
+        (working_dir, exclude, limit),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
