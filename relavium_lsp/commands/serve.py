@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 
 from relavium_lsp.commands import Subcommands
 from relavium_lsp.commands.startup import gc_paused
@@ -35,15 +34,8 @@ def announce_tcp_lifecycle() -> None:
     lifecycle.addHandler(handler)
 
 
-# How long a thread may hold the GIL while another waits (CPython's default is 5 ms). The
-# event loop shares the interpreter with the store's worker thread and pygls' pool; a token
-# ready to go out should not wait behind a whole default slice of their Python work (issue 25).
-GIL_SWITCH_INTERVAL_S = 0.0005
-
-
 def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     home = relavium_home()
     # Everything up to serving is start-up: no cyclic GC, its objects frozen (cold start).
     # Every pygls and lsprotocol import happens here, not when this module loads.

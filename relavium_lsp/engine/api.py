@@ -14,48 +14,103 @@ objects. Events reach the outside through :meth:`Engine.subscribe`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 
 from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
-from relavium_lsp.contracts.events import TurnResult
-from relavium_lsp.contracts.wire import SessionListChange
-from relavium_lsp.engine.api_events import Events
-from relavium_lsp.engine.api_export import Exporting
-from relavium_lsp.engine.api_history import HistoryManagement
-from relavium_lsp.engine.api_peers import Peers
-from relavium_lsp.engine.api_reading import Reading, key_lookup_for
-from relavium_lsp.engine.api_sessions import ResumeResult, SessionDriving
+from relavium_lsp.contracts.content import ContentPart, ToolResultPart
+from relavium_lsp.contracts.events import (
+    CheckpointReason,
+    CompactionReason,
+    SessionCheckpoint,
+    SessionCompacted,
+    SessionStarted,
+    SessionTrimmed,
+    StampedEvent,
+    TokenUsage,
+    TurnResult,
+)
+from relavium_lsp.contracts.peers import HandoffAuditRecord, PeerMessage, PeerMode
+from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.review import (
+    CheckpointContentResult,
+    ReviewChangesResult,
+    ReviewDecision,
+    TurnChangesResult,
+)
+from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    HandoffRecord,
+    SessionContext,
+    SessionMessage,
+    SessionStatus,
+)
+from relavium_lsp.contracts.session_ops import ArtifactInfo
+from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
 from relavium_lsp.engine.events.bus import EventBus, Listener, Unsubscribe
-from relavium_lsp.engine.events.watch import ListListener
+from relavium_lsp.engine.events.watch import ListListener, SharedLogWatcher, interval_from_env
+from relavium_lsp.engine.history import exports, turn_review
+from relavium_lsp.engine.history.replay import replay_session
+from relavium_lsp.engine.history.rewind import list_turn_checkpoints
+from relavium_lsp.engine.history.rewind import rewind as rewind_session
+from relavium_lsp.engine.history.rewind import undo_rewind as undo_session_rewind
+from relavium_lsp.engine.memory import introspection
 from relavium_lsp.engine.memory.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.memory.workspace import MemoryListener, WorkspaceMemories
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.sessions import admin as session_admin
 from relavium_lsp.engine.sessions.admin import KEEP, Keep
 from relavium_lsp.engine.sessions.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.sessions.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.sessions.models import ModelChoice, first_choice
+from relavium_lsp.engine.sessions.model_memory import remember_choice
+from relavium_lsp.engine.sessions.models import (
+    ModelChoice,
+    first_choice,
+    model_choices,
+    with_effective_model,
+    with_first_model,
+)
 from relavium_lsp.engine.sessions.snapshot import SessionSnapshot
+from relavium_lsp.engine.sessions.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.timers import Timers
 from relavium_lsp.engine.turn.compaction import CompactionMode
+from relavium_lsp.errors import (
+    DatabaseCorrupted,
+    InvalidInput,
+    SessionBusy,
+    SessionRunningElsewhere,
+)
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
+from relavium_lsp.llm.keys import lookup_api_key
+from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
 from relavium_lsp.llm.providers import resolve_chain
+from relavium_lsp.mcp.catalog import list_tools
 from relavium_lsp.mcp.source import McpToolSource, new_mcp_source
 from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
+from relavium_lsp.store.rows import handoffs, peer_messages
+from relavium_lsp.store.rows.checkpoints import list_checkpoints
+from relavium_lsp.store.rows.file_checkpoints import delete_session_checkpoints
+from relavium_lsp.store.rows.session_ops import PurgeReport
+from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
@@ -86,9 +141,646 @@ __all__ = [
 
 GIL_SWITCH_INTERVAL_S = 0.001
 
+logger = logging.getLogger(__name__)
 
-class Engine(SessionDriving, HistoryManagement, Reading, Events, Exporting, Peers):
-    """Sessions, turns, events, history and export for one process; see the module doc."""
+
+@dataclass(frozen=True)
+class ResumeResult:
+    """A resumed session: its row, the history tail within budget, the newest event."""
+
+    session: AgentSessionRecord
+    messages: list[SessionMessage]
+    last_event_sequence: int
+    plan: list[PlanEntry] | None = None
+
+
+def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:
+    """API-key lookup that withholds keys from endpoints a project file chose."""
+
+    def key_for(provider_id: str) -> str | None:
+        if provider_id in config.keyless_providers:
+            return None
+        return lookup_api_key(provider_id)
+
+    return key_for
+
+
+class Engine:
+    """Sessions, turns, events, history and export for one process; see the module doc.
+
+    One object put together from the engine's parts (services, live sessions, the shared-log
+    watcher, the introspection triggers), its methods grouped by job below.
+    """
+
+    def __init__(
+        self,
+        services: EngineServices,
+        sessions: LiveSessions,
+        *,
+        http: httpx.AsyncClient,
+        mcp: McpToolSource | None = None,
+        triggers: IntrospectionTriggers | None = None,
+    ) -> None:
+        self._services = services
+        self._live = sessions
+        # Automatic introspection passes (None: only the manual request, e.g. the CLI).
+        self._triggers = triggers
+        self._http = http
+        self._models = ModelDirectory(http)
+        self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
+        # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
+        self.mcp = mcp
+        # The workspaces' long-term memories (§2.6): read, write, watch.
+        self.memory = services.memory or WorkspaceMemories(services.store)
+        self._watcher.on_other_commits(self.memory.poll)
+
+    async def record(self, session_id: str) -> AgentSessionRecord:
+        """A session's row (the served copy while this process runs its turn; nothing is loaded).
+
+        Otherwise the stored row: another window may have run turns meanwhile.
+        """
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            return served.record
+        record = await self._live.require_record(session_id)
+        if served is None:
+            return record
+        served.refresh(record)
+        return served.record
+
+    async def plan(self, session_id: str) -> list[PlanEntry] | None:
+        """The agent's current plan (``update_plan``), or ``None`` when it has none."""
+        await self._live.require_record(session_id)
+        return await exports.current_plan(self._services, session_id)
+
+    async def _refuse_if_running_elsewhere(self, session_id: str, doing: str) -> None:
+        lease = await self._live.running_elsewhere(session_id)
+        if lease is not None:
+            raise SessionRunningElsewhere(
+                f"session {session_id} is running a turn in another window (process "
+                f"{lease.owner_pid}); {doing} it when that turn has finished, or abort it"
+            )
+
+    def _refuse_busy(self, session_id: str) -> None:
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+
+    # -- sessions: start, resume, send, abort, compact, models, applied code ---------------
+
+    async def start(
+        self,
+        *,
+        context: SessionContext,
+        agent_ref: str | None = None,
+        title: str | None = None,
+        source: str = "cli",
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> SessionSnapshot:
+        """Open a new session for an agent (``session:started``)."""
+        session = await self._live.create(
+            context=context,
+            agent_ref=agent_ref,
+            title=title,
+            source=source,
+            description=description,
+            metadata=metadata,
+        )
+        if self._triggers is not None:
+            self._triggers.session_started(session.id, session.record.context.working_dir)
+        return session.snapshot()
+
+    async def session(self, session_id: str) -> SessionSnapshot:
+        """A session as it is now, loaded (and a crashed turn recovered) if not served yet."""
+        return (await self._live.get(session_id)).snapshot()
+
+    async def resume(self, session_id: str) -> ResumeResult:
+        """Reload a session (ended ones become idle again) with its history tail.
+
+        A session another window is running is only read: its turn goes on untouched there,
+        and this process follows it through the shared event log (docs/design.md §7.1).
+        """
+        session = await self._live.get(session_id)
+        session.workspace_memory = None  # a resumed session is given the current memory
+        elsewhere = await self._live.running_elsewhere(session_id)
+        if elsewhere is None:
+            await self._live.follow_stored_model(session)  # switched in another window?
+            session.refresh(await self._live.require_record(session_id))
+            if session.record.status == "ended":
+                await session.set_status("idle")
+        else:
+            session.refresh(await self._live.require_record(session_id))
+        snapshot = session.snapshot()
+        budget = snapshot.context_window
+        messages = await self._services.store.run(
+            lambda s: s.load_tail_within_budget(session_id, budget)
+        )
+        if elsewhere is None:
+            session.scope.emit(
+                SessionStarted(
+                    agent_ref=snapshot.agent.id,
+                    model=snapshot.model,
+                    context=snapshot.record.context,
+                    resumed=True,
+                )
+            )
+        try:
+            last_event = await self._services.bus.last_sequence(session_id)
+            plan = await self.plan(session_id)  # kept in the event log too
+        except DatabaseCorrupted as error:
+            # The messages are the transcript; a damaged event log must not lock a session
+            # out (issue 16). Replays start from nothing; the log line names the file.
+            logger.warning("resuming %s without its event log: %s", session_id, error.message)
+            last_event, plan = 0, None
+        return ResumeResult(
+            session=session.record,
+            messages=messages,
+            last_event_sequence=last_event,
+            plan=plan,
+        )
+
+    async def send(
+        self, session_id: str, text: str, attachments: Sequence[ContentPart] = ()
+    ) -> TurnResult:
+        """Append the user's message and run one turn; returns when the turn settles.
+
+        The answer streams as events meanwhile. Cancelling the caller aborts the turn.
+        """
+        session = await self._live.get(session_id)
+        if self._triggers is not None and not await self._triggers.first_turn(session_id):
+            # Aborted while it waited for the earlier sessions' passes: nothing was stored.
+            return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
+        return await session.send_message(text, attachments)
+
+    async def abort(self, session_id: str) -> bool:
+        """Abort the running turn of a session; ``False`` when none was running.
+
+        A turn another process runs is asked to stop through the database (its heartbeat
+        sees the request within one beat); this waits until it has let go of its lease.
+        """
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            return await served.abort()
+        if self._triggers is not None and self._triggers.abort_waiting(session_id):
+            return True  # a new session's first turn, still waiting to begin
+        await self._live.require_record(session_id)
+        lease = await self._services.store.run(lambda s: s.request_abort(session_id))
+        if lease is None:
+            return False
+        await self._wait_for_release(session_id, lease.owner_token)
+        return True
+
+    async def _wait_for_release(self, session_id: str, token: str) -> None:
+        keeper = self._services.leases
+        settings = keeper.settings if keeper is not None else LeaseSettings()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.timeout_s + 2 * settings.heartbeat_s
+        while loop.time() < deadline:
+            lease = await self._live.recover(session_id)
+            if lease is None or lease.owner_token != token:
+                return
+            # Polling the owner's lease row is the only channel between the processes.
+            await asyncio.sleep(settings.heartbeat_s / 4)
+
+    def is_running(self, session_id: str) -> bool:
+        """Whether this process is running a turn of the session right now."""
+        served = self._live.served(session_id)
+        return served is not None and served.busy
+
+    def running_turn_sequence(self, session_id: str) -> int | None:
+        """The user message sequence of the turn this process runs in the session, if any.
+
+        Another window's turn of the same session never matches (docs/design.md §7.1).
+        """
+        served = self._live.served(session_id)
+        return served.turn_user_sequence if served is not None and served.busy else None
+
+    async def cancel(self, session_id: str) -> None:
+        """End a session (``session:cancelled``); it stays resumable by id."""
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "end")
+        await session.cancel()
+
+    async def compact(
+        self, session_id: str, *, mode: CompactionMode, reason: CompactionReason = "manual"
+    ) -> SessionCompacted | SessionTrimmed:
+        """Compact a session's visible history now; returns the terminal event."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
+        return await (await self._live.get(session_id)).compact(mode=mode, reason=reason)
+
+    async def model_choices(self, session_id: str) -> list[ModelChoice]:
+        """The models the session may ask first (see :mod:`relavium_lsp.engine.sessions.models`)."""
+        session = await self._live.get(session_id)
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        return model_choices(session.agent, config)
+
+    async def set_model(self, session_id: str, choice_id: str) -> SessionSnapshot:
+        """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
+
+        The choice is stored with the session: a restarted server, or another window that
+        opens the session, asks it too (:mod:`relavium_lsp.engine.sessions.model_memory`).
+        """
+        session = await self._live.get(session_id)
+        if session.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        config = await self._live.workspace_config(session.record.context.working_dir)
+        choices = model_choices(session.agent, config)
+        choice = next((choice for choice in choices if choice.id == choice_id), None)
+        if choice is None:
+            known = ", ".join(choice.id for choice in choices)
+            raise InvalidInput(f"unknown model {choice_id[:200]!r} (known: {known})")
+        chain = await self._live.chain_for(with_first_model(session.agent, choice), config)
+        await remember_choice(self._services.store, session_id, choice)
+        session.use_chain(chain)
+        return session.snapshot()
+
+    async def current_model(self, session_id: str) -> ModelChoice:
+        """The model the session asks first now (after any :meth:`set_model`)."""
+        return first_choice((await self._live.get(session_id)).chain)
+
+    async def apply_code(self, session_id: str, path: str, content: str) -> ToolResultPart:
+        """Write a code block the user applies, as the agent's ``write_file`` would.
+
+        Same jail, approval and undoable editor edit as a turn's write (see
+        :mod:`relavium_lsp.engine.sessions.user_edit`); the answer is the tool's result.
+        """
+        session = await self._live.get(session_id)
+        if not session.busy:
+            await self._refuse_if_running_elsewhere(session_id, "apply code to")
+        return await apply_user_edit(session, path, content, new_call_id())
+
+    def set_approval_override(self, mode: ApprovalMode | None) -> None:
+        """The editor's own approval setting changed (``None``: the configuration's rules).
+
+        Sessions opened (or loaded) from now on use it; running ones keep the policy they have.
+        """
+        self._live.set_approval_override(mode)
+
+    # -- history: names, notes, restore and purge, introspection, fork (docs/design.md §2.5)
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Set a session's title."""
+        await self._live.require_record(session_id)
+        await self._services.store.run(lambda s: s.rename_session(session_id, title))
+        served = self._live.served(session_id)
+        if served is not None:
+            served.record = served.record.model_copy(update={"title": title})
+
+    async def update_details(
+        self,
+        session_id: str,
+        *,
+        description: str | Keep | None = KEEP,
+        metadata: dict[str, Any] | Keep | None = KEEP,
+    ) -> AgentSessionRecord:
+        """Set a session's description (written by the user) and/or metadata."""
+        return await session_admin.update_details(
+            self._services, self._live, session_id, description=description, metadata=metadata
+        )
+
+    async def append_note(
+        self, session_id: str, role: Literal["user", "system"], text: str
+    ) -> SessionMessage:
+        """Add a user or system note to the transcript without calling the model."""
+        note = await session_admin.append_note(self._services, self._live, session_id, role, text)
+        if self._triggers is not None:
+            self._triggers.activity(session_id)
+        return note
+
+    async def restore(self, session_id: str) -> AgentSessionRecord:
+        """Undo a soft delete."""
+        return await session_admin.restore(self._services, session_id)
+
+    async def purge(self, session_id: str) -> PurgeReport:
+        """Erase a session and its delegated children for good (rows, index, media)."""
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
+        return await session_admin.purge(self._services, self._live, session_id)
+
+    async def list_artifacts(self, session_id: str) -> list[ArtifactInfo]:
+        """A session's stored full tool outputs, oldest first."""
+        return await session_admin.list_artifacts(self._services, self._live, session_id)
+
+    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+
+    async def checkpoint(
+        self, session_id: str, reason: CheckpointReason = "manual"
+    ) -> SessionCheckpoint:
+        """Run an introspection pass (one model call) and record the checkpoint."""
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
+        return await introspection.checkpoint(await self._live.get(session_id), reason)
+
+    async def list_introspections(self, session_id: str) -> list[SessionCheckpoint]:
+        """A session's introspection checkpoints, oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(lambda s: list_checkpoints(s, session_id))
+
+    async def delete(self, session_id: str) -> None:
+        """Soft-delete a session (refused while a turn runs)."""
+        served = self._live.served(session_id)
+        if served is not None and served.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; abort it first")
+        await self._live.require_record(session_id)
+        if self._triggers is not None:
+            await self._triggers.forget(session_id)
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.soft_delete_session(session_id, clock=clock))
+        # A deleted session's file checkpoints go with it (their blobs unless shared).
+        await self._services.store.run(
+            lambda s: delete_session_checkpoints(s.connection, session_id)
+        )
+        self._live.forget(session_id)
+
+    async def fork(self, session_id: str, at_sequence: int) -> str:
+        """Branch a session at one of its messages; returns the new session's id."""
+        return await exports.fork(self._services, await self.record(session_id), at_sequence)
+
+    # -- checkpoints and rewind (docs/design.md §6.3) ---------------------------------------
+
+    async def list_checkpoints(self, session_id: str) -> list[TurnCheckpoint]:
+        """The file checkpoints of a session's turns, oldest first."""
+        return await list_turn_checkpoints(self._services.store, await self.record(session_id))
+
+    async def rewind(
+        self,
+        session_id: str,
+        to_sequence: int,
+        *,
+        files: bool = True,
+        conversation: bool = True,
+        host: EditorHost | None = None,
+        paths: list[str] | None = None,
+    ) -> RewindResult:
+        """Rewind files and/or the conversation to before a turn (§6.3).
+
+        ``to_sequence`` is the turn's user message; refused while a turn runs; ``host``
+        overrides the engine's editor host (ACP restores on disk); ``paths`` limits the files.
+        """
+        self._refuse_busy(session_id)
+        if self._triggers is not None:
+            await self._triggers.make_way(session_id)
+        record = await self.record(session_id)
+        return await rewind_session(
+            self._services,
+            record,
+            to_sequence,
+            files=files,
+            conversation=conversation,
+            host=host or self._services.host,
+            paths=paths,
+        )
+
+    async def undo_rewind(
+        self, session_id: str, rewind_id: str, *, host: EditorHost | None = None
+    ) -> RewindResult:
+        """Put back what a rewind of this session (or of the session it forked) replaced."""
+        self._refuse_busy(session_id)
+        record = await self.record(session_id)
+        return await undo_session_rewind(
+            self._services, record, rewind_id, host=host or self._services.host
+        )
+
+    # -- reviewing a turn's changes (docs/design.md §6.4) ------------------------------------
+
+    async def turn_changes(
+        self, session_id: str, user_sequence: int | None = None, *, host: EditorHost | None = None
+    ) -> TurnChangesResult:
+        """The files a turn changed, with line counts and their review (default: latest turn)."""
+        record = await self.record(session_id)
+        return await turn_review.turn_changes(
+            self._services, record, host or self._services.host, user_sequence
+        )
+
+    async def checkpoint_content(
+        self, session_id: str, user_sequence: int, path: str
+    ) -> CheckpointContentResult:
+        """A file's text before the turn of ``user_sequence`` changed it."""
+        return await turn_review.checkpoint_content(
+            self._services, await self.record(session_id), user_sequence, path
+        )
+
+    async def review_changes(
+        self,
+        session_id: str,
+        user_sequence: int,
+        decision: ReviewDecision,
+        paths: list[str] | None = None,
+        *,
+        host: EditorHost | None = None,
+    ) -> ReviewChangesResult:
+        """Keep or undo files a turn changed (undo: refused while a turn runs)."""
+        if decision == "undo":
+            self._refuse_busy(session_id)
+        return await turn_review.review_changes(
+            self._services,
+            await self.record(session_id),
+            host or self._services.host,
+            user_sequence,
+            decision,
+            paths,
+        )
+
+    async def import_jsonl(self, text: str) -> str:
+        """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""
+        return await exports.import_transcript(self._services, text)
+
+    # -- reading: lists, transcripts, agents, tools, models, tool roots --------------------
+
+    async def list_sessions(
+        self,
+        *,
+        workspace: str | None = None,
+        status: SessionStatus | None = None,
+        query: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        deleted: bool = False,
+    ) -> SessionPage:
+        """Sessions newest first, filtered (``query`` is full-text) and paged.
+
+        ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
+        Turns whose process is gone are settled first, so they list as idle (docs/design.md
+        §7.1) without anyone resuming them.
+        """
+        clock = self._live.clock()
+        await self._services.store.run(lambda s: s.recover_abandoned(clock))
+        return await self._services.store.run(
+            lambda s: s.list_sessions(
+                workspace=workspace,
+                status=status,
+                query=query,
+                limit=limit,
+                cursor=cursor,
+                deleted=deleted,
+            )
+        )
+
+    async def transcript(
+        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+    ) -> tuple[list[SessionMessage], bool]:
+        """A page of the visible transcript, oldest first, and whether older messages exist."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: s.get_transcript(session_id, before_sequence=before_sequence, limit=limit)
+        )
+
+    async def full_transcript(
+        self, session_id: str
+    ) -> tuple[AgentSessionRecord, list[SessionMessage]]:
+        """A session's row and every visible message, read in one consistent snapshot."""
+        return await exports.full_transcript(self._services, session_id)
+
+    async def list_agents(self, working_dir: str | None) -> list[AgentDefinition]:
+        """The agents of a workspace (always including the default agent).
+
+        Each names the model and provider it would ask first, also when that comes from the
+        workspace's default model rather than the agent's own file.
+        """
+        config = await self._live.workspace_config(working_dir)
+        return [with_effective_model(agent, config) for agent in config.agents.values()]
+
+    async def list_tools(
+        self, *, session_id: str | None, working_dir: str | None, start: bool
+    ) -> ListToolsResult:
+        """Built-in tools, then every MCP server the session (or workspace) may use."""
+        if session_id is not None:
+            working_dir = (await self.record(session_id)).context.working_dir
+        builtins = self._services.tools.specs(default_registry().names)
+        return await list_tools(
+            builtins, self.mcp, session_id=session_id, working_dir=working_dir, start=start
+        )
+
+    async def list_models(self, working_dir: str | None, *, refresh: bool = False) -> ModelsReport:
+        """Every model the workspace can use, with the state of each provider's list.
+
+        Each provider's ``/models`` list is cached for a few minutes (``refresh`` asks again);
+        the models the configuration names are added even when no list has them.
+        """
+        config = await self._live.workspace_config(working_dir)
+        sources = ModelSources(
+            providers=config.providers,
+            agents=tuple(config.agents.values()),
+            default_model=config.default_model,
+            key_lookup=key_lookup_for(config),
+        )
+        return await self._models.report(sources, refresh=refresh)
+
+    async def tool_roots(self, session_id: str) -> ScopeRoots:
+        """The filesystem roots the session's tool calls are jailed to."""
+        session = await self._live.get(session_id)
+        context = session.record.context
+        return ScopeRoots.build(
+            context.working_dir,
+            context.fs_scope_tier,
+            self._services.temp_dir,
+            session.policy.allowed_paths,
+            forbidden=(relavium_home(), *self._services.protected_paths),
+        )
+
+    # -- events: live, durable backlog, session-list and memory changes (§3.1) -------------
+
+    async def subscribe(
+        self,
+        listener: Listener,
+        *,
+        session_id: str | None = None,
+        after_sequence: int | None = None,
+    ) -> Unsubscribe:
+        """Deliver events to ``listener`` from now on, in order; returns an unsubscribe.
+
+        Without ``session_id``: every session's live events. With it: that session's only —
+        and with ``after_sequence`` as well, first the durable backlog after that sequence
+        number, then live events, each exactly once and without a gap.
+        """
+        bus = self._services.bus
+        # Served sessions' events from other windows arrive through the shared log (§3.1).
+        self._watcher.start()
+        if session_id is None:
+            if after_sequence is not None:
+                raise ValueError("after_sequence needs a session_id")
+            return bus.subscribe(listener)
+        if after_sequence is None:
+            after_sequence = await bus.last_sequence(session_id)
+        return await bus.follow(session_id, after_sequence, listener)
+
+    async def watch_memory(self, listener: MemoryListener) -> Unsubscribe:
+        """Hear of every new workspace memory revision, from any process (§2.6)."""
+        unsubscribe = await self.memory.watch(listener)
+        self._watcher.start()
+        return unsubscribe
+
+    def watch_sessions(self, listener: ListListener) -> Unsubscribe:
+        """Call ``listener`` with session-list changes made by any process on this history.
+
+        Creations, renames, deletions and status changes, in commit order, batched per poll
+        (``docs/design.md`` §3.1); returns an unsubscribe.
+        """
+        return self._watcher.on_list_change(listener)
+
+    async def events_after(
+        self, session_id: str, after_sequence: int, limit: int = 1000
+    ) -> list[StampedEvent]:
+        """The durable event backlog after a sequence number."""
+        await self._live.require_record(session_id)
+        return await self._services.bus.events_after(session_id, after_sequence, limit)
+
+    async def flush_events(self, session_id: str) -> None:
+        """Wait until every event emitted so far for the session reached the subscribers."""
+        await self._services.bus.drain(session_id)
+
+    # -- export and replay -----------------------------------------------------------------
+
+    async def render_export(self, session_id: str, fmt: ExportFormat = "workflow") -> ExportOutcome:
+        """Build an export (workflow scaffold or JSONL) without recording anything."""
+        return await exports.render(self._services, session_id, fmt)
+
+    async def announce_export(
+        self, session_id: str, fmt: ExportFormat, location: str = UNTITLED
+    ) -> None:
+        """Record where an export went (a path or ``untitled``) and emit ``session:exported``."""
+        await exports.announce(self._services, self._live, session_id, fmt, location)
+
+    async def note_saved_export(self, path: str, text: str) -> str | None:
+        """Record a saved ``*.relavium.yaml`` scaffold as its session's export (if it is one)."""
+        return await exports.note_saved_export(self._services, self._live, path, text)
+
+    async def replay(self, session_id: str, *, live_tools: bool = False) -> ReplayReport:
+        """Re-run a session against its own recordings and compare (the session is untouched)."""
+        return await replay_session(self._services, self._live, session_id, live_tools=live_tools)
+
+    # -- peers: sessions working with sessions (docs/design.md §2.5) -----------------------
+
+    async def send_peer_message(
+        self, session_id: str, to_session_ids: Sequence[str], text: str, mode: PeerMode
+    ) -> PeerMessage:
+        """Send a peer message from a session that is not running a turn."""
+        sender = await self._live.get(session_id)
+        if sender.busy:
+            raise SessionBusy(f"session {session_id} is running a turn; send it afterwards")
+        return await self._live.peers.send(sender, to_session_ids, text, mode)
+
+    async def list_peer_messages(
+        self, session_id: str, direction: Literal["sent", "received", "all"] = "all"
+    ) -> list[PeerMessage]:
+        """Peer messages a session sent and/or received, with their deliveries."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: peer_messages.list_messages(s.connection, session_id, direction)
+        )
+
+    async def list_handoff_audit(self, session_id: str) -> list[HandoffAuditRecord]:
+        """Resumes and replays of the handoffs a session made or was started by."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: handoffs.list_audit(s.connection, session_id)
+        )
 
     # -- shutdown ---------------------------------------------------------------------------
 
