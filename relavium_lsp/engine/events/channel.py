@@ -1,7 +1,7 @@
 """The event bus's per-session queue, and the merging of token deltas (``engine/events/bus.py``).
 
 A :class:`Channel` holds what one session's events are waiting for: numbering, delivery, the
-durable write. Only the bus and its numbering mixin (``engine/events/numbering.py``) use it.
+durable write. Only the bus (``engine/events/bus.py``) uses it.
 """
 
 from __future__ import annotations
