@@ -25,8 +25,7 @@ from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import ToolDenied
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
+from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolCallContext, ToolDefinition, ToolRun
 from relavium_lsp.tools.host import FilesystemHost
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 from relavium_lsp.tools.registry import ToolRegistry, default_registry

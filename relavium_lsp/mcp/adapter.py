@@ -1,4 +1,4 @@
-"""An MCP server's tool as a :class:`~relavium_lsp.tools.definition.ToolDefinition`.
+"""An MCP server's tool as a :class:`~relavium_lsp.tools.base.ToolDefinition`.
 
 The definition runs through the same registry dispatch as every built-in (sanitized
 ``agent:tool_call``, argument validation, the approval gate, bounding with artifacts,
@@ -28,11 +28,11 @@ from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview
 from relavium_lsp.contracts.mcp import exposed_name
 from relavium_lsp.mcp.connection import ListedTool
 from relavium_lsp.mcp.pool import ManagedServer
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     ApprovalNeed,
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolRun,
 )

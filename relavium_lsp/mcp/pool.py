@@ -38,7 +38,7 @@ from relavium_lsp.mcp.connection import (
 )
 from relavium_lsp.mcp.results import tool_run_from_result
 from relavium_lsp.mcp.secrets import KeychainLookup, MissingSecret, resolve_secrets
-from relavium_lsp.tools.definition import ToolRun
+from relavium_lsp.tools.base import ToolRun
 
 ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped"]
 MAX_BACKOFF_S = 30.0

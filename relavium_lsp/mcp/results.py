@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from relavium_lsp.contracts.content import Base64Source, MediaPart
-from relavium_lsp.tools.definition import ToolRun
+from relavium_lsp.tools.base import ToolRun
 
 MAX_MEDIA_BYTES = 5 * 1024 * 1024
 _MAX_MEDIA_PARTS = 8

@@ -34,8 +34,7 @@ from relavium_lsp.mcp.connection import ListedTool
 from relavium_lsp.mcp.pool import ManagedServer, McpServerPool, ServerStatus
 from relavium_lsp.mcp.trust import TrustStore
 from relavium_lsp.tools.approval import require_approval
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import ApprovalNeed, ToolDefinition
+from relavium_lsp.tools.base import ApprovalNeed, ToolCallContext, ToolDefinition
 
 ServerLoader = Callable[[Path | None], Mapping[str, ServerDefinition]]
 TRUST_SCOPE = "trust"

@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
@@ -34,9 +34,9 @@ from relavium_lsp.server.state import ServerState
 if TYPE_CHECKING:
     from pygls.io_ import AsyncWriter, Writer
 
-    from relavium_lsp.server.handlers import RawHandler
 
-
+# A custom request's handler as registered: the server and the raw params in, the result out.
+RawHandler = Callable[["RelaviumServer", Any], Awaitable[Any]]
 # pygls's own logger: a DEBUG log shows our messages exactly as it shows pygls's.
 _rpc_logger = logging.getLogger("pygls.protocol.json_rpc")
 

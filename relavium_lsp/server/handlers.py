@@ -18,11 +18,10 @@ from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.server.errors import to_jsonrpc_error
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.core import RelaviumServer
+    from relavium_lsp.server.core import RawHandler, RelaviumServer
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 Result = WireModel | dict[str, Any]
-RawHandler = Callable[["RelaviumServer", Any], Awaitable[Any]]
 
 
 def validated_handler(

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from relavium_lsp.contracts.base import compact_json
-from relavium_lsp.contracts.content import DurableContentPart
+from relavium_lsp.contracts.content import DurableContentPart, TextPart
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, EventPayload, StampedEvent
+from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     CompactionMarker,
@@ -67,6 +68,7 @@ from relavium_lsp.store.rows import (
     leases,
     listing,
     messages,
+    peer_messages,
     rollbacks,
     session_ops,
     transfer,
@@ -321,6 +323,35 @@ class SessionStore:
                 parent_message_id=parent_message_id,
                 agent_slug=agent_slug,
             )
+
+    def deliver_peer_message(
+        self, message: PeerMessage, to_session_id: str, text: str
+    ) -> int | None:
+        """Append a ``pending`` delivery to its recipient's transcript; its sequence number.
+
+        One transaction claims the delivery, appends the attributed message and marks it
+        delivered, so two processes (or a queued delivery and a reload) never deliver it twice:
+        ``None`` when it was no longer pending.
+        """
+        connection = self._connection
+        with write_transaction(connection):
+            row = connection.execute(
+                "SELECT status FROM peer_deliveries WHERE message_id = ? AND to_session_id = ?",
+                (message.id, to_session_id),
+            ).fetchone()
+            if row is None or row[0] != "pending":
+                return None
+            stored = self.append_message(
+                to_session_id, "user", [TextPart(text=text)], agent_slug=message.from_agent
+            )
+            peer_messages.update_delivery(
+                connection,
+                message.id,
+                to_session_id,
+                "delivered",
+                sequence_number=stored.sequence_number,
+            )
+        return stored.sequence_number
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:
         """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""

@@ -29,8 +29,7 @@ from __future__ import annotations
 import logging
 
 from relavium_lsp.errors import ToolDenied
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import ApprovalNeed
+from relavium_lsp.tools.base import ApprovalNeed, ToolCallContext
 from relavium_lsp.tools.host import ApprovalRequest
 
 logger = logging.getLogger(__name__)

@@ -12,8 +12,14 @@ from pydantic import Field
 
 from relavium_lsp.contracts.delegation import MAX_LAST_N, InputFilterKind
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import DelegationRequest, ToolCallContext
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
+from relavium_lsp.tools.base import (
+    DelegationRequest,
+    PreparedCall,
+    ToolArgs,
+    ToolCallContext,
+    ToolDefinition,
+    ToolRun,
+)
 
 DELEGATE_TOOL = "delegate"
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from relavium_lsp.errors import ToolDenied, ToolError
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolLimits,
     ToolRun,

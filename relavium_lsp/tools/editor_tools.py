@@ -22,8 +22,7 @@ from relavium_lsp.contracts.editor_tools import (
     EditorQueryResult,
 )
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
+from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolCallContext, ToolDefinition, ToolRun
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 
 EDITOR_TIMEOUT_S = 10.0

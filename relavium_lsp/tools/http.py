@@ -21,11 +21,11 @@ from pydantic import Field
 
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     ApprovalNeed,
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolLimits,
     ToolRun,

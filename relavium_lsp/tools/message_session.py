@@ -15,8 +15,14 @@ from pydantic import Field
 
 from relavium_lsp.contracts.peers import PEER_TEXT_CHARS_CEILING
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import PeerRequest, ToolCallContext
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
+from relavium_lsp.tools.base import (
+    PeerRequest,
+    PreparedCall,
+    ToolArgs,
+    ToolCallContext,
+    ToolDefinition,
+    ToolRun,
+)
 
 MESSAGE_SESSION_TOOL = "message_session"
 

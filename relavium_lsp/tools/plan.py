@@ -18,8 +18,7 @@ from relavium_lsp.contracts.plan import (
     PlanStatus,
     plan_checklist,
 )
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
+from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolCallContext, ToolDefinition, ToolRun
 
 
 class PlanItemArgs(ToolArgs):

@@ -24,17 +24,17 @@ from pydantic import Field
 
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.command_changes import record_after, snapshot_before
-from relavium_lsp.tools.command_policy import CommandPolicy
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     ApprovalNeed,
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolLimits,
     ToolRun,
 )
+from relavium_lsp.tools.command_changes import record_after, snapshot_before
+from relavium_lsp.tools.command_policy import CommandPolicy
 from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
 from relavium_lsp.tools.output_stream import OutputStream
 from relavium_lsp.tools.pty_runner import PtyResult, run_in_pty

@@ -40,6 +40,9 @@ from relavium_lsp.tools.base import (
     SessionResources,
     ToolAnswer,
     ToolCallContext,
+    ToolDefinition,
+    ToolLimits,
+    ToolRun,
     ToolSelection,
     ToolSource,
 )
@@ -49,7 +52,6 @@ from relavium_lsp.tools.bounding import (
     summarize_output,
     truncate_bytes,
 )
-from relavium_lsp.tools.definition import ToolDefinition, ToolLimits, ToolRun
 from relavium_lsp.tools.delegate import delegate_tools
 from relavium_lsp.tools.edit_file import edit_tools
 from relavium_lsp.tools.editor_tools import editor_tools

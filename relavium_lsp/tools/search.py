@@ -24,10 +24,10 @@ from pydantic import Field, field_validator
 
 from relavium_lsp.errors import ToolError
 from relavium_lsp.tools import rg as ripgrep
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolLimits,
     ToolRun,

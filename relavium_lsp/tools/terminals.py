@@ -23,10 +23,10 @@ from typing import Any
 from pydantic import Field
 
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import ToolCallContext
-from relavium_lsp.tools.definition import (
+from relavium_lsp.tools.base import (
     PreparedCall,
     ToolArgs,
+    ToolCallContext,
     ToolDefinition,
     ToolLimits,
     ToolRun,

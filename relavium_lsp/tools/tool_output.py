@@ -10,9 +10,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from relavium_lsp.errors import ToolError
-from relavium_lsp.tools.base import ToolCallContext
+from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolCallContext, ToolDefinition, ToolRun
 from relavium_lsp.tools.bounding import MAX_RESULT_BYTES, truncate_bytes
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
 
 DEFAULT_PAGE_LINES = 500
 _FOOTER_RESERVE = 300

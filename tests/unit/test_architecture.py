@@ -2,7 +2,8 @@
 
 The layer contracts live in ``pyproject.toml`` (``[tool.importlinter]``) and are checked here
 with import-linter; the rest is read from the source with ``ast``: every import statement
-counts, at module level or inside a function, except those under ``if TYPE_CHECKING:``.
+counts, at module level, inside a function or under ``if TYPE_CHECKING:`` (a type-only
+import ties two modules together for a reader as much as any other).
 """
 
 from __future__ import annotations
@@ -35,35 +36,21 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.AST, *, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement, skipping ``if TYPE_CHECKING:`` bodies unless asked for."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
+def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, wherever it is (``if TYPE_CHECKING:`` bodies included)."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-            continue
-        if isinstance(node, ast.If) and _is_type_checking(node) and not type_checking:
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
-def import_graph(root: Path, *, type_checking: bool = False) -> Graph:
+def import_graph(root: Path) -> Graph:
     """Module → the modules of the same package it imports (names resolved, externals left out)."""
     files = {_module_name(path, root): path for path in root.rglob("*.py")}
     graph: Graph = {name: set() for name in files}
     for name, path in files.items():
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in _imports(tree, type_checking=type_checking):
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -138,7 +125,7 @@ def test_there_are_no_import_cycles() -> None:
     assert import_cycles(import_graph(PACKAGE)) == []
 
 
-def test_the_cycle_check_sees_function_level_imports_but_not_type_only_ones(
+def test_the_cycle_check_sees_function_level_and_type_only_imports(
     tmp_path: Path,
 ) -> None:
     package = tmp_path / "pkg"
@@ -150,11 +137,14 @@ def test_the_cycle_check_sees_function_level_imports_but_not_type_only_ones(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import hints\n"
     )
     (package / "hints.py").write_text("from . import typed\n")
-    assert import_cycles(import_graph(package)) == [["pkg.app", "pkg.features"]]
+    assert import_cycles(import_graph(package)) == [
+        ["pkg.app", "pkg.features"],
+        ["pkg.hints", "pkg.typed"],
+    ]
 
 
 def test_outer_layers_use_only_the_engine_front_door() -> None:
-    graph = import_graph(PACKAGE, type_checking=True)
+    graph = import_graph(PACKAGE)
     reaching_in = sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()

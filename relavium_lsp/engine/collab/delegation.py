@@ -34,7 +34,8 @@ from relavium_lsp.tools.delegate import DELEGATE_TOOL
 
 if TYPE_CHECKING:
     from relavium_lsp.config import WorkspaceConfig
-    from relavium_lsp.engine.sessions.live import LiveSessions
+    from relavium_lsp.engine.collab.directory import SessionDirectory
+    from relavium_lsp.engine.collab.peers import PeerMessenger
     from relavium_lsp.store.async_store import AsyncSessionStore
     from relavium_lsp.store.sessions import SessionStore
 
@@ -45,9 +46,12 @@ _RECENT_MESSAGES = 16
 class ChildSessions:
     """The delegations of one parent session (its ``Delegator``)."""
 
-    def __init__(self, parent: AgentSession, live: LiveSessions) -> None:
+    def __init__(
+        self, parent: AgentSession, live: SessionDirectory, messenger: PeerMessenger
+    ) -> None:
         self._parent = parent
         self._live = live
+        self._messenger = messenger
         self._running = 0
 
     async def delegate(self, request: DelegationRequest) -> DelegationOutcome:
@@ -136,7 +140,7 @@ class ChildSessions:
     async def message_peer(self, request: PeerRequest) -> DelegationOutcome:
         """Send a peer message for the ``message_session`` tool (``engine/collab/peers.py``)."""
         parent = self._parent
-        messenger = self._live.peers
+        messenger = self._messenger
         try:
             to_session_id = await messenger.resolve(parent, request.to)
             message = await messenger.send(

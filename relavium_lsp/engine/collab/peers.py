@@ -43,8 +43,8 @@ from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.rows import peer_messages
 
 if TYPE_CHECKING:
+    from relavium_lsp.engine.collab.directory import SessionDirectory
     from relavium_lsp.engine.scope import EngineServices
-    from relavium_lsp.engine.sessions.live import LiveSessions
     from relavium_lsp.engine.sessions.session import AgentSession
 
 _FINISHED = ("stop", "length", "tool_use")
@@ -55,7 +55,7 @@ _RECENT_MESSAGES = 16
 class PeerMessenger:
     """Sends peer messages between the sessions of one engine."""
 
-    def __init__(self, services: EngineServices, live: LiveSessions) -> None:
+    def __init__(self, services: EngineServices, live: SessionDirectory) -> None:
         self._services = services
         self._live = live
         # Session id → the hop count of the peer message its running turn answers.
@@ -204,7 +204,7 @@ class PeerMessenger:
         # No await between the check above and this submission: a turn starting now queues
         # its first write behind this one on the store's single thread.
         text = _as_received(message)
-        sequence = await store.run(lambda s: peer_messages.deliver(s, message, to_session_id, text))
+        sequence = await store.run(lambda s: s.deliver_peer_message(message, to_session_id, text))
         if sequence is None:
             return
         bus = self._services.bus

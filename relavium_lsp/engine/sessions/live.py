@@ -235,7 +235,7 @@ class LiveSessions:
         session = AgentSession(
             record, agent=agent, policy=config.policy, chain=chain, services=self._services
         )
-        session.scope.delegator = ChildSessions(session, self)
+        session.scope.delegator = ChildSessions(session, self, self.peers)
         session.turn_watch = self.turn_watch
         self._live[record.id] = session
         self._evict_idle()

@@ -22,7 +22,8 @@ from relavium_lsp.server.core import RelaviumServer
 from relavium_lsp.server.methods import COMMANDS, request_of_command
 
 if TYPE_CHECKING:
-    from relavium_lsp.server.handlers import ParamsT, RawHandler, Result
+    from relavium_lsp.server.core import RawHandler
+    from relavium_lsp.server.handlers import ParamsT, Result
 
 
 def setup(server: RelaviumServer) -> None:

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.peers import DeliveryStatus, PeerMessage
 from relavium_lsp.store.db.connection import Connection, write_transaction
 from relavium_lsp.store.models import utc_timestamp
-
-if TYPE_CHECKING:
-    from relavium_lsp.store.sessions import SessionStore
 
 _MESSAGE_COLUMNS = "id, from_session_id, from_agent, text, mode, hops, call_id, created_at"
 _DELIVERY_COLUMNS = "to_session_id, status, sequence_number, delivered_at, reply, error, updated_at"
@@ -82,34 +78,6 @@ def update_delivery(
                 to_session_id,
             ),
         )
-
-
-def deliver(store: SessionStore, message: PeerMessage, to_session_id: str, text: str) -> int | None:
-    """Append a ``pending`` delivery to its recipient's transcript; its sequence number.
-
-    One transaction claims the delivery, appends the attributed message and marks it
-    delivered, so two processes (or a queued delivery and a reload) never deliver it twice:
-    ``None`` when it was no longer pending.
-    """
-    connection = store.connection
-    with write_transaction(connection):
-        row = connection.execute(
-            "SELECT status FROM peer_deliveries WHERE message_id = ? AND to_session_id = ?",
-            (message.id, to_session_id),
-        ).fetchone()
-        if row is None or row[0] != "pending":
-            return None
-        stored = store.append_message(
-            to_session_id, "user", [TextPart(text=text)], agent_slug=message.from_agent
-        )
-        update_delivery(
-            connection,
-            message.id,
-            to_session_id,
-            "delivered",
-            sequence_number=stored.sequence_number,
-        )
-    return stored.sequence_number
 
 
 def pending_for(connection: Connection, to_session_id: str) -> list[PeerMessage]:

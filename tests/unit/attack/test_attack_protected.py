@@ -17,8 +17,7 @@ from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.server import methods
 from relavium_lsp.tools.approval import needs_prompt
-from relavium_lsp.tools.base import ApprovalMemory
-from relavium_lsp.tools.definition import ApprovalNeed
+from relavium_lsp.tools.base import ApprovalMemory, ApprovalNeed
 from relavium_lsp.tools.protected import BUILTIN_PROTECTED_PATTERNS, protected_pattern
 from tests.e2e.lsp_harness import configure_loopback_provider, editor, make_git_workspace
 from tests.unit.llm.wire_servers import LoopbackServer, ScriptedToolCall, openai_stream

@@ -126,9 +126,9 @@ def test_a_pending_delivery_is_appended_exactly_once(store: SessionStore, sessio
     connection = store.connection
     peer_messages.create_message(connection, message)
     assert [m.id for m in peer_messages.pending_for(connection, other.id)] == [message.id]
-    sequence = peer_messages.deliver(store, message, other.id, "from the store test")
+    sequence = store.deliver_peer_message(message, other.id, "from the store test")
     assert sequence == 1
-    assert peer_messages.deliver(store, message, other.id, "again") is None
+    assert store.deliver_peer_message(message, other.id, "again") is None
     assert peer_messages.pending_for(connection, other.id) == []
     stored, _ = store.get_transcript(other.id)
     assert [(m.role, m.agent_slug) for m in stored] == [("user", "relavium-default")]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from relavium_lsp.tools.base import ToolLimits
 from relavium_lsp.tools.command_policy import CommandPolicy
-from relavium_lsp.tools.definition import ToolLimits
 from relavium_lsp.tools.registry import default_registry
 from relavium_lsp.tools.runner import SAFE_PATH
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from relavium_lsp.errors import ToolDenied, ToolError
-from relavium_lsp.tools.definition import ToolLimits
+from relavium_lsp.tools.base import ToolLimits
 from relavium_lsp.tools.netguard import EgressGuard, check_url, parse_allowlist
 from relavium_lsp.tools.registry import default_registry
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from relavium_lsp.tools.definition import ToolLimits
+from relavium_lsp.tools.base import ToolLimits
 from relavium_lsp.tools.registry import default_registry
 
 SECRET = "TOPSECRET-outside"

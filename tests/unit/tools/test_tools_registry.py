@@ -9,8 +9,8 @@ import pytest
 from relavium_lsp.contracts.agent import BUILTIN_TOOL_NAMES
 from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER
 from relavium_lsp.errors import ToolError
+from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolDefinition, ToolRun
 from relavium_lsp.tools.bounding import MAX_RESULT_BYTES, MAX_RESULT_LINES
-from relavium_lsp.tools.definition import PreparedCall, ToolArgs, ToolDefinition, ToolRun
 from relavium_lsp.tools.registry import READ_TOOL_OUTPUT, ToolRegistry, default_registry
 
 BUILT_INS = set(BUILTIN_TOOL_NAMES)  # the agent config's list: one source of truth

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.tools import rg as ripgrep
-from relavium_lsp.tools.definition import ToolLimits
+from relavium_lsp.tools.base import ToolLimits
 from relavium_lsp.tools.registry import default_registry
 
 SECRET = "TOPSECRET-outside"
