@@ -73,18 +73,18 @@ from relavium_lsp.engine.sessions import admin as session_admin
 from relavium_lsp.engine.sessions.admin import KEEP, Keep
 from relavium_lsp.engine.sessions.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.sessions.live import ChainResolver, ConfigLoader, LiveSessions
-from relavium_lsp.engine.sessions.model_memory import remember_choice
 from relavium_lsp.engine.sessions.models import (
     ModelChoice,
     first_choice,
     model_choices,
+    remember_choice,
     with_effective_model,
     with_first_model,
 )
-from relavium_lsp.engine.sessions.snapshot import SessionSnapshot
+from relavium_lsp.engine.sessions.state import SessionSnapshot
 from relavium_lsp.engine.sessions.user_edit import apply_user_edit, new_call_id
-from relavium_lsp.engine.timers import Timers
 from relavium_lsp.engine.turn.compaction import CompactionMode
+from relavium_lsp.engine.waiting import Timers
 from relavium_lsp.errors import (
     DatabaseCorrupted,
     InvalidInput,
@@ -104,7 +104,7 @@ from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.rows import handoffs, peer_messages
-from relavium_lsp.store.rows.checkpoints import list_checkpoints
+from relavium_lsp.store.rows.event_reads import list_checkpoints
 from relavium_lsp.store.rows.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.rows.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
@@ -381,7 +381,7 @@ class Engine:
         """Ask ``choice_id`` (one of :meth:`model_choices`) first from the next turn on.
 
         The choice is stored with the session: a restarted server, or another window that
-        opens the session, asks it too (:mod:`relavium_lsp.engine.sessions.model_memory`).
+        opens the session, asks it too (:mod:`relavium_lsp.engine.sessions.models`).
         """
         session = await self._live.get(session_id)
         if session.busy:
@@ -480,7 +480,7 @@ class Engine:
     async def list_introspections(self, session_id: str) -> list[SessionCheckpoint]:
         """A session's introspection checkpoints, oldest first."""
         await self._live.require_record(session_id)
-        return await self._services.store.run(lambda s: list_checkpoints(s, session_id))
+        return await self._services.store.run(lambda s: list_checkpoints(s.connection, session_id))
 
     async def delete(self, session_id: str) -> None:
         """Soft-delete a session (refused while a turn runs)."""

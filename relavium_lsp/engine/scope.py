@@ -28,7 +28,7 @@ from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.events.bus import EventBus, LogState
 from relavium_lsp.engine.memory.workspace import WorkspaceMemories
 from relavium_lsp.engine.sessions.leases import LeaseKeeper
-from relavium_lsp.engine.shielded import finish_before_cancelling
+from relavium_lsp.engine.waiting import finish_before_cancelling
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.rows.leases import LeaseClock

@@ -23,8 +23,7 @@ from typing import TypeVar
 import sqlcipher3
 
 from relavium_lsp.errors import StoreError
-from relavium_lsp.store.db.damage import corrupted, is_corruption
-from relavium_lsp.store.db.disk_full import disk_full, is_disk_full
+from relavium_lsp.store.db.damage import corrupted, disk_full, is_corruption, is_disk_full
 from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.db.wal_guard import LogGuard
 from relavium_lsp.store.sessions import SessionStore

@@ -170,7 +170,12 @@ def recover_history(path: Path, key: DbKey, *, now: datetime.datetime | None = N
         for workspace, text, source, session_id in scan.memories:
             origin: MemorySource = "introspection" if source == "introspection" else "user"
             write_memory(
-                store, workspace, text, base_revision=0, source=origin, session_id=session_id
+                store.connection,
+                workspace,
+                text,
+                base_revision=0,
+                source=origin,
+                session_id=session_id,
             )
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:

@@ -73,7 +73,7 @@ from relavium_lsp.store.rows import (
     session_ops,
     transfer,
 )
-from relavium_lsp.store.rows.decoded_messages import DecodedMessages
+from relavium_lsp.store.rows.messages import DecodedMessages
 from relavium_lsp.store.rows.tail_walk import TailWalk
 
 __all__ = ["SessionCost", "SessionPage", "SessionStore"]
@@ -94,7 +94,7 @@ class SessionStore:
         # is held, its message, rollback and cost writes are fenced: each checks, in its own
         # transaction, that the lease is still ours (docs/design.md §7.1).
         self._fences: dict[str, str] = {}
-        # What the turns' history tails decoded, for the next turn (rows/decoded_messages.py).
+        # What the turns' history tails decoded, for the next turn (rows/messages.py).
         self._decoded = DecodedMessages()
         # session id → this connection's last walk of its history tail (rows/tail_walk.py).
         self._walks: dict[str, TailWalk] = {}

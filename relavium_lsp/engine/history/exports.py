@@ -36,9 +36,8 @@ from relavium_lsp.export.documents import (
 from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
-from relavium_lsp.store.rows.checkpoints import list_checkpoints
+from relavium_lsp.store.rows.event_reads import latest_plan, list_checkpoints
 from relavium_lsp.store.rows.peer_messages import list_messages
-from relavium_lsp.store.rows.plans import latest_plan
 from relavium_lsp.store.sessions import SessionStore
 
 
@@ -59,7 +58,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
     handoffs = await services.store.run(lambda s: s.list_handoffs(session_id))
     children = await _children(services, handoffs)
-    checkpoints = await services.store.run(lambda s: list_checkpoints(s, session_id))
+    checkpoints = await services.store.run(lambda s: list_checkpoints(s.connection, session_id))
     peers = await services.store.run(lambda s: list_messages(s.connection, session_id))
     changes = await changes_by_turn(services, record, services.host) if fmt == "markdown" else None
     return await asyncio.to_thread(
@@ -124,7 +123,7 @@ async def _children(
 async def current_plan(services: EngineServices, session_id: str) -> list[PlanEntry] | None:
     """The session's plan (its newest ``agent:plan_updated``), once emitted events are stored."""
     await services.bus.drain(session_id)
-    latest = await services.store.run(lambda s: latest_plan(s, session_id))
+    latest = await services.store.run(lambda s: latest_plan(s.connection, session_id))
     return list(latest.entries) if latest is not None and latest.entries else None
 
 

@@ -28,7 +28,7 @@ from relavium_lsp.errors import RelaviumError, SessionBusy
 from relavium_lsp.llm.fallback import AttemptFailed, AttemptStarted, stream_with_fallback
 from relavium_lsp.llm.projection import project_messages
 from relavium_lsp.llm.seam import ErrorChunk, LlmMessage, LlmRequest, StopChunk, TextDelta
-from relavium_lsp.store.rows.checkpoints import latest_checkpoint
+from relavium_lsp.store.rows.event_reads import latest_checkpoint
 
 INSTRUCTIONS = (
     "You are checkpointing your own work in a long conversation with a user. Read the "
@@ -82,7 +82,7 @@ async def checkpoint_held(session: AgentSession, reason: CheckpointReason) -> Se
 
 async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
     scope = session.scope
-    previous = await scope.store.run(lambda s: latest_checkpoint(s, session.id))
+    previous = await scope.store.run(lambda s: latest_checkpoint(s.connection, session.id))
     since = previous.through_sequence if previous is not None else 0
     window = session.context_window()
     tail = await scope.store.run(lambda s: s.load_tail_within_budget(session.id, window))

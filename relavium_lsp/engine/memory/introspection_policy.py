@@ -13,7 +13,7 @@ from relavium_lsp.contracts.introspection_config import EffectiveIntrospection
 from relavium_lsp.engine.sessions.session import AgentSession
 from relavium_lsp.llm.catalog import model_info
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.store.rows.introspection_due import PendingWork
+from relavium_lsp.store.rows.event_reads import PendingWork
 
 
 def costs_money(entry: ChainEntry, config: WorkspaceConfig) -> bool:

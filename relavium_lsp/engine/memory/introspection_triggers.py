@@ -43,8 +43,7 @@ from relavium_lsp.engine.memory.introspection_policy import (
 )
 from relavium_lsp.engine.sessions.live import LiveSessions
 from relavium_lsp.engine.sessions.session import AgentSession
-from relavium_lsp.engine.shielded import finish_before_cancelling
-from relavium_lsp.engine.timers import LoopTimers, Timer, Timers
+from relavium_lsp.engine.waiting import LoopTimers, Timer, Timers, finish_before_cancelling
 from relavium_lsp.errors import (
     RelaviumError,
     SessionNotFound,
@@ -52,7 +51,7 @@ from relavium_lsp.errors import (
     StoreError,
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
-from relavium_lsp.store.rows.introspection_due import PendingWork, earlier_sessions, pending_work
+from relavium_lsp.store.rows.event_reads import PendingWork, earlier_sessions, pending_work
 
 _log = logging.getLogger(__name__)
 # A new session checkpoints at most this many earlier sessions (the most recently active of
@@ -245,7 +244,7 @@ class IntrospectionTriggers:
             return
         candidates = await self._store.run(
             lambda s: earlier_sessions(
-                s, working_dir, exclude=new_id, limit=EARLIER_SESSIONS_SCANNED
+                s.connection, working_dir, exclude=new_id, limit=EARLIER_SESSIONS_SCANNED
             )
         )
         picked: list[str] = []
@@ -464,7 +463,7 @@ class IntrospectionTriggers:
             return None
 
     async def _pending(self, session_id: str) -> PendingWork:
-        return await self._store.run(lambda s: pending_work(s, session_id))
+        return await self._store.run(lambda s: pending_work(s.connection, session_id))
 
 
 async def _passes_done(scan: asyncio.Task[None], waits: list[asyncio.Future[None]]) -> None:

@@ -203,7 +203,7 @@ class WorkspaceMemories:
     async def read(self, working_dir: str) -> WorkspaceMemory:
         """The workspace's document (revision 0 and no text when none was written)."""
         key = workspace_key(working_dir)
-        return await self._store.run(lambda s: read_memory(s, key))
+        return await self._store.run(lambda s: read_memory(s.connection, key))
 
     async def prompt_text(self, working_dir: str) -> str:
         """The text a session of ``working_dir`` is given (see :func:`prompt_block`)."""
@@ -214,7 +214,9 @@ class WorkspaceMemories:
         refuse_unstorable(text)
         key = workspace_key(working_dir)
         memory = await self._store.run(
-            lambda s: write_memory(s, key, text, base_revision=base_revision, source="user")
+            lambda s: write_memory(
+                s.connection, key, text, base_revision=base_revision, source="user"
+            )
         )
         self._announce(memory.workspace, memory.revision, "user")
         return memory
@@ -236,7 +238,9 @@ class WorkspaceMemories:
             return merged
 
         memory = await self._store.run(
-            lambda s: update_memory(s, key, change, source="introspection", session_id=session_id)
+            lambda s: update_memory(
+                s.connection, key, change, source="introspection", session_id=session_id
+            )
         )
         if memory is not None:
             self._announce(memory.workspace, memory.revision, "introspection")
@@ -245,7 +249,7 @@ class WorkspaceMemories:
     async def watch(self, listener: MemoryListener) -> Callable[[], None]:
         """Call ``listener`` for every new revision from now on; returns an unsubscribe."""
         if self._seen is None:
-            newest = await self._store.run(newest_revisions)
+            newest = await self._store.run(lambda s: newest_revisions(s.connection))
             self._seen = {key: revision for key, (revision, _source) in newest.items()}
         self._listeners.append(listener)
 
@@ -259,7 +263,7 @@ class WorkspaceMemories:
         """Announce revisions other processes committed (the watcher calls it on their commits)."""
         if self._seen is None or not self._listeners:
             return
-        newest = await self._store.run(newest_revisions)
+        newest = await self._store.run(lambda s: newest_revisions(s.connection))
         for key, (revision, source) in sorted(newest.items()):
             self._announce(key, revision, source)
 

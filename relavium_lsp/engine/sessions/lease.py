@@ -11,7 +11,7 @@ import asyncio
 
 from relavium_lsp.contracts.session import SessionStatus
 from relavium_lsp.engine.sessions.state import SessionState
-from relavium_lsp.engine.shielded import finish_before_cancelling
+from relavium_lsp.engine.waiting import finish_before_cancelling
 from relavium_lsp.store.rows.leases import LeaseClock
 
 

@@ -29,10 +29,14 @@ from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, Sess
 from relavium_lsp.engine.collab.delegation import ChildSessions, reload_child, with_child_cap
 from relavium_lsp.engine.collab.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
-from relavium_lsp.engine.sessions.model_memory import agent_asking_stored_model, stored_choice
-from relavium_lsp.engine.sessions.models import first_choice, with_first_model
+from relavium_lsp.engine.sessions.models import (
+    agent_asking_stored_model,
+    first_choice,
+    stored_choice,
+    with_first_model,
+)
 from relavium_lsp.engine.sessions.session import AgentSession
-from relavium_lsp.engine.sessions.turn_watch import TurnWatch
+from relavium_lsp.engine.sessions.state import TurnWatch
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.secret_shapes import secret_reason

@@ -6,10 +6,18 @@ may offer the user another first model: any model the workspace configuration al
 so a switch never reaches a provider or endpoint the configuration did not set up. Each
 choice is ``<provider id>/<model>``, the form :func:`~relavium_lsp.llm.providers.locate_model`
 reads back unambiguously.
+
+The model a session was switched to is kept with the session (``docs/design.md`` §2.5):
+``relavium/setModel`` (and ACP's ``model`` option) make a session ask another model first.
+The choice is stored in the session's row (:mod:`relavium_lsp.store.rows.model_choice`), so a
+restarted server, or another window that opens the session, asks the same model. A stored
+choice the workspace configuration no longer offers (its provider was removed, the model
+renamed) is ignored with a log line: the session asks its agent's own model again.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +26,8 @@ from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.errors import ProviderSetupError
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.providers import locate_model, primary_reference
+from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.rows.model_choice import load_model_choice, save_model_choice
 
 
 @dataclass(frozen=True)
@@ -76,3 +86,37 @@ def with_first_model(agent: AgentDefinition, choice: ModelChoice) -> AgentDefini
 def first_choice(chain: Sequence[ChainEntry]) -> ModelChoice:
     """The model a chain asks first, as a choice."""
     return ModelChoice(chain[0].provider.provider_id, chain[0].model)
+
+
+_log = logging.getLogger(__name__)
+
+
+async def remember_choice(store: AsyncSessionStore, session_id: str, choice: ModelChoice) -> None:
+    """Store ``choice`` as the model the session asks first from now on."""
+    await store.run(lambda s: save_model_choice(s.connection, session_id, choice.id, choice.model))
+
+
+async def stored_choice(
+    store: AsyncSessionStore, session_id: str, agent: AgentDefinition, config: WorkspaceConfig
+) -> ModelChoice | None:
+    """The stored choice while the configuration still offers it; ``None`` otherwise."""
+    stored = await store.run(lambda s: load_model_choice(s.connection, session_id))
+    if stored is None:
+        return None
+    choice = next((c for c in model_choices(agent, config) if c.id == stored), None)
+    if choice is None:
+        _log.warning(
+            "session %s was switched to model %s, which this workspace's configuration no "
+            "longer offers; it asks its agent's model again",
+            session_id,
+            stored,
+        )
+    return choice
+
+
+async def agent_asking_stored_model(
+    store: AsyncSessionStore, session_id: str, agent: AgentDefinition, config: WorkspaceConfig
+) -> AgentDefinition:
+    """``agent`` asking the session's stored model first (itself when there is none)."""
+    choice = await stored_choice(store, session_id, agent, config)
+    return agent if choice is None else with_first_model(agent, choice)

@@ -38,10 +38,10 @@ from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, S
 from relavium_lsp.engine.events.bus import LogState
 from relavium_lsp.engine.memory.workspace import prompt_memory
 from relavium_lsp.engine.sessions.lease import SessionLease
-from relavium_lsp.engine.shielded import finish_before_cancelling
 from relavium_lsp.engine.turn.compaction import CompactionMode
 from relavium_lsp.engine.turn.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.turn.runner import TurnRunner
+from relavium_lsp.engine.waiting import finish_before_cancelling
 from relavium_lsp.errors import (
     InvalidInput,
     LeaseLost,
@@ -51,7 +51,7 @@ from relavium_lsp.errors import (
     SessionRunningElsewhere,
     StoreError,
 )
-from relavium_lsp.store.rows.checkpoints import latest_checkpoint
+from relavium_lsp.store.rows.event_reads import latest_checkpoint
 from relavium_lsp.store.rows.leases import LeaseClock
 from relavium_lsp.store.rows.tail_walk import TailWalk
 from relavium_lsp.store.sessions import SessionStore
@@ -201,7 +201,7 @@ class AgentSession(SessionLease):
             )
             self.scope.emit(TurnStarted(user_message_sequence=started.sequence_number))
             if self.working_memory is None:
-                latest = await store.run(lambda s: latest_checkpoint(s, self.id))
+                latest = await store.run(lambda s: latest_checkpoint(s.connection, self.id))
                 self.working_memory = latest.working_memory if latest is not None else ""
             if self.workspace_memory is None:
                 self.workspace_memory = await prompt_memory(self.scope.memory, self.record)

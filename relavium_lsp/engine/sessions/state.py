@@ -1,8 +1,20 @@
-"""What a live session holds: its row, agent, policy, model chain, scope and turn state.
+"""What a live session holds, its snapshot, and who hears of its turns.
+
+A live session holds its row, agent, policy, model chain, scope and turn state.
 
 The base of ``AgentSession`` (``engine/sessions/session.py``): construction, the simple properties
 (``busy``, ``evictable``), the frozen snapshot, switching the model chain, taking a fresher
 stored row and persisting a status.
+
+A :class:`TurnWatch` hears that a session's turn begins and settles, whatever started it (§2.5). A
+turn starts from the editor (``Engine.send``), from a delegating parent or from a peer message; the
+automatic introspection passes (:mod:`relavium_lsp.engine.memory.introspection_triggers`) must hear
+of every one, so the session itself tells its :class:`TurnWatch`.
+
+A :class:`SessionSnapshot` is a served session at one moment, as a frozen value. The planner
+builds each turn from one (never from the live session object), and the engine's front door
+hands the same value to the LSP and ACP layers, so nothing outside the session can change it
+by accident.
 """
 
 from __future__ import annotations
@@ -10,15 +22,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import EffectiveChatPolicy
 from relavium_lsp.contracts.events import TurnResult
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionStatus
 from relavium_lsp.engine.scope import EngineServices, SessionScope
-from relavium_lsp.engine.sessions.snapshot import SessionSnapshot
-from relavium_lsp.engine.sessions.turn_watch import TurnWatch
 from relavium_lsp.engine.turn.compaction import Compactor
 from relavium_lsp.engine.turn.governor import CostGovernor
 from relavium_lsp.errors import DiskFull
@@ -142,3 +153,43 @@ class SessionState:
                 await self.scope.store.run(lambda s: s.set_status(self.id, status))
             except DiskFull as error:  # the live status is right; the row catches up later
                 _log.warning("could not save status %s: %s", status, error.message)
+
+
+class TurnWatch(Protocol):
+    """Told around every turn of the sessions a process serves."""
+
+    async def turn_begins(self, session_id: str) -> None:
+        """A turn is about to start: returns once nothing else works on the session."""
+
+    def turn_settled(self, session_id: str) -> None:
+        """The turn settled (completed, failed or aborted)."""
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session's row, agent, effective policy and model chain, as they were when taken."""
+
+    record: AgentSessionRecord
+    agent: AgentDefinition
+    policy: EffectiveChatPolicy
+    chain: tuple[ChainEntry, ...]
+    # The newest introspection checkpoint's working memory ('' when none, §2.5).
+    working_memory: str = ""
+    # The workspace's long-term memory as this session was given it ('' when none, §2.6).
+    workspace_memory: str = ""
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self.record.id
+
+    @property
+    def model(self) -> str:
+        """The model the session asks first (its fallback chain may answer with another)."""
+        return self.chain[0].model
+
+    @property
+    def context_window(self) -> int:
+        """The first model's context window in tokens."""
+        entry = self.chain[0]
+        return entry.provider.context_window(entry.model)

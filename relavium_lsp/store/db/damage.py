@@ -1,4 +1,4 @@
-"""Telling a damaged history database from a wrong key (issue 16).
+"""A damaged history database told from a wrong key, and a full disk said as such (issue 16).
 
 SQLCipher reports both a wrong key and a damaged first page as "file is not a database": page
 1's HMAC does not verify either way. The two need different answers — a wrong key means
@@ -10,15 +10,22 @@ PBKDF2-HMAC-SHA512 with 2 iterations, the page number appended little-endian).
 
 Any other ``DatabaseError`` ("database disk image is malformed") means the key decrypted page
 1, so it is damage too. Nothing here writes to the file.
+
+A full disk: SQLite answers a write that finds no space with SQLITE_FULL ("database or disk is
+full") and rolls the transaction back: nothing committed is lost, and the same connection works
+again once space returns. The user needs to hear *that* the disk is full and *which* one — not "an
+internal error" with the details in a log that is on the same full disk.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
+import shutil
 from pathlib import Path
 
-from relavium_lsp.errors import DatabaseCorrupted
+from relavium_lsp.errors import DatabaseCorrupted, DiskFull
 
 PAGE_SIZE = 4096
 SALT_SIZE = 16
@@ -86,5 +93,27 @@ def corrupted(path: Path, detail: str) -> DatabaseCorrupted:
         "parts still open; run `relavium-lsp doctor --check` to see what is affected and "
         "`relavium-lsp recover` to copy every readable session into a fresh database (the "
         "damaged file is kept)",
+        path=str(path),
+    )
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether a SQLite/SQLCipher error or an ``OSError`` means "no space left"."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    name = str(getattr(error, "sqlite_errorname", ""))
+    return name.startswith("SQLITE_FULL") or "database or disk is full" in str(error).lower()
+
+
+def disk_full(path: Path) -> DiskFull:
+    """The error every surface shows when the history database's disk is full."""
+    try:
+        free = f"{shutil.disk_usage(path.parent).free:,} bytes free"
+    except OSError:
+        free = "free space unknown"
+    return DiskFull(
+        f"the disk holding the history database {path} is full ({free}), so this was not "
+        "saved; everything saved before is intact — free some space and try again (reads "
+        "keep working meanwhile)",
         path=str(path),
     )

@@ -16,18 +16,17 @@ from relavium_lsp.contracts.memory import (
     WorkspaceMemoryRevision,
 )
 from relavium_lsp.errors import MemoryConflict
-from relavium_lsp.store.db.connection import write_transaction
+from relavium_lsp.store.db.connection import Connection, write_transaction
 from relavium_lsp.store.models import utc_timestamp
-from relavium_lsp.store.sessions import SessionStore
 
 KEEP_REVISIONS = 10
 # A read-modify-write step: the new text for the current one, or None to leave it as it is.
 MemoryChange = Callable[[str], str | None]
 
 
-def read_memory(store: SessionStore, workspace: str) -> WorkspaceMemory:
+def read_memory(connection: Connection, workspace: str) -> WorkspaceMemory:
     """The workspace's document and its kept revisions (revision 0 when none was written)."""
-    rows = store.connection.execute(
+    rows = connection.execute(
         "SELECT revision, text, source, session_id, created_at FROM workspace_memory"
         " WHERE workspace = ? ORDER BY revision DESC",
         (workspace,),
@@ -56,7 +55,7 @@ def read_memory(store: SessionStore, workspace: str) -> WorkspaceMemory:
 
 
 def write_memory(
-    store: SessionStore,
+    connection: Connection,
     workspace: str,
     text: str,
     *,
@@ -65,21 +64,20 @@ def write_memory(
     session_id: str | None = None,
 ) -> WorkspaceMemory:
     """Store ``text`` as the next revision if ``base_revision`` is still the newest."""
-    connection = store.connection
     with write_transaction(connection):
-        current = _newest_revision(store, workspace)
+        current = _newest_revision(connection, workspace)
         if current != base_revision:
             raise MemoryConflict(
                 f"the workspace memory changed meanwhile (it is at revision {current}, this "
                 f"edit was based on revision {base_revision}); reload it, merge, and save again",
                 current_revision=current,
             )
-        _append(store, workspace, current + 1, text, source, session_id)
-    return read_memory(store, workspace)
+        _append(connection, workspace, current + 1, text, source, session_id)
+    return read_memory(connection, workspace)
 
 
 def update_memory(
-    store: SessionStore,
+    connection: Connection,
     workspace: str,
     change: MemoryChange,
     *,
@@ -87,9 +85,8 @@ def update_memory(
     session_id: str | None = None,
 ) -> WorkspaceMemory | None:
     """Apply ``change`` to the newest text in one transaction; None when it changed nothing."""
-    connection = store.connection
     with write_transaction(connection):
-        current = _newest_revision(store, workspace)
+        current = _newest_revision(connection, workspace)
         row = connection.execute(
             "SELECT text FROM workspace_memory WHERE workspace = ? AND revision = ?",
             (workspace, current),
@@ -98,21 +95,21 @@ def update_memory(
         after = change(before)
         if after is None or after == before:
             return None
-        _append(store, workspace, current + 1, after, source, session_id)
-    return read_memory(store, workspace)
+        _append(connection, workspace, current + 1, after, source, session_id)
+    return read_memory(connection, workspace)
 
 
-def newest_revisions(store: SessionStore) -> dict[str, tuple[int, MemorySource]]:
+def newest_revisions(connection: Connection) -> dict[str, tuple[int, MemorySource]]:
     """Every workspace's newest revision and who wrote it (for watching other processes)."""
-    rows = store.connection.execute(
+    rows = connection.execute(
         "SELECT workspace, revision, source FROM workspace_memory AS m WHERE revision ="
         " (SELECT MAX(revision) FROM workspace_memory WHERE workspace = m.workspace)"
     ).fetchall()
     return {str(row[0]): (int(row[1]), row[2]) for row in rows}
 
 
-def _newest_revision(store: SessionStore, workspace: str) -> int:
-    row = store.connection.execute(
+def _newest_revision(connection: Connection, workspace: str) -> int:
+    row = connection.execute(
         "SELECT COALESCE(MAX(revision), 0) FROM workspace_memory WHERE workspace = ?",
         (workspace,),
     ).fetchone()
@@ -120,14 +117,13 @@ def _newest_revision(store: SessionStore, workspace: str) -> int:
 
 
 def _append(
-    store: SessionStore,
+    connection: Connection,
     workspace: str,
     revision: int,
     text: str,
     source: MemorySource,
     session_id: str | None,
 ) -> None:
-    connection = store.connection
     connection.execute(
         "INSERT INTO workspace_memory (workspace, revision, text, source, session_id, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",

@@ -38,7 +38,9 @@ def _write_memory(workspace: Path, text: str) -> None:
     """Another window's save, straight into the shared encrypted database."""
     store = SessionStore.open(history_db_path(), resolve_db_key(relavium_home()))
     try:
-        write_memory(store, os.path.realpath(workspace), text, base_revision=0, source="user")
+        write_memory(
+            store.connection, os.path.realpath(workspace), text, base_revision=0, source="user"
+        )
     finally:
         store.close()
 

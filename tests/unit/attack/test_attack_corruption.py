@@ -191,8 +191,12 @@ def test_recovering_a_healthy_file_loses_nothing(
     path = history[0] / ".relavium" / "history.db"
     store = SessionStore.open(path, KEY)
     try:
-        write_memory(store, "/w", "## Build\n- make test\n", base_revision=0, source="user")
-        write_memory(store, "/w", "## Build\n- make unit\n", base_revision=1, source="user")
+        write_memory(
+            store.connection, "/w", "## Build\n- make test\n", base_revision=0, source="user"
+        )
+        write_memory(
+            store.connection, "/w", "## Build\n- make unit\n", base_revision=1, source="user"
+        )
     finally:
         store.close()
     recovery = recover_history(path, KEY)
@@ -200,7 +204,7 @@ def test_recovering_a_healthy_file_loses_nothing(
     assert recovery.kept_damaged.exists()
     store = SessionStore.open(path, KEY)
     try:
-        memory = read_memory(store, "/w")
+        memory = read_memory(store.connection, "/w")
         assert (memory.text, memory.revision) == ("## Build\n- make unit\n", 1)
     finally:
         store.close()

@@ -371,9 +371,9 @@ async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
 
 
 def _checkpoints(store: object, session_id: str) -> list[object]:
-    from relavium_lsp.store.rows.checkpoints import list_checkpoints
+    from relavium_lsp.store.rows.event_reads import list_checkpoints
 
-    return list(list_checkpoints(store, session_id))  # type: ignore[arg-type]
+    return list(list_checkpoints(store.connection, session_id))  # type: ignore[attr-defined]
 
 
 async def test_a_failed_pass_is_recorded_and_the_session_goes_on(tmp_path: Path) -> None:

@@ -311,7 +311,7 @@ def turn_cancelling(h: Harness, session_id: str) -> bool:
 
 
 async def test_a_commit_in_flight_finishes_before_a_cancel_lands() -> None:
-    from relavium_lsp.engine.shielded import finish_before_cancelling
+    from relavium_lsp.engine.waiting import finish_before_cancelling
 
     started, gate, committed = asyncio.Event(), asyncio.Event(), []
 

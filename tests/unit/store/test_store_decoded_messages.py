@@ -5,7 +5,7 @@ from __future__ import annotations
 from store_records import text
 
 from relavium_lsp.store.models import MESSAGE_COLUMNS, message_from_row
-from relavium_lsp.store.rows.decoded_messages import DecodedMessages
+from relavium_lsp.store.rows.messages import DecodedMessages
 from relavium_lsp.store.sessions import SessionStore
 
 
