@@ -8,6 +8,6 @@ Call :func:`load_workspace_config` for the merged view of a workspace and
 from __future__ import annotations
 
 from relavium_lsp.config.agents import load_agent_file
-from relavium_lsp.config.workspace import WorkspaceConfig, load_workspace_config
+from relavium_lsp.config.workspace import WorkspaceConfig, WorkspaceConfigs, load_workspace_config
 
-__all__ = ["WorkspaceConfig", "load_agent_file", "load_workspace_config"]
+__all__ = ["WorkspaceConfig", "WorkspaceConfigs", "load_agent_file", "load_workspace_config"]

@@ -65,43 +65,57 @@ class WorkspaceConfig:
 
 
 def load_workspace_config(workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
-    """Load and merge configuration for ``workspace``; any invalid file is a ``ConfigError``.
+    """Load and merge configuration for ``workspace``; any invalid file is a ``ConfigError``."""
+    return _parse_workspace_config(workspace, _global_path(home))
 
-    Read again whenever a file it is made of changed (edits take effect on the next use), but
-    parsed only then: the engine asks on every turn, and parsing the TOML and the agents'
-    YAML then competed with the next turn's start (issue 25). A file's bytes decide whether
-    it changed, not its timestamp (two saves within one clock tick keep the same one).
+
+class WorkspaceConfigs:
+    """Workspaces' configurations, parsed again only when one of their files changed.
+
+    The engine asks on every turn (edits take effect on the next use); parsing the TOML and
+    the agents' YAML each time competed with the next turn's start. A file's bytes decide
+    whether it changed, not its timestamp (two saves within one clock tick keep the same
+    one). The engine owns one (``engine/sessions/live.py``); the most recently used
+    :data:`MAX_PARSED_WORKSPACES` are kept.
     """
-    global_path = global_config_path(home if home is not None else relavium_home())
-    key = (
-        str(workspace) if workspace is not None else None,
-        os.path.realpath(workspace) if workspace is not None else None,
-        str(global_path),
-    )
-    fingerprint = _fingerprint(workspace, global_path)
-    with _PARSED_LOCK:
-        known = _PARSED.get(key)
-        if known is not None and known[0] == fingerprint:
-            _PARSED.move_to_end(key)
-            return known[1]
-    config = _parse_workspace_config(workspace, global_path)
-    with _PARSED_LOCK:
-        # Fingerprinted before parsing: a file changed meanwhile is parsed again next time.
-        _PARSED[key] = (fingerprint, config)
-        while len(_PARSED) > MAX_PARSED_WORKSPACES:
-            _PARSED.popitem(last=False)
-    return config
+
+    def __init__(self) -> None:
+        self._parsed: OrderedDict[_Key, tuple[_Fingerprint, WorkspaceConfig]] = OrderedDict()
+        # Loaded on worker threads (asyncio.to_thread), several at once.
+        self._lock = threading.Lock()
+
+    def load(self, workspace: Path | None, home: Path | None = None) -> WorkspaceConfig:
+        """:func:`load_workspace_config`, parsed only when a file changed since the last load."""
+        global_path = _global_path(home)
+        key = (
+            str(workspace) if workspace is not None else None,
+            os.path.realpath(workspace) if workspace is not None else None,
+            str(global_path),
+        )
+        fingerprint = _fingerprint(workspace, global_path)
+        with self._lock:
+            known = self._parsed.get(key)
+            if known is not None and known[0] == fingerprint:
+                self._parsed.move_to_end(key)
+                return known[1]
+        config = _parse_workspace_config(workspace, global_path)
+        with self._lock:
+            # Fingerprinted before parsing: a file changed meanwhile is parsed again next time.
+            self._parsed[key] = (fingerprint, config)
+            while len(self._parsed) > MAX_PARSED_WORKSPACES:
+                self._parsed.popitem(last=False)
+        return config
+
+
+def _global_path(home: Path | None) -> Path:
+    return global_config_path(home if home is not None else relavium_home())
 
 
 # The files' state: (path, kind, digest of the bytes) for every file and directory the
 # configuration is read from, missing ones included (creating one changes the state).
 _Fingerprint = tuple[tuple[str, str, bytes], ...]
+_Key = tuple[str | None, str | None, str]
 MAX_PARSED_WORKSPACES = 16
-_PARSED: OrderedDict[tuple[str | None, str | None, str], tuple[_Fingerprint, WorkspaceConfig]] = (
-    OrderedDict()
-)
-# Loaded on worker threads (asyncio.to_thread), several at once.
-_PARSED_LOCK = threading.Lock()
 
 
 def _fingerprint(workspace: Path | None, global_path: Path) -> _Fingerprint:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import httpx
 
-from relavium_lsp.config import WorkspaceConfig, load_workspace_config
+from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.content import ContentPart, ToolResultPart
@@ -811,7 +811,7 @@ async def open_engine(
     mcp: McpToolSource | None = None,
     approval_override: ApprovalMode | None = None,
     providers: ChainResolver | None = None,
-    load_config: ConfigLoader = load_workspace_config,
+    load_config: ConfigLoader | None = None,
     lease_settings: LeaseSettings | None = None,
     auto_introspection: bool = False,
     timers: Timers | None = None,

@@ -10,8 +10,10 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from relavium_lsp.contracts.events import AgentReasoning, AgentToken, EventPayload, StampedEvent
+from relavium_lsp.store.models import utc_timestamp
 
 # What claiming a session's numbering reads from the log: the highest number given out, how
 # far the lease may number (its durable reservation), the events after the claim position,
@@ -35,21 +37,9 @@ WRITE_BEHIND_GATHER_S = 0.04
 WRITE_BEHIND_LONGEST_S = 0.06
 
 
-# The formatted UTC second of the newest stamp: ``[seconds since the epoch, "…T…:SS."]``.
-_second: list[float | str] = [-1, ""]
-
-
 def stamp_now(now: float | None = None) -> str:
-    """``store.models.utc_timestamp()``'s text for the time ``now`` (default: this moment).
-
-    Once per streamed token (``_number``): formatting only the milliseconds, the second's
-    text is kept, about a fifth of the cost of a ``datetime`` and its ``strftime``.
-    """
-    # Rounded to the microsecond first, as ``datetime.fromtimestamp`` does.
-    second, micro = divmod(round((time.time() if now is None else now) * 1_000_000), 1_000_000)
-    if _second[0] != second:
-        _second[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))]
-    return f"{_second[1]}{micro // 1000:03d}Z"
+    """``store.models.utc_timestamp()``'s text for the time ``now`` (default: this moment)."""
+    return utc_timestamp(datetime.fromtimestamp(time.time() if now is None else now, UTC))
 
 
 def set_event() -> asyncio.Event:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from relavium_lsp.config import WorkspaceConfig, load_workspace_config
+from relavium_lsp.config import WorkspaceConfig, WorkspaceConfigs
 from relavium_lsp.config.merge import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
@@ -70,12 +70,13 @@ class LiveSessions:
         services: EngineServices,
         *,
         resolve_chain: ChainResolver,
-        load_config: ConfigLoader = load_workspace_config,
+        load_config: ConfigLoader | None = None,
         approval_override: ApprovalMode | None = None,
     ) -> None:
         self._services = services
         self._resolve_chain = resolve_chain
-        self._load_config = load_config
+        # Parsed again only when a file changed (config/workspace.py: WorkspaceConfigs).
+        self._load_config = load_config or WorkspaceConfigs().load
         # The editor's own setting: the user's choice, so it may loosen a project's.
         self._approval_override = approval_override
         self._live: dict[str, AgentSession] = {}

@@ -11,7 +11,6 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from relavium_lsp.engine.events.bus import EventBus
 from relavium_lsp.errors import StoreError
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db.keys import DbKey
-from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.rows import event_log
 from relavium_lsp.store.rows.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
@@ -487,12 +485,3 @@ def _gather_for(monkeypatch: pytest.MonkeyPatch, token_after: float, longest: fl
 
 def _text(events: list[StampedEvent]) -> str:
     return "".join(getattr(e.payload, "token", "") for e in events)
-
-
-@pytest.mark.parametrize(
-    "now", [0.0, 1.5, 1_700_000_000.123456, 1_764_216_000.999, 1_764_216_059.9999996]
-)
-def test_a_stamp_is_the_stores_timestamp_text(now: float) -> None:
-    expected = utc_timestamp(datetime.fromtimestamp(now, UTC))
-    assert bus_channel.stamp_now(now) == expected
-    assert bus_channel.stamp_now(now) == expected  # the second's text, kept
