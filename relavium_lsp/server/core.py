@@ -25,6 +25,7 @@ from pygls.protocol import (
 
 from relavium_lsp import __version__
 from relavium_lsp.contracts.versions import PROTOCOL_VERSION
+from relavium_lsp.log_secrets import register_secret
 from relavium_lsp.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -48,6 +49,24 @@ def relavium_converter() -> Converter:
     return converter
 
 
+# A param that carries a secret (``relavium/setupModel``'s key, also as the
+# ``relavium.setupModel`` command's argument): registered as one the moment it arrives.
+SECRET_PARAM = "apiKey"  # noqa: S105 (the name of a param, not a secret)
+
+
+def register_secret_params(params: Any) -> None:
+    """Make every log record redact the ``apiKey`` of a request's params or command arguments."""
+    if isinstance(params, dict):
+        candidates = [params]
+    else:  # workspace/executeCommand: the params object is the command's argument
+        arguments = getattr(params, "arguments", None)
+        candidates = [item for item in arguments or () if isinstance(item, dict)]
+    for candidate in candidates:
+        value = candidate.get(SECRET_PARAM)
+        if isinstance(value, str):
+            register_secret(value)
+
+
 def relavium_server_capabilities() -> dict[str, Any]:
     """``capabilities.experimental.relavium`` of the ``initialize`` result.
 
@@ -66,8 +85,15 @@ class RelaviumProtocol(LanguageServerProtocol):
 
     Its ``initialize`` answer also carries the protocol version
     (``capabilities.experimental.relavium``, :mod:`relavium_lsp.contracts.versions`);
-    ``serverInfo`` is pygls's, from the server's name and version.
+    ``serverInfo`` is pygls's, from the server's name and version. A message's secret params
+    are registered before pygls sees it (:func:`register_secret_params`), so no log line —
+    pygls's at DEBUG included — can hold them.
     """
+
+    def handle_message(self, message: Any) -> None:
+        """Register the message's secrets, then let pygls dispatch it."""
+        register_secret_params(getattr(message, "params", None))
+        super().handle_message(message)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
