@@ -18,7 +18,7 @@ import logging
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -68,6 +68,7 @@ from relavium_lsp.engine.history.rewind import undo_rewind as undo_session_rewin
 from relavium_lsp.engine.memory import introspection
 from relavium_lsp.engine.memory.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.memory.workspace import MemoryListener, WorkspaceMemories
+from relavium_lsp.engine.model_setup import provider_presets, setup_model
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.sessions import admin as session_admin
 from relavium_lsp.engine.sessions.admin import KEEP, Keep
@@ -94,7 +95,7 @@ from relavium_lsp.errors import (
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
 from relavium_lsp.export.replay import ReplayReport
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.llm.keys import lookup_api_key
+from relavium_lsp.llm.keys import key_lookup_for
 from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.mcp.catalog import list_tools
@@ -137,6 +138,8 @@ __all__ = [
     "first_choice",
     "key_lookup_for",
     "open_engine",
+    "provider_presets",
+    "setup_model",
 ]
 
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -152,17 +155,6 @@ class ResumeResult:
     messages: list[SessionMessage]
     last_event_sequence: int
     plan: list[PlanEntry] | None = None
-
-
-def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:
-    """API-key lookup that withholds keys from endpoints a project file chose."""
-
-    def key_for(provider_id: str) -> str | None:
-        if provider_id in config.keyless_providers:
-            return None
-        return lookup_api_key(provider_id)
-
-    return key_for
 
 
 class Engine:

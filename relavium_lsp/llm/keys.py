@@ -12,12 +12,18 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import keyring
 import keyring.errors
 
+from relavium_lsp.contracts.model_setup import KeyStorage
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.log_secrets import register_secret
+
+if TYPE_CHECKING:
+    from relavium_lsp.config import WorkspaceConfig
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +83,17 @@ def lookup_api_key(provider_id: str) -> str | None:
     return key or None
 
 
+def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:
+    """API-key lookup that withholds keys from endpoints a project file chose."""
+
+    def key_for(provider_id: str) -> str | None:
+        if provider_id in config.keyless_providers:
+            return None
+        return lookup_api_key(provider_id)
+
+    return key_for
+
+
 def keychain_unavailable_message(reason: str, provider_id: str) -> str:
     """What to tell a user whose keychain cannot hold the key, and what to do instead."""
     return (
@@ -91,15 +108,24 @@ def _unavailable(reason: str, provider_id: str) -> KeychainUnavailable:
     return KeychainUnavailable(keychain_unavailable_message(reason, provider_id))
 
 
-def store_api_key(provider_id: str, key: str) -> None:
-    """Save ``key`` in the OS keychain; :class:`KeychainUnavailable` if there is none."""
+def store_api_key(provider_id: str, key: str) -> KeyStorage:
+    """Save ``key`` in the OS keychain; :class:`KeychainUnavailable` if there is none.
+
+    Returns ``"file"`` when the keyring backend keeps keys in a file (only ever one the user
+    chose explicitly, such as keyrings.alt's, see :func:`keychain_problem`), else
+    ``"keychain"``.
+    """
+    register_secret(key)
     problem = keychain_problem()
     if problem is not None:
         raise _unavailable(problem, provider_id)
+    backend = keyring.get_keyring()
     try:
-        keyring.set_password(KEYRING_SERVICE, provider_id, key)
+        backend.set_password(KEYRING_SERVICE, provider_id, key)
     except Exception as exc:  # backends raise all sorts; the key must not reach the message
         raise _unavailable(f"the keychain refused it ({type(exc).__name__})", provider_id) from None
+    # keyrings.alt's file backends (and any like them) say where their file is.
+    return "file" if hasattr(backend, "file_path") else "keychain"
 
 
 def delete_api_key(provider_id: str) -> bool:
