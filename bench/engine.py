@@ -39,7 +39,7 @@ from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.engine.api import open_engine
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest
 from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.tools.host import FilesystemHost

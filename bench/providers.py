@@ -8,7 +8,7 @@ Run: ``python -m bench.providers [--quick]``. Prints a table of ratios; never pa
    deltas as fast as the socket takes them, as Chat Completions and as Messages SSE. The same
    bytes are consumed by ``response.aiter_lines()`` — the floor any SSE client pays — and by
    ``provider.stream(request)`` to the last chunk (SSE, JSON, typed chunks, usage, the stream
-   guard; plain text deltas take the msgspec fast path, :mod:`relavium_lsp.llm.fast_events`).
+   guard; plain text deltas take the msgspec fast path, :mod:`relavium_lsp.llm.http.fast_events`).
    Runs alternate between the two and the best of each is kept. Times are this
    process's CPU seconds (``time.process_time``), the cost of consuming the stream, so other
    load on the machine does not move the ratio much.
@@ -37,9 +37,9 @@ import httpx
 
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart
-from relavium_lsp.llm.anthropic import AnthropicProvider
-from relavium_lsp.llm.json_codec import loads
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.anthropic.provider import AnthropicProvider
+from relavium_lsp.llm.http.json_codec import loads
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, StopChunk, TextDelta
 from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
 from relavium_lsp.testing.prompt_cache import (

@@ -32,10 +32,10 @@ from relavium_lsp.contracts.model_setup import (
 )
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import InvalidInput, RelaviumError
-from relavium_lsp.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL
+from relavium_lsp.llm.anthropic.provider import DEFAULT_ANTHROPIC_BASE_URL
 from relavium_lsp.llm.keys import KeychainUnavailable, key_env_var, key_lookup_for, store_api_key
 from relavium_lsp.llm.model_directory import ModelSources
-from relavium_lsp.llm.openai_compat import DEFAULT_OPENAI_BASE_URL
+from relavium_lsp.llm.openai.provider import DEFAULT_OPENAI_BASE_URL
 from relavium_lsp.llm.provider_probe import probe_provider
 from relavium_lsp.log_secrets import redact, register_secret
 from relavium_lsp.paths import global_config_path

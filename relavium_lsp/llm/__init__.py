@@ -2,9 +2,9 @@
 
 - :mod:`~relavium_lsp.llm.seam` — the provider-neutral types (requests, chunks, errors).
 - :mod:`~relavium_lsp.llm.projection` — stored messages → seam messages.
-- :mod:`~relavium_lsp.llm.openai_compat` / :mod:`~relavium_lsp.llm.anthropic` — the two
-  streaming HTTP adapters (wire mapping in ``openai_wire`` / ``anthropic_wire``; shared HTTP
-  error handling in ``http_call``; SSE parsing in ``sse``; key scrubbing in ``redaction``).
+- ``openai/`` / ``anthropic/`` — the two streaming HTTP adapters, each its ``provider``, its
+  request body (``wire``) and its stream decoder (``stream``); ``http/`` is what they share
+  (the base class and the call, SSE parsing, JSON decoding, the stream guard, key scrubbing).
 - :mod:`~relavium_lsp.llm.cassette` / :mod:`~relavium_lsp.llm.offline` — record and replay;
   the bundled offline demo model (recorded from ``demo_script`` by
   :mod:`relavium_lsp.testing.record_demo`).

@@ -21,9 +21,9 @@ from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID, AgentDefinition
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.catalog import ModelInfo, model_info
+from relavium_lsp.llm.http.streaming_http import ModelsResult, StreamingHttpProvider
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.providers import KeyLookup, build_provider, locate_model
-from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
 
 DEFAULT_TTL_S = 300.0
 

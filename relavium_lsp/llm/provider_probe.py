@@ -16,9 +16,9 @@ import httpx
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.llm.http.streaming_http import ModelsResult, StreamingHttpProvider
 from relavium_lsp.llm.model_directory import ModelSources
 from relavium_lsp.llm.providers import build_provider
-from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
 
 PROBE_TIMEOUT_S = 5.0
 _SHOWN_MODELS = 5

@@ -25,12 +25,12 @@ import httpx
 from relavium_lsp.contracts.agent import OFFLINE_MODEL_ID, OFFLINE_PROVIDER_ID, AgentDefinition
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.errors import ProviderSetupError
-from relavium_lsp.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
+from relavium_lsp.llm.anthropic.provider import DEFAULT_ANTHROPIC_BASE_URL, AnthropicProvider
 from relavium_lsp.llm.cassette import CassetteProvider
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.offline import offline_provider
-from relavium_lsp.llm.openai_compat import DEFAULT_OPENAI_BASE_URL, OpenAICompatibleProvider
+from relavium_lsp.llm.openai.provider import DEFAULT_OPENAI_BASE_URL, OpenAICompatibleProvider
 from relavium_lsp.llm.seam import Provider
 from relavium_lsp.netaddr import IPAddress, blocked_reason
 

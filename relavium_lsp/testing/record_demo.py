@@ -23,7 +23,7 @@ from relavium_lsp.contracts.content import TextPart, ToolCallPart, ToolResultPar
 from relavium_lsp.llm import demo_script as demo
 from relavium_lsp.llm.cassette import RecordingProvider
 from relavium_lsp.llm.offline import OFFLINE_CASSETTE_NAME
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmChunk, LlmMessage, LlmRequest, StopChunk, ToolSpec
 from relavium_lsp.testing.loopback import LoopbackServer, ScriptedResponse
 from relavium_lsp.testing.wire_scripts import ScriptedToolCall, openai_stream

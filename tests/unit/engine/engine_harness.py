@@ -24,7 +24,7 @@ from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, CassetteProvider
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import (
     LlmChunk,
     LlmRequest,

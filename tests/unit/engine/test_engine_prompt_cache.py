@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from relavium_lsp.llm.anthropic import AnthropicProvider
+from relavium_lsp.llm.anthropic.provider import AnthropicProvider
 from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.testing.prompt_cache import CacheBill, PromptCache, billing_responder, user_turn
 from tests.unit.engine.engine_harness import CountingProvider, engine

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 import httpx
 
 from relavium_lsp.contracts.content import TextPart
-from relavium_lsp.llm.anthropic import AnthropicProvider
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.anthropic.provider import AnthropicProvider
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.seam import LlmChunk, LlmMessage, LlmRequest, ToolSpec
 from tests.unit.llm.wire_servers import LoopbackServer
 

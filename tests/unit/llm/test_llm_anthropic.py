@@ -12,7 +12,7 @@ from relavium_lsp.contracts.content import (
     ToolResultPart,
 )
 from relavium_lsp.contracts.events import TokenUsage
-from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION, CONTINUATION_PROMPT
+from relavium_lsp.llm.anthropic.wire import ANTHROPIC_VERSION, CONTINUATION_PROMPT
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmMessage,
@@ -258,7 +258,7 @@ async def test_projection_rules_on_the_wire(server, client):
 
 
 async def test_base_url_with_v1_suffix(server, client):
-    from relavium_lsp.llm.anthropic import AnthropicProvider
+    from relavium_lsp.llm.anthropic.provider import AnthropicProvider
 
     server.script(anthropic_stream(text=["ok"]))
     provider = AnthropicProvider(
@@ -271,7 +271,7 @@ async def test_base_url_with_v1_suffix(server, client):
 
 
 async def test_tool_choice_variants():
-    from relavium_lsp.llm.anthropic_wire import request_body
+    from relavium_lsp.llm.anthropic.wire import request_body
 
     def choice(value: str) -> object:
         return request_body(request(model=CLAUDE, tools=(READ_FILE,), tool_choice=value))[

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from relavium_lsp.llm.anthropic import MessagesDecoder
-from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder
+from relavium_lsp.llm.anthropic.provider import MessagesDecoder
+from relavium_lsp.llm.http.stream_guard import StreamGuard
+from relavium_lsp.llm.openai.provider import ChatCompletionsDecoder
 from relavium_lsp.llm.seam import LlmChunk, StopChunk
-from relavium_lsp.llm.stream_guard import StreamGuard
 from tests.unit.llm.corpus import (
     READ_SIZE,
     Recording,

@@ -7,10 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relavium_lsp.llm.anthropic import MessagesDecoder
-from relavium_lsp.llm.openai_compat import ChatCompletionsDecoder, WholeCompletionDecoder
+from relavium_lsp.llm.anthropic.provider import MessagesDecoder
+from relavium_lsp.llm.http.stream_guard import StreamGuard
+from relavium_lsp.llm.openai.provider import ChatCompletionsDecoder, WholeCompletionDecoder
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk
-from relavium_lsp.llm.stream_guard import StreamGuard
 from tests.hypothesis_profiles import examples
 from tests.unit.llm.corpus import assert_stream_invariants
 

@@ -197,7 +197,7 @@ async def test_openai_in_stream_error_is_typed_and_redacted(server, client, capl
 
 
 async def test_unusable_base_url_is_bad_request(client):
-    from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+    from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 
     provider = OpenAICompatibleProvider(
         "x", base_url="ftp://example.invalid", api_key=None, client=client, timeout_s=1
@@ -217,7 +217,7 @@ async def test_html_error_page_is_bounded_and_one_line(server, client):
 
 
 def test_exception_mapping_covers_httpx_tree():
-    from relavium_lsp.llm.http_call import CallTarget, error_from_exception
+    from relavium_lsp.llm.http.http_call import CallTarget, error_from_exception
 
     target = CallTarget("p", "https://user:pw@example.com/v1", {}, 3.0, API_KEY, "hint")
     assert error_from_exception(target, httpx.PoolTimeout("x")).kind == "timeout"
@@ -230,7 +230,7 @@ def test_exception_mapping_covers_httpx_tree():
 
 
 def test_retry_after_edge_cases_and_error_codes():
-    from relavium_lsp.llm.http_call import error_type_kind, parse_retry_after
+    from relavium_lsp.llm.http.http_call import error_type_kind, parse_retry_after
 
     def wait(value: str) -> float | None:
         return parse_retry_after(httpx.Headers({"retry-after": value}))

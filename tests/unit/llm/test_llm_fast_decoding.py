@@ -10,10 +10,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from relavium_lsp.llm.anthropic_stream import MessagesDecoder
-from relavium_lsp.llm.json_codec import loads, standard_loads
-from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder
-from relavium_lsp.llm.sse import SseStream
+from relavium_lsp.llm.anthropic.stream import MessagesDecoder
+from relavium_lsp.llm.http.json_codec import loads, standard_loads
+from relavium_lsp.llm.http.sse import SseStream
+from relavium_lsp.llm.openai.stream import ChatCompletionsDecoder
 from relavium_lsp.testing.wire_scripts import (
     ScriptedThinking,
     ScriptedToolCall,

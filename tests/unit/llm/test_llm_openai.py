@@ -300,7 +300,7 @@ async def test_malformed_event_is_a_typed_error(server, client):
 
 
 async def test_official_endpoint_uses_max_completion_tokens():
-    from relavium_lsp.llm.openai_wire import request_body
+    from relavium_lsp.llm.openai.wire import request_body
 
     call = request(max_tokens=10)
     assert request_body(call, official=True)["max_completion_tokens"] == 10

@@ -13,9 +13,9 @@ from relavium_lsp.contracts.agent import (
 )
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.errors import ProviderSetupError
-from relavium_lsp.llm.anthropic import AnthropicProvider
+from relavium_lsp.llm.anthropic.provider import AnthropicProvider
 from relavium_lsp.llm.cassette import CassetteProvider
-from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.openai.provider import OpenAICompatibleProvider
 from relavium_lsp.llm.providers import build_provider, check_endpoint, locate_model, resolve_chain
 from relavium_lsp.llm.seam import StopChunk
 from tests.unit.llm.llm_helpers import API_KEY, collect, request, text_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from relavium_lsp.llm.anthropic_stream import CUT_OFF_CALL
+from relavium_lsp.llm.anthropic.stream import CUT_OFF_CALL
 from relavium_lsp.llm.fallback import AttemptFailed, ChainEntry, stream_with_fallback
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk, ToolCallEnd, ToolCallStart
 from relavium_lsp.testing.loopback import LoopbackServer

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relavium_lsp.llm.sse import LineSplitter, SseDecoder, SseEvent
+from relavium_lsp.llm.http.sse import LineSplitter, SseDecoder, SseEvent
 
 
 def parse(chunks: list[bytes]) -> list[SseEvent]:
@@ -75,7 +75,7 @@ def test_invalid_utf8_is_replaced_not_fatal():
 
 
 def test_sse_stream_matches_the_two_stage_parser():
-    from relavium_lsp.llm.sse import SseStream
+    from relavium_lsp.llm.http.sse import SseStream
 
     stream = SseStream()
     events = []

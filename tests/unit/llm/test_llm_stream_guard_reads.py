@@ -8,6 +8,7 @@ still goes through the chunk-by-chunk path (an open call, a final chunk ending t
 from __future__ import annotations
 
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.llm.http.stream_guard import StreamGuard
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmError,
@@ -16,7 +17,6 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
     new_text_delta,
 )
-from relavium_lsp.llm.stream_guard import StreamGuard
 
 
 def test_a_read_of_text_deltas_is_admitted_whole_and_marks_delivery():

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
-from relavium_lsp.llm.redaction import user_safe_detail
+from relavium_lsp.llm.http.redaction import user_safe_detail
+from relavium_lsp.llm.http.stream_guard import StreamGuard
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
-from relavium_lsp.llm.stream_guard import StreamGuard
 
 logger = logging.getLogger(__name__)
 

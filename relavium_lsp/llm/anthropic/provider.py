@@ -1,8 +1,8 @@
 """The Anthropic Messages API adapter (streaming, tool use, thinking blocks, prompt caching).
 
-The request body comes from :mod:`relavium_lsp.llm.anthropic_wire` (which places the
+The request body comes from :mod:`relavium_lsp.llm.anthropic.wire` (which places the
 ``cache_control`` breakpoints) and the stream is decoded by
-:mod:`relavium_lsp.llm.anthropic_stream`. ``stop_reason: refusal`` completes with
+:mod:`relavium_lsp.llm.anthropic.stream`. ``stop_reason: refusal`` completes with
 ``stop_reason="content_filter"``; a request the API rejects for policy reasons is an
 ``ErrorChunk`` of kind ``content_filter``.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from relavium_lsp.llm.anthropic_stream import MessagesDecoder
-from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION, request_body
-from relavium_lsp.llm.http_call import StreamDecoder
+from relavium_lsp.llm.anthropic.stream import MessagesDecoder
+from relavium_lsp.llm.anthropic.wire import ANTHROPIC_VERSION, request_body
+from relavium_lsp.llm.http.http_call import StreamDecoder
+from relavium_lsp.llm.http.streaming_http import StreamingHttpProvider
 from relavium_lsp.llm.seam import LlmRequest
-from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 

@@ -36,8 +36,8 @@ from relavium_lsp.contracts.content import (
     UrlSource,
 )
 from relavium_lsp.llm.catalog import max_output_tokens_for
+from relavium_lsp.llm.http.wire_common import unsupported_media_note
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import unsupported_media_note
 
 ANTHROPIC_VERSION = "2023-06-01"
 CONTINUATION_PROMPT = "(continuing an earlier conversation)"

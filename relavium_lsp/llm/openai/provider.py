@@ -2,10 +2,10 @@
 
 Requests are sent with ``stream: true`` and ``stream_options.include_usage`` so the last
 event carries token usage (including ``prompt_tokens_details.cached_tokens``, the prompt-cache
-reads). The response is decoded by :mod:`relavium_lsp.llm.openai_stream`; a server that
+reads). The response is decoded by :mod:`relavium_lsp.llm.openai.stream`; a server that
 ignores ``stream: true`` and answers with one JSON document is decoded the same way. A
 request the provider rejects outright for policy reasons is an ``ErrorChunk`` of kind
-``content_filter`` (see :mod:`relavium_lsp.llm.http_call`).
+``content_filter`` (see :mod:`relavium_lsp.llm.http.http_call`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 
-from relavium_lsp.llm.http_call import StreamDecoder
-from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder, WholeCompletionDecoder
-from relavium_lsp.llm.openai_wire import request_body
+from relavium_lsp.llm.http.http_call import StreamDecoder
+from relavium_lsp.llm.http.streaming_http import StreamingHttpProvider
+from relavium_lsp.llm.openai.stream import ChatCompletionsDecoder, WholeCompletionDecoder
+from relavium_lsp.llm.openai.wire import request_body
 from relavium_lsp.llm.seam import LlmRequest
-from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 

@@ -2,7 +2,7 @@
 
 :class:`StreamingHttpProvider` holds a provider's id, base URL, key, HTTP client and
 timeout, and implements :meth:`~StreamingHttpProvider.stream` (one POST through
-:func:`~relavium_lsp.llm.http_call.stream_call`, so every fault is a typed final chunk and the
+:func:`~relavium_lsp.llm.http.http_call.stream_call`, so every fault is a typed final chunk and the
 stream guard's promises hold) and :meth:`~StreamingHttpProvider.list_models` (one GET of the
 provider's ``/models`` endpoint). An adapter supplies only what differs between wire formats:
 its URLs, auth headers, request body, stream decoder and how its model list reads.
@@ -18,14 +18,14 @@ from typing import Any
 import httpx
 
 from relavium_lsp.llm.catalog import context_window_for
-from relavium_lsp.llm.http_call import (
+from relavium_lsp.llm.http.http_call import (
     CallTarget,
     StreamDecoder,
     error_from_exception,
     error_from_status,
     stream_call,
 )
-from relavium_lsp.llm.json_codec import loads
+from relavium_lsp.llm.http.json_codec import loads
 from relavium_lsp.llm.keys import key_env_var
 from relavium_lsp.llm.seam import LlmChunk, LlmError, LlmRequest, ProviderCapabilities
 

@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from typing import Generic, Protocol, TypeVar
 
 from relavium_lsp.contracts.events import TokenUsage
-from relavium_lsp.llm.json_codec import Loads, loads
+from relavium_lsp.llm.http.json_codec import Loads, loads
+from relavium_lsp.llm.http.sse import EventData, SseStream
 from relavium_lsp.llm.seam import LlmChunk
-from relavium_lsp.llm.sse import EventData, SseStream
 
 
 class _Reports(Protocol):

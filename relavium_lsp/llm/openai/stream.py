@@ -12,7 +12,7 @@ The end of a response is the first of: a ``finish_reason``, ``data: [DONE]``, th
 event, or the end of the body. A server that never sets ``finish_reason`` (seen through
 OpenRouter) but ends cleanly still delivered a whole answer, so it completes — ``tool_use``
 when it made calls. Only a body that stops short (no finish reason, no ``[DONE]``, no usage)
-is an error, and :class:`~relavium_lsp.llm.stream_guard.StreamGuard` makes it non-retryable
+is an error, and :class:`~relavium_lsp.llm.http.stream_guard.StreamGuard` makes it non-retryable
 once anything was delivered.
 """
 
@@ -23,10 +23,16 @@ from typing import Any
 
 from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import TokenUsage
-from relavium_lsp.llm.event_stream import EventStreamDecoder
-from relavium_lsp.llm.fast_events import chat_text
-from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_codec import loads
+from relavium_lsp.llm.http.event_stream import EventStreamDecoder
+from relavium_lsp.llm.http.fast_events import chat_text
+from relavium_lsp.llm.http.http_call import in_stream_error
+from relavium_lsp.llm.http.json_codec import loads
+from relavium_lsp.llm.http.sse import EventData
+from relavium_lsp.llm.http.wire_common import (
+    checked_tool_call_id,
+    checked_tool_name,
+    parse_tool_arguments,
+)
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -39,12 +45,6 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     new_text_delta,
-)
-from relavium_lsp.llm.sse import EventData
-from relavium_lsp.llm.wire_common import (
-    checked_tool_call_id,
-    checked_tool_name,
-    parse_tool_arguments,
 )
 
 _FINISH_REASONS: dict[str, LlmStopReason] = {

@@ -20,8 +20,8 @@ from relavium_lsp.contracts.content import (
     ToolResultPart,
     UrlSource,
 )
+from relavium_lsp.llm.http.wire_common import unsupported_media_note
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice, ToolSpec
-from relavium_lsp.llm.wire_common import unsupported_media_note
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:

@@ -23,9 +23,15 @@ from typing import Any
 
 from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import TokenUsage
-from relavium_lsp.llm.event_stream import EventStreamDecoder
-from relavium_lsp.llm.fast_events import messages_text
-from relavium_lsp.llm.http_call import in_stream_error
+from relavium_lsp.llm.http.event_stream import EventStreamDecoder
+from relavium_lsp.llm.http.fast_events import messages_text
+from relavium_lsp.llm.http.http_call import in_stream_error
+from relavium_lsp.llm.http.sse import EventData
+from relavium_lsp.llm.http.wire_common import (
+    checked_tool_call_id,
+    checked_tool_name,
+    parse_tool_arguments,
+)
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmChunk,
@@ -38,12 +44,6 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
     new_text_delta,
-)
-from relavium_lsp.llm.sse import EventData
-from relavium_lsp.llm.wire_common import (
-    checked_tool_call_id,
-    checked_tool_name,
-    parse_tool_arguments,
 )
 
 _STOP_REASONS: dict[str, LlmStopReason] = {

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible Chat Completions adapter: the provider, its request body and stream."""
