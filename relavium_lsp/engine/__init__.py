@@ -2,15 +2,17 @@
 
 Outer layers (the LSP server, ACP mode, the CLI) use only :mod:`relavium_lsp.engine.api` —
 :func:`~relavium_lsp.engine.api.open_engine` and the :class:`~relavium_lsp.engine.api.Engine`
-it returns. Everything else here is the engine's own (``docs/design.md`` §1):
+it returns. Everything else here is the engine's own, grouped by concept (``docs/design.md``
+§1.2):
 
-- ``live`` — the sessions this process serves (load once, recover a crashed turn);
-- ``session`` — one live session's lifecycle and the rollback rules of a settled turn;
-- ``scope`` — what a turn may use (:class:`~relavium_lsp.engine.scope.SessionScope`: store,
-  media, tools, editor host, ``emit``, ``ask_user``, ``set_status``); ``snapshot`` — a
-  session's state as a frozen value;
-- ``planning`` (+ ``prompt``) — a turn's fixed inputs; ``turn`` — streaming and the tool loop;
-- ``bus`` — stamping, persisting and delivering events; ``governor`` — spend and the cost
-  cap; ``compaction`` — summarise or trim; ``exports`` / ``replay`` — export, import, fork
-  and replay as engine operations.
+- ``sessions/`` — the sessions this process serves, one session's lifecycle, leases,
+  snapshots, model choice;
+- ``turn/`` — one turn's fixed inputs (planning, prompt), the runner (streaming and the tool
+  loop), the cost governor, compaction;
+- ``events/`` — the bus that numbers, persists and delivers events; the cross-process watch;
+- ``collab/`` — delegation and peer messages between sessions;
+- ``memory/`` — workspace memory and introspection;
+- ``history/`` — export, import, fork, replay, file checkpoints, rewind, turn review;
+- ``scope`` — what a turn may use (:class:`~relavium_lsp.engine.scope.SessionScope`);
+  ``waiting`` — commits awaited to their end, timers; ``model_setup`` — setting up a model.
 """
