@@ -5,8 +5,9 @@ Rules, in order:
 1. Only the newest compaction marker counts: every message at or before its
    ``droppedThroughSequence`` is left out, and the marker's text becomes the opening user
    message ``"Summary of earlier conversation:\n…"`` (a trim marker without text becomes a
-   one-line note that earlier messages were left out). Every other ``system`` row —
-   interruption markers included — is dropped.
+   one-line note that earlier messages were left out). A marker written inside a turn holds
+   a whole view instead (``CompactionMarker.view``): its parts become those messages, in
+   order. Every other ``system`` row — interruption markers included — is dropped.
 2. Each assistant message that called tools is followed by exactly one ``tool`` message
    holding one result per call, in call order, then any media the tools returned (MCP
    images; the wire mappings put them after the results). A call whose result was never
@@ -75,8 +76,10 @@ def _resolve(part: DurableContentPart | ContentPart, media: MediaStore) -> Conte
     return part
 
 
-def _visible(messages: Sequence[SessionMessage]) -> tuple[list[SessionMessage], LlmMessage | None]:
-    """Messages after the newest compaction boundary, and the summary that replaces the rest."""
+def _visible(
+    messages: Sequence[SessionMessage],
+) -> tuple[list[SessionMessage], SessionMessage | None]:
+    """Messages after the newest compaction boundary, and the marker that replaces the rest."""
     ordered = sorted(messages, key=lambda message: message.sequence_number)
     marker: SessionMessage | None = None
     for message in ordered:
@@ -86,7 +89,7 @@ def _visible(messages: Sequence[SessionMessage]) -> tuple[list[SessionMessage], 
         return [m for m in ordered if m.role != "system"], None
     boundary = marker.compaction.dropped_through_sequence
     kept = [m for m in ordered if m.role != "system" and m.sequence_number > boundary]
-    return kept, _summary(marker)
+    return kept, marker
 
 
 def _parts(
@@ -144,8 +147,8 @@ def project_afresh(
 ) -> tuple[LlmMessage, ...]:
     """:func:`project_messages` without carrying anything over (the rules, spelled out)."""
     live = in_flight or {}
-    kept, summary = _visible(messages)
-    projected: list[LlmMessage] = [summary] if summary is not None else []
+    kept, marker = _visible(messages)
+    projected: list[LlmMessage] = list(_summary(marker, media))
     index = 0
     while index < len(kept):
         end = index + 1
@@ -174,7 +177,7 @@ class _Tail:
     """
 
     marker: SessionMessage | None  # the compaction marker the history opened with
-    summary: LlmMessage | None
+    summary: tuple[LlmMessage, ...]
     rows: tuple[SessionMessage, ...]  # the rest: oldest first, no compaction marker
     origin: int  # the absolute position of rows[0]
     where: Positions  # the rows' absolute positions, by identity
@@ -213,7 +216,18 @@ def _project_tail(
     previous, at = _find_tail(marker, rows[0])
     if previous is None:
         return _project_from(
-            marker, _summary(marker), rows, 0, 0, [], [], [], 0, [], media, Positions(rows, 0)
+            marker,
+            _summary(marker, media),
+            rows,
+            0,
+            0,
+            [],
+            [],
+            [],
+            0,
+            [],
+            media,
+            Positions(rows, 0),
         )
     same = common_run(rows, previous.rows, at)
     absolute = previous.origin + at
@@ -259,7 +273,7 @@ def _project_tail(
 
 def _project_from(
     marker: SessionMessage | None,
-    summary: LlmMessage | None,
+    summary: tuple[LlmMessage, ...],
     rows: tuple[SessionMessage, ...],
     index: int,
     origin: int,
@@ -315,7 +329,7 @@ def _project_from(
         with_media,
     )
     _keep_tail(tail, replaced)
-    return (summary, *projected) if summary is not None else tuple(projected)
+    return (*summary, *projected)
 
 
 def _unit_messages(rows: Sequence[SessionMessage]) -> Sequence[SessionMessage]:
@@ -325,12 +339,23 @@ def _unit_messages(rows: Sequence[SessionMessage]) -> Sequence[SessionMessage]:
     return [row for row in rows if row.role != "system"]
 
 
-def _summary(marker: SessionMessage | None) -> LlmMessage | None:
-    if marker is None:
-        return None
+def _summary(marker: SessionMessage | None, media: MediaStore) -> tuple[LlmMessage, ...]:
+    """What a compaction marker stands for: its view's messages, or one summary message."""
+    if marker is None or marker.compaction is None:
+        return ()
+    view = marker.compaction.view
+    if view is not None:
+        messages: list[LlmMessage] = []
+        start = 0
+        for shown in view:
+            parts = marker.content[start : start + shown.parts]
+            start += shown.parts
+            content = tuple(_resolve(part, media) for part in parts)
+            messages.append(LlmMessage(role=shown.role, content=content))
+        return tuple(messages)
     text = plain_text(marker.content).strip()
     summary = SUMMARY_PREFIX + text if text else TRIMMED_NOTE
-    return LlmMessage(role="user", content=(TextPart(text=summary),))
+    return (LlmMessage(role="user", content=(TextPart(text=summary),)),)
 
 
 def _find_tail(marker: SessionMessage | None, first: SessionMessage) -> tuple[_Tail | None, int]:

@@ -110,17 +110,6 @@ async def test_the_wire_bytes_are_what_httpx_sends_for_the_uncached_body(tmp_pat
         assert len(server.requests[-1].json()["messages"]) == 1 + 7  # system, 3 turns + 1
 
 
-def test_kept_estimates_equal_fresh_ones() -> None:
-    from relavium_lsp.contracts.content import estimate_tokens
-    from relavium_lsp.engine.turn import _message_tokens
-    from relavium_lsp.llm.seam import LlmMessage
-
-    first = LlmMessage(role="user", content=(TextPart(text="x" * 400),))
-    assert _message_tokens(first) == _message_tokens(first) == estimate_tokens(first.content)
-    other = LlmMessage(role="user", content=(TextPart(text="x" * 40),))  # equal id never reused
-    assert _message_tokens(other) == estimate_tokens(other.content)
-
-
 async def test_an_unreadable_row_fails_the_turn_and_rolls_its_message_back(
     tmp_path: Path,
 ) -> None:

@@ -158,6 +158,13 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   TOOL = 'tool',
 })
 
+--- `InterruptionReason` values.
+M.INTERRUPTION_REASON = closed('.INTERRUPTION_REASON', {
+  CRASH = 'crash',
+  ERROR = 'error',
+  ABORTED = 'aborted',
+})
+
 --- `PlanStatus` values.
 M.PLAN_STATUS = closed('.PLAN_STATUS', {
   PENDING = 'pending',
@@ -184,6 +191,7 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   THRESHOLD = 'threshold',
   MAX_MESSAGES = 'max_messages',
   MANUAL = 'manual',
+  CONTEXT_WINDOW = 'context_window',
 })
 
 --- `CheckpointReason` values.
