@@ -3,10 +3,12 @@
 A *logical turn* is the contiguous ``user`` message(s) plus the ``assistant`` and ``tool``
 messages answering them — however many rows the engine split it into (``user →
 assistant(tool_call) → tool → assistant(text)`` is one turn). A new user message after any
-answer starts the next turn; a ``system`` row (compaction boundary, interruption marker) is
-never part of a turn and closes the one before it. A turn is *completed* when it produced
-final assistant text: an assistant message with non-blank text and no tool call. Unanswered
-or interrupted turns are not completed.
+answer starts the next turn; a ``system`` row is never part of a turn: an interruption
+marker closes the one before it, a compaction boundary does not (compaction inside a turn
+writes its marker between two rounds of the same turn, ``docs/design.md`` §2.3; between
+turns it comes before a user message, which starts the next turn anyway). A turn is
+*completed* when it produced final assistant text: an assistant message with non-blank text
+and no tool call. Unanswered or interrupted turns are not completed.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def group_turns(messages: Iterable[SessionMessage]) -> list[LogicalTurn]:
     current: LogicalTurn | None = None
     for message in messages:
         if message.role == "system":
-            current = None
+            if message.compaction is None:
+                current = None
         elif message.role == "user":
             if current is None or current.answers:
                 current = LogicalTurn()

@@ -302,11 +302,15 @@ def last_message(connection: Connection, session_id: str) -> SessionMessage | No
 
 
 def count_tokens_since_boundary(connection: Connection, session_id: str) -> tuple[int, int]:
-    """(visible messages, estimated tokens) after the newest compaction marker — O(1)."""
+    """(visible messages after the newest compaction marker, their estimated tokens) — O(1).
+
+    The tokens count the marker itself too (its summary, or the view compaction inside a turn
+    stored in it): the model sees it with the messages after it.
+    """
     with read_snapshot(connection):
         newest = _newest_visible_totals(connection, session_id)
         marker = connection.execute(
-            "SELECT visible_ordinal, cumulative_tokens FROM session_messages"
+            "SELECT visible_ordinal, cumulative_tokens - token_estimate FROM session_messages"
             " WHERE session_id = ? AND compaction IS NOT NULL AND rolled_back = 0"
             " ORDER BY sequence_number DESC LIMIT 1",
             (session_id,),
