@@ -349,7 +349,13 @@ class AgentSession(SessionLease):
                 if record.turn_count >= max_turns:
                     return _Declined(record, s.last_message(self.id))
                 since_boundary = s.count_tokens_since_boundary(self.id)
-                if self._compaction_due(since_boundary) is not None:
+                if self._compaction_due(since_boundary) is not None or (
+                    # A view a turn compacted into (§2.3) that the tail can no longer hold
+                    # is compacted again rather than cut out of the model's view.
+                    self.policy.auto_compact
+                    and since_boundary[1] > ceiling
+                    and s.newest_marker_holds_view(self.id)
+                ):
                     return _CompactFirst(record, since_boundary)
             user, turn_count = s.begin_turn(
                 self.id, user_parts, wait_for_disk=False, lease=lease, author=author
@@ -408,9 +414,7 @@ class AgentSession(SessionLease):
         ``since_boundary`` is (visible messages, estimated tokens) after the newest
         compaction marker, read with the session's row at the start of the turn.
         """
-        reason = self._compaction_due(since_boundary)
-        if reason is None:
-            return
+        reason = self._compaction_due(since_boundary) or "threshold"
         policy = self.policy
         await self._hold_lease_early()
         await self._compactor.compact(

@@ -69,8 +69,6 @@ SUMMARY_MAX_TOKENS = 1_024
 # Corrections of the four-characters-a-token estimate stay within these factors: a provider
 # reporting fewer tokens never makes the estimate smaller than the plain count.
 MIN_SCALE, MAX_SCALE = 1.0, 4.0
-# A refusal that names no count: assume the request was this much larger than the window.
-UNREPORTED_OVERFLOW = 1.1
 DIGEST_MAX_LINES = 60
 
 SUMMARY_INSTRUCTIONS = (
@@ -149,15 +147,21 @@ class TurnWindow:
         self._scope = scope
         self._governor = governor
         self._chain = chain
-        self.context_window = context_window
-        # Input beyond this does not fit: the window less the room kept for the answer (a
-        # reserve larger than a small window leaves it half, as the history budget does).
-        self.limit = max(context_window // 2, context_window - output_reserve)
-        self.trigger = max(1, min(int(threshold * context_window), self.limit))
+        self._reserve = output_reserve
+        self._threshold = threshold
+        self.context_window = self.limit = self.trigger = 0
+        self._use_window(context_window)
         self.scale = MIN_SCALE
         # What the summaries written in this turn cost (counted in the turn's usage).
         self.spend = CallSpend()
         self.compactions = 0
+
+    def _use_window(self, context_window: int) -> None:
+        self.context_window = context_window
+        # Input beyond this does not fit: the window less the room kept for the answer (a
+        # reserve larger than a small window leaves it half, as the history budget does).
+        self.limit = max(context_window // 2, context_window - self._reserve)
+        self.trigger = max(1, min(int(self._threshold * context_window), self.limit))
 
     def estimate(self, request: LlmRequest) -> int:
         """The request's input tokens as this turn now estimates them."""
@@ -170,17 +174,19 @@ class TurnWindow:
             self.scale = min(MAX_SCALE, max(MIN_SCALE, input_tokens / plain))
 
     def observe_overflow(self, request: LlmRequest, error: LlmError) -> None:
-        """The provider refused ``request`` as larger than the window: correct the estimate.
+        """The provider refused ``request`` as larger than the model's window: believe it.
 
-        With the count it reported the estimate becomes that count; without one, the request
-        is taken to be :data:`UNREPORTED_OVERFLOW` times the window. Either way the request
-        now estimates above the trigger, so the next :meth:`fit` compacts.
+        The count it reported (else the request as estimated) becomes the estimate of that
+        request, and the window is taken to be no larger than it — the model's real window is
+        smaller than the directory said — so the next :meth:`fit` compacts below it.
         """
         plain = max(1, request.estimated_input_tokens())
-        reported = error.reported_tokens
-        if reported is None or reported <= self.trigger:
-            reported = math.ceil(self.context_window * UNREPORTED_OVERFLOW)
-        self.scale = min(MAX_SCALE * 2, max(self.scale, reported / plain))
+        refused = error.reported_tokens
+        if refused is not None:
+            self.scale = min(MAX_SCALE, max(MIN_SCALE, refused / plain))
+        else:
+            refused = self.estimate(request)
+        self._use_window(min(self.context_window, refused))
 
     async def fit(self, view: TurnView, request_for: RequestFor) -> TurnView:
         """``view`` when its request fits the trigger; else the compacted view (stored)."""
@@ -256,16 +262,19 @@ class TurnWindow:
         starts = [
             i for i in range(first_round, len(entries)) if entries[i].message.role == "assistant"
         ]
-        for keep in (KEEP_RECENT_ROUNDS, 1):
-            if len(starts) > keep:
-                cut = starts[-keep]
-                break
-        else:
+        if len(starts) < 2:
             return  # not one round to summarise
-        covered = entries[:cut]
-        history = [entry for entry in covered if not entry.in_turn]
         placeholder = ViewEntry(_summary_message("x" * SUMMARY_MAX_TOKENS * 4), 0)
-        if self.estimate(request_for(_messages([*history, placeholder, *entries[cut:]]))) > target:
+        history = entries[:first_round]
+        # Keep the newest rounds verbatim — fewer when that is what gets below the target.
+        for keep in range(min(KEEP_RECENT_ROUNDS, len(starts) - 1), 0, -1):
+            cut = starts[-keep]
+            after = _messages([*history, placeholder, *entries[cut:]])
+            fits = self.estimate(request_for(after)) <= target
+            if fits:
+                break
+        covered = entries[:cut]
+        if not fits:
             # Earlier turns' answers go too: the user's messages stay, verbatim.
             history = [entry for entry in history if entry.message.role == "user"]
         summary = await self._summary_text(covered, request_for)
@@ -397,7 +406,9 @@ def _digest(covered: Sequence[ViewEntry]) -> str:
         if not entry.in_turn or entry.message.role != "assistant":
             continue
         for part in entry.message.content:
-            if isinstance(part, TextPart) and part.text.strip():
+            if isinstance(part, TextPart) and part.text.startswith(SUMMARY_HEADING):
+                lines.extend(part.text.removeprefix(SUMMARY_HEADING).splitlines())  # carried on
+            elif isinstance(part, TextPart) and part.text.strip():
                 lines.append(f"- said: {_short(part.text)}")
             elif isinstance(part, ToolCallPart):
                 args = _short(json.dumps(part.args, sort_keys=True))

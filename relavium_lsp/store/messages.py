@@ -320,6 +320,17 @@ def count_tokens_since_boundary(connection: Connection, session_id: str) -> tupl
     return newest[0] - marker[0], newest[1] - marker[1]
 
 
+def newest_marker_holds_view(connection: Connection, session_id: str) -> bool:
+    """Whether the newest visible compaction marker holds a view (written inside a turn)."""
+    row = connection.execute(
+        "SELECT compaction FROM session_messages"
+        " WHERE session_id = ? AND compaction IS NOT NULL AND rolled_back = 0"
+        " ORDER BY sequence_number DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row is not None and json.loads(row[0]).get("view") is not None
+
+
 def _walk_back(
     connection: Connection, session_id: str, before: int = _NO_UPPER_BOUND, above: int = 0
 ) -> Iterator[Any]:

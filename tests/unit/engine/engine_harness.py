@@ -207,6 +207,7 @@ async def engine(
     tmp_path: Path,
     *providers: CountingProvider,
     model: str = "gpt-4o-mini",
+    models: Sequence[str] = (),
     project_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
@@ -215,13 +216,15 @@ async def engine(
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary).
 
-    ``options`` go to ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
+    ``models`` names each provider's model (default: ``model`` for all). ``options`` go to
+    ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
     """
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
     path = db_path or tmp_path / "home" / "history.db"
     key = key or DbKey(os.urandom(32), "env")
-    chain = [ChainEntry(provider=provider, model=model) for provider in providers]
+    names = list(models) or [model] * len(providers)
+    chain = [ChainEntry(provider=p, model=name) for p, name in zip(providers, names, strict=True)]
 
     def resolve(agent: AgentDefinition, config: WorkspaceConfig) -> list[ChainEntry]:
         return chain
@@ -241,7 +244,11 @@ async def engine(
 
 
 def openai_provider(
-    base_url: str, client: httpx.AsyncClient, timeout_s: float = 5.0
+    base_url: str,
+    client: httpx.AsyncClient,
+    timeout_s: float = 5.0,
+    *,
+    context_window: int | None = None,
 ) -> CountingProvider:
     """The real OpenAI-compatible adapter pointed at a loopback server."""
     return CountingProvider(
@@ -251,5 +258,6 @@ def openai_provider(
             api_key="sk-test-not-a-real-key",
             client=client,
             timeout_s=timeout_s,
+            context_window=context_window,
         )
     )
