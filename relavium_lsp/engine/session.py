@@ -283,6 +283,9 @@ class AgentSession(SessionLease):
             result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+            if runner.window.context_window < self.context_window():
+                # A provider refused a request as too large: later turns plan for its window.
+                self.learned_context_window = runner.window.context_window
         if synced is not None:
             await _wait_for_disk(synced)
         return await self._settle(result)

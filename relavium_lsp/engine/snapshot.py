@@ -27,6 +27,9 @@ class SessionSnapshot:
     working_memory: str = ""
     # The workspace's long-term memory as this session was given it ('' when none, §2.6).
     workspace_memory: str = ""
+    # A smaller window the model's provider showed it really has (a ``context_length``
+    # refusal inside a turn, §2.3); None: the configured or catalogued one holds.
+    learned_context_window: int | None = None
 
     @property
     def id(self) -> str:
@@ -40,6 +43,8 @@ class SessionSnapshot:
 
     @property
     def context_window(self) -> int:
-        """The first model's context window in tokens."""
+        """The first model's context window in tokens (as its provider showed it, if smaller)."""
         entry = self.chain[0]
-        return entry.provider.context_window(entry.model)
+        window = entry.provider.context_window(entry.model)
+        learned = self.learned_context_window
+        return window if learned is None else min(window, learned)

@@ -236,6 +236,8 @@ async def test_a_context_length_refusal_compacts_and_retries_once(tmp_path: Path
             compacted = h.payloads(session, "session:compacted")
             assert len(compacted) == 1 and compacted[0].tokens_before >= 9_100
             assert compacted[0].tokens_after < 9_100 * 0.6
+            # Later turns plan for the window the provider showed, not the configured one.
+            assert (await h.engine.session(session)).context_window == 9_100
 
 
 async def test_a_second_refusal_ends_the_turn_with_a_clear_error(tmp_path: Path) -> None:
