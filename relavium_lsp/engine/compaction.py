@@ -142,7 +142,7 @@ class Compactor:
         )
         if previous is not None:
             # Carry the earlier summary forward: the new marker supersedes it.
-            note = f"{plain_text(previous.content)}\n\n{note}"
+            note = f"{self._carried(previous)}\n\n{note}"
         marker = await self._append_marker(note, dropped_through, "trim")
         return SessionTrimmed(
             reason=reason,
@@ -152,6 +152,19 @@ class Compactor:
             tokens_after=sum(estimate_tokens(message.content) for message in kept)
             + estimate_tokens(marker.content),
             boundary_sequence=marker.sequence_number,
+        )
+
+    def _carried(self, marker: SessionMessage) -> str:
+        """What a superseded marker hands on to a trim's marker.
+
+        Its summary; or, of a view a turn compacted into (§2.3), the user's requests and the
+        summary notes — not its tool calls and cleared-output notes.
+        """
+        if marker.compaction is None or marker.compaction.view is None:
+            return plain_text(marker.content)
+        shown = project_messages([marker], self._scope.media)
+        return "\n\n".join(
+            plain_text(message.content) for message in shown if message.role == "user"
         )
 
     async def _append_marker(

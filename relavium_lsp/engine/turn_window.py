@@ -2,9 +2,9 @@
 
 Between turns, compaction keeps the *history* small (``engine/compaction.py``); inside a turn
 the message list grows with every tool round. :class:`TurnWindow` estimates each request
-before it is sent against the window of the model asked first (the provider's directory of
-models, else the catalog) and, when it would not fit, compacts the turn's view in the order
-the best agents use:
+before it is sent against the window of the model asked first (the provider's configured
+window, else the catalog's, or a smaller one a provider's refusal showed) and, when it would
+not fit, compacts the turn's view in the order the best agents use:
 
 1. **Clear old tool results** the model has already acted on (a later assistant message
    follows them): the call stays; its bulky result is replaced by a short note naming an
@@ -13,9 +13,11 @@ the best agents use:
    the older ones is enough.
 2. **Summarise older rounds** of the turn if that is still too large: the model (a priced,
    cap-checked call like any other, ``engine/model_calls.py``) writes a summary of the work
-   so far, which replaces the rounds before the newest :data:`KEEP_RECENT_ROUNDS`; if the
-   request is *still* too large, the agent's messages of earlier turns leave the view too
-   (the summary was written with them in view). When the call is refused or fails, a
+   so far, which replaces the rounds before the newest :data:`KEEP_RECENT_ROUNDS` as a note
+   after the user's message (user role, as between turns: an assistant message there would
+   merge with the next one ahead of its reasoning, which Anthropic refuses); if the request
+   is *still* too large, the agent's messages of earlier turns leave the view too (the
+   summary was written with them in view). When the call is refused or fails, a
    deterministic digest of the calls made stands in.
 
 The user's messages are never cleared or summarised. Compaction is a *view*: every original
@@ -80,9 +82,9 @@ SUMMARY_INSTRUCTIONS = (
 )
 SUMMARY_REQUEST = "Summarise your work above for your own later reference; I will continue it."
 SUMMARY_HEADING = (
-    "Summary of my earlier work on this request (older rounds were compacted to fit the "
-    "context window; cleared tool outputs are kept as artifacts, readable with "
-    "read_tool_output):\n"
+    "[Context note, not from the user] Summary of your earlier work on this request (older "
+    "rounds were compacted to fit the context window; cleared tool outputs are kept as "
+    "artifacts, readable with read_tool_output):\n"
 )
 
 
@@ -154,7 +156,6 @@ class TurnWindow:
         self.scale = MIN_SCALE
         # What the summaries written in this turn cost (counted in the turn's usage).
         self.spend = CallSpend()
-        self.compactions = 0
 
     def _use_window(self, context_window: int) -> None:
         self.context_window = context_window
@@ -207,7 +208,6 @@ class TurnWindow:
         compacted, marker_sequence = await self._store_view(work)
         after = self.estimate(request_for(compacted.messages()))
         scope.emit(_compacted(view, compacted, before, after, marker_sequence, work))
-        self.compactions += 1
         return compacted
 
     async def _clear_results(self, work: _Compaction, request_for: RequestFor, target: int) -> None:
@@ -391,7 +391,7 @@ def _note(result: str, artifact_id: str) -> str:
 
 
 def _summary_message(summary: str) -> LlmMessage:
-    return LlmMessage(role="assistant", content=(TextPart(text=SUMMARY_HEADING + summary),))
+    return LlmMessage(role="user", content=(TextPart(text=SUMMARY_HEADING + summary),))
 
 
 def _digest(covered: Sequence[ViewEntry]) -> str:
@@ -403,7 +403,7 @@ def _digest(covered: Sequence[ViewEntry]) -> str:
                 outcomes[part.tool_call_id] = "failed" if part.is_error else "done"
     lines: list[str] = []
     for entry in covered:
-        if not entry.in_turn or entry.message.role != "assistant":
+        if not entry.in_turn or entry.message.role == "tool":
             continue
         for part in entry.message.content:
             if isinstance(part, TextPart) and part.text.startswith(SUMMARY_HEADING):

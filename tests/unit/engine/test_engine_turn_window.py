@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from relavium_lsp.contracts.content import ToolResultPart
+from relavium_lsp.engine.turn_window import SUMMARY_HEADING
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
@@ -23,6 +24,7 @@ from relavium_lsp.testing.wire_scripts import openai_error
 from tests.unit.engine.engine_harness import Harness, engine, openai_provider
 
 WINDOW = 8_192
+NOTE = SUMMARY_HEADING.split("]")[0]
 ASK = "Read every file in the workspace and tell me what they hold."
 FILE_CHARS = 4_000
 ARTIFACT = re.compile(r"artifact ([0-9a-f-]{36}): call read_tool_output")
@@ -53,7 +55,12 @@ def _tool_texts(body: dict[str, Any]) -> list[str]:
 
 
 def _user_texts(body: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in body["messages"] if m["role"] == "user"]
+    """What the user wrote, as sent (a summary note of compaction is not the user's)."""
+    return [
+        m["content"]
+        for m in body["messages"]
+        if m["role"] == "user" and not m["content"].startswith(NOTE)
+    ]
 
 
 async def _transcript(h: Harness, session_id: str) -> list[Any]:
@@ -177,7 +184,7 @@ async def test_older_rounds_are_summarised_when_clearing_is_not_enough(tmp_path:
             later = agent.requests[-1]["messages"]
             assert _user_texts(agent.requests[-1]) == [ASK]  # the user's words stay verbatim
             assert any(
-                m["role"] == "assistant" and "SUMMARY-OF-WORK" in (m.get("content") or "")
+                m["role"] == "user" and m["content"] == SUMMARY_HEADING + "SUMMARY-OF-WORK"
                 for m in later
             )
             transcript = await _transcript(h, session)
@@ -259,3 +266,27 @@ async def test_a_second_refusal_ends_the_turn_with_a_clear_error(tmp_path: Path)
             assert result.error.code == "validation"
             assert "does not fit the model's context window" in result.error.message
             assert len(agent.requests) == 4  # two reads, the refused call and its one retry
+
+
+async def test_a_trim_after_a_compacted_turn_hands_on_the_users_words(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    names = _files(workspace, 12)
+    agent = ScriptedAgent([*_reads(names), Step(text="done")])
+    with LoopbackServer(agent) as server:
+        async with (
+            httpx.AsyncClient() as client,
+            engine(
+                tmp_path, openai_provider(server.url + "/v1", client, context_window=WINDOW)
+            ) as h,
+        ):
+            session = (await h.start()).record.id
+            assert (await h.engine.send(session, ASK)).text.strip() == "done"
+            trimmed = await h.engine.compact(session, mode="trim")
+            assert trimmed.type == "session:trimmed"
+            transcript = await _transcript(h, session)
+            marker = transcript[-1]
+            assert marker.compaction is not None and marker.compaction.mode == "trim"
+            text = marker.content[0].text  # type: ignore[union-attr]
+            assert ASK in text  # the user's request is handed on
+            assert "was cleared from view" not in text  # the cleared outputs' notes are not
