@@ -270,17 +270,11 @@ class AgentSession(SessionLease):
             )
         self._in_turn_body = False
         journal = plan.tool_context.journal if plan is not None else None
-        settled_badly = result.stop_reason in ("error", "aborted")
-        if settled_badly and user is not None and not self._lease_lost and _changed(journal):
-            result = await self._keep_interrupted_turn(result, journal)
-        elif settled_badly and user is not None and not self._lease_lost:
-            rolled_back_from = user.sequence_number
-            try:
-                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
-            except StoreError as error:  # the disk may still be full: the user message stays
-                _log.warning("could not roll back the failed turn: %s", error.message)
-            last = await store.run(lambda s: s.last_message(self.id))
-            result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
+        if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
+            if journal is not None and journal.changed_files:
+                result = await self._keep_interrupted_turn(result, journal)
+            else:
+                result = await self._roll_back(result, user.sequence_number)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
             if runner.window.context_window < self.context_window():
@@ -290,8 +284,18 @@ class AgentSession(SessionLease):
             await _wait_for_disk(synced)
         return await self._settle(result)
 
+    async def _roll_back(self, result: TurnResult, from_sequence: int) -> TurnResult:
+        """Hide a failed or aborted turn that changed no file, from its user message on."""
+        store = self.scope.store
+        try:
+            await store.run(lambda s: s.roll_back_from(self.id, from_sequence))
+        except StoreError as error:  # the disk may still be full: the user message stays
+            _log.warning("could not roll back the failed turn: %s", error.message)
+        last = await store.run(lambda s: s.last_message(self.id))
+        return dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
+
     async def _keep_interrupted_turn(
-        self, result: TurnResult, journal: ChangeJournal | None
+        self, result: TurnResult, journal: ChangeJournal
     ) -> TurnResult:
         """Close a failed or aborted turn that changed files with an interruption marker.
 
@@ -303,8 +307,7 @@ class AgentSession(SessionLease):
         )
         note = [TextPart(text=KEPT_TURN_NOTES[reason])]
         try:
-            if journal is not None:
-                await journal.commit()
+            await journal.commit()
 
             def close(s: SessionStore) -> SessionMessage:
                 last = s.last_message(self.id)
@@ -487,10 +490,6 @@ def _committed_user(
             if isinstance(start, _Begun):
                 return start.user
     return None
-
-
-def _changed(journal: ChangeJournal | None) -> bool:
-    return journal is not None and journal.changed_files
 
 
 def _turn_limit(max_turns: int, newest: SessionMessage | None) -> TurnResult:

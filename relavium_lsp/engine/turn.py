@@ -100,13 +100,13 @@ class TurnPlan:
     max_tokens: int | None
     max_tool_turns: int
     tool_context: ToolCallContext
+    # The turn's user message (the history ends with it) and what its window allows (§2.3).
+    user_sequence: int
+    context_window: int
+    output_reserve: int
+    compact_threshold: float
     # The agent answering: every assistant message names it (attribution, §2.5).
     agent_slug: str | None = None
-    # The turn's user message (the history ends with it) and what its window allows (§2.3).
-    user_sequence: int = 0
-    context_window: int = 128_000
-    output_reserve: int = 4_096
-    compact_threshold: float = 0.8
 
 
 @dataclass

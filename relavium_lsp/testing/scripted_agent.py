@@ -51,8 +51,13 @@ class ScriptedAgent:
 
     def __post_init__(self) -> None:
         self._steps = iter(self.steps)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._calls = 0
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` turn calls (not summaries) arrived; ``False`` at the timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self.requests) >= count, timeout)
 
     def __call__(self, received: ReceivedRequest) -> ScriptedResponse:
         """Answer one request (called on the loopback server's thread)."""
@@ -65,6 +70,7 @@ class ScriptedAgent:
                     return self.summary_response
                 return openai_stream(text=[self.summary], usage=(prompt_tokens, 40))
             self.requests.append(body)
+            self._lock.notify_all()
             step = next(self._steps, Step(text="(the script has ended)"))
             if step.response is not None:
                 return step.response

@@ -36,6 +36,8 @@ from relavium_lsp.llm.seam import (
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
+from relavium_lsp.testing.loopback import LoopbackServer
+from relavium_lsp.testing.scripted_agent import ScriptedAgent
 from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
 
@@ -261,3 +263,30 @@ def openai_provider(
             context_window=context_window,
         )
     )
+
+
+@asynccontextmanager
+async def agent_engine(
+    tmp_path: Path, agent: ScriptedAgent, *, context_window: int | None = None, **options: Any
+) -> AsyncIterator[Harness]:
+    """An engine whose model is ``agent`` behind a loopback server (the OpenAI wire format).
+
+    ``options`` go to :func:`engine` (``project_toml``, ``db_path``, ``key``, ...). The same
+    agent may serve several engines in turn (a restart): it keeps its place in the plan.
+    """
+    with LoopbackServer(agent) as server:
+        async with httpx.AsyncClient() as client:
+            provider = openai_provider(server.url + "/v1", client, context_window=context_window)
+            async with engine(tmp_path, provider, **options) as harness:
+                yield harness
+
+
+def delegating_agents(h: Harness) -> None:
+    """Two agents of the scripted provider, ``boss`` and ``worker``, that may delegate."""
+    agents = h.workspace / ".relavium" / "agents"
+    for agent_id in ("boss", "worker"):
+        (agents / f"{agent_id}.agent.yaml").write_text(
+            f"id: {agent_id}\nname: {agent_id}\nmodel: gpt-4o-mini\nprovider: scripted\n"
+            "tools: [delegate]\n",
+            encoding="utf-8",
+        )

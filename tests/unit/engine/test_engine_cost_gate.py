@@ -16,7 +16,13 @@ from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.engine.introspection import CheckpointRefused
 from relavium_lsp.llm.pricing import price_call
 from relavium_lsp.llm.seam import ErrorChunk, LlmError
-from tests.unit.engine.engine_harness import engine, scripted, text_reply, tool_reply
+from tests.unit.engine.engine_harness import (
+    delegating_agents,
+    engine,
+    scripted,
+    text_reply,
+    tool_reply,
+)
 
 
 def _rate_limited() -> list[ErrorChunk]:
@@ -88,13 +94,7 @@ async def test_a_delegated_child_pauses_under_the_parents_cap(tmp_path: Path) ->
     )
     toml = '[chat]\nmax_cost_microcents = 40000\non_exceed = "pause_for_approval"\n'
     async with engine(tmp_path, provider, project_toml=toml) as h:
-        agents = h.workspace / ".relavium" / "agents"
-        for agent_id in ("boss", "worker"):
-            (agents / f"{agent_id}.agent.yaml").write_text(
-                f"id: {agent_id}\nname: {agent_id}\nmodel: gpt-4o-mini\nprovider: scripted\n"
-                "tools: [delegate]\n",
-                encoding="utf-8",
-            )
+        delegating_agents(h)
         boss = await h.engine.start(
             context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import yaml
 
 from relavium_lsp.engine.replay import replay_transcript
@@ -21,9 +20,8 @@ from relavium_lsp.engine.turn_window import SUMMARY_HEADING
 from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import group_turns
 from relavium_lsp.store.media import MediaStore
-from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
-from tests.unit.engine.engine_harness import engine, openai_provider
+from tests.unit.engine.engine_harness import agent_engine
 
 WINDOW = 16_384
 ROUNDS = 60
@@ -71,52 +69,44 @@ def _plan(names: list[str]) -> list[Step]:
 async def test_a_sixty_round_turn_fits_a_16k_window_and_replays(tmp_path: Path) -> None:
     names = _workspace(tmp_path)
     agent = ScriptedAgent(_plan(names), summary="Read modules so far; each dispatches by route.")
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path,
-                openai_provider(server.url + "/v1", client, context_window=WINDOW),
-                project_toml=PROJECT,
-            ) as h,
-        ):
-            session = (await h.start(title="Long run")).record.id
-            result = await h.engine.send(session, ASK)
-            assert result.stop_reason == "stop", result.error
-            assert result.text.strip() == "All modules read; six notes written."
+    async with agent_engine(tmp_path, agent, context_window=WINDOW, project_toml=PROJECT) as h:
+        session = (await h.start(title="Long run")).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.stop_reason == "stop", result.error
+        assert result.text.strip() == "All modules read; six notes written."
 
-            compacted = h.payloads(session, "session:compacted")
-            assert len(compacted) >= 2
-            assert any(event.cleared_tool_results for event in compacted)
-            assert len(agent.requests) == ROUNDS + 1  # one call per round, and the answer
-            for body in agent.requests:
-                size = len(json.dumps(body)) // 4
-                assert size <= WINDOW, f"a request of about {size} tokens"
-                users = [m["content"] for m in body["messages"] if m["role"] == "user"]
-                assert users[0] == ASK  # then at most the note of a summary
-                assert all(text.startswith(SUMMARY_HEADING) for text in users[1:])
-            assert (tmp_path / "workspace" / "notes" / "59.md").exists()
+        compacted = h.payloads(session, "session:compacted")
+        assert len(compacted) >= 2
+        assert any(event.cleared_tool_results for event in compacted)
+        assert len(agent.requests) == ROUNDS + 1  # one call per round, and the answer
+        for body in agent.requests:
+            size = len(json.dumps(body)) // 4
+            assert size <= WINDOW, f"a request of about {size} tokens"
+            users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+            assert users[0] == ASK  # then at most the note of a summary
+            assert all(text.startswith(SUMMARY_HEADING) for text in users[1:])
+        assert (tmp_path / "workspace" / "notes" / "59.md").exists()
 
-            # The history keeps every original: all sixty rounds, each result in full.
-            _record, messages = await h.engine.full_transcript(session)
-            tool_rows = [m for m in messages if m.role == "tool"]
-            assert len(tool_rows) == ROUNDS
-            assert sum("recieve (typo)" in str(m.content) for m in tool_rows) == 54
-            markers = [m for m in messages if m.compaction is not None]
-            assert len(markers) == len([e for e in compacted if e.boundary_sequence])
-            # One logical turn, completed: the markers inside it do not split it.
-            turns = group_turns(messages)
-            assert len(turns) == 1 and turns[0].completed
-            workflow = yaml.safe_load((await h.engine.render_export(session, "workflow")).content)
-            agent_nodes = [node for node in workflow["nodes"] if node["type"] == "agent"]
-            assert [node["tools"] for node in agent_nodes] == [["read_file", "write_file"]]
+        # The history keeps every original: all sixty rounds, each result in full.
+        _record, messages = await h.engine.full_transcript(session)
+        tool_rows = [m for m in messages if m.role == "tool"]
+        assert len(tool_rows) == ROUNDS
+        assert sum("recieve (typo)" in str(m.content) for m in tool_rows) == 54
+        markers = [m for m in messages if m.compaction is not None]
+        assert len(markers) == len([e for e in compacted if e.boundary_sequence])
+        # One logical turn, completed: the markers inside it do not split it.
+        turns = group_turns(messages)
+        assert len(turns) == 1 and turns[0].completed
+        workflow = yaml.safe_load((await h.engine.render_export(session, "workflow")).content)
+        agent_nodes = [node for node in workflow["nodes"] if node["type"] == "agent"]
+        assert [node["tools"] for node in agent_nodes] == [["read_file", "write_file"]]
 
-            # The export replays: the same transcript from the recordings alone.
-            exported = (await h.engine.render_export(session, "jsonl")).content
-            imported, imported_messages = import_jsonl(exported)
-            report = await replay_transcript(
-                imported, imported_messages, media=MediaStore(tmp_path / "replay-media")
-            )
-            assert report.matches, report.differences
-            assert report.turns_replayed == 1
-            assert report.recorded_tool_calls == ROUNDS
+        # The export replays: the same transcript from the recordings alone.
+        exported = (await h.engine.render_export(session, "jsonl")).content
+        imported, imported_messages = import_jsonl(exported)
+        report = await replay_transcript(
+            imported, imported_messages, media=MediaStore(tmp_path / "replay-media")
+        )
+        assert report.matches, report.differences
+        assert report.turns_replayed == 1
+        assert report.recorded_tool_calls == ROUNDS

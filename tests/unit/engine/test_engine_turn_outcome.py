@@ -12,13 +12,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from relavium_lsp.contracts.content import ToolCallPart
-from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
 from relavium_lsp.testing.wire_scripts import openai_error, openai_stream
-from tests.unit.engine.engine_harness import Harness, engine, openai_provider, scripted, text_reply
+from tests.unit.engine.engine_harness import Harness, agent_engine, engine, scripted, text_reply
 
 BEFORE = {"a.txt": "alpha before\n", "b.txt": "beta before\n"}
 
@@ -62,64 +59,56 @@ async def test_a_provider_error_after_two_edits_keeps_the_turn(tmp_path: Path) -
     workspace = _workspace(tmp_path)
     broken = openai_error(401, "invalid api key", error_type="authentication_error")
     agent = ScriptedAgent([_write("a.txt"), _write("b.txt"), Step(response=broken)])
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
-        ):
-            session = (await h.start()).record.id
-            result = await h.engine.send(session, "edit both files")
-            assert result.stop_reason == "error" and result.error is not None
-            assert result.error.code == "provider_auth"
-            assert result.kept
-            completed = h.payloads(session, "session:turn_completed")[-1]
-            assert completed.kept is True
-            messages = await _visible(h, session)
-            # The transcript says what the workspace shows: both edits, then the failure.
-            assert [m.role for m in messages] == [
-                "user",
-                "assistant",
-                "tool",
-                "assistant",
-                "tool",
-                "system",
-            ]
-            assert _written(messages) == ["a.txt", "b.txt"]
-            marker = messages[-1].interruption
-            assert marker is not None and marker.reason == "error"
-            assert marker.interrupted_after_sequence == messages[-2].sequence_number
-            assert result.last_sequence == messages[-1].sequence_number
-            for name in BEFORE:
-                assert (workspace / name).read_text(encoding="utf-8") == f"{name} by the agent\n"
-            assert await h.status(session) == "failed"
-            await _rewind_undoes_the_turn(h, session, workspace)
+    async with agent_engine(tmp_path, agent) as h:
+        session = (await h.start()).record.id
+        result = await h.engine.send(session, "edit both files")
+        assert result.stop_reason == "error" and result.error is not None
+        assert result.error.code == "provider_auth"
+        assert result.kept
+        completed = h.payloads(session, "session:turn_completed")[-1]
+        assert completed.kept is True
+        messages = await _visible(h, session)
+        # The transcript says what the workspace shows: both edits, then the failure.
+        assert [m.role for m in messages] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "system",
+        ]
+        assert _written(messages) == ["a.txt", "b.txt"]
+        marker = messages[-1].interruption
+        assert marker is not None and marker.reason == "error"
+        assert marker.interrupted_after_sequence == messages[-2].sequence_number
+        assert result.last_sequence == messages[-1].sequence_number
+        for name in BEFORE:
+            assert (workspace / name).read_text(encoding="utf-8") == f"{name} by the agent\n"
+        assert await h.status(session) == "failed"
+        await _rewind_undoes_the_turn(h, session, workspace)
 
 
 async def test_an_abort_between_two_edits_keeps_the_first(tmp_path: Path) -> None:
     workspace = _workspace(tmp_path)
     thinking = openai_stream(text=["Now the second file"], ending="stall")
     agent = ScriptedAgent([_write("a.txt"), Step(response=thinking), _write("b.txt")])
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
-        ):
-            session = (await h.start()).record.id
-            turn = asyncio.create_task(h.engine.send(session, "edit both files"))
-            # The second model call is streaming: the first edit is on disk, the second not.
-            assert await asyncio.to_thread(server.wait_for_requests, 2)
-            assert await h.engine.abort(session)
-            result = await turn
-            assert result.stop_reason == "aborted" and result.kept
-            messages = await _visible(h, session)
-            assert [m.role for m in messages] == ["user", "assistant", "tool", "system"]
-            assert _written(messages) == ["a.txt"]
-            marker = messages[-1].interruption
-            assert marker is not None and marker.reason == "aborted"
-            assert (workspace / "a.txt").read_text(encoding="utf-8") == "a.txt by the agent\n"
-            assert (workspace / "b.txt").read_text(encoding="utf-8") == BEFORE["b.txt"]
-            assert await h.status(session) == "idle"
-            await _rewind_undoes_the_turn(h, session, workspace)
+    async with agent_engine(tmp_path, agent) as h:
+        session = (await h.start()).record.id
+        turn = asyncio.create_task(h.engine.send(session, "edit both files"))
+        # The second model call is streaming: the first edit is on disk, the second not.
+        assert await asyncio.to_thread(agent.wait_for_requests, 2)
+        assert await h.engine.abort(session)
+        result = await turn
+        assert result.stop_reason == "aborted" and result.kept
+        messages = await _visible(h, session)
+        assert [m.role for m in messages] == ["user", "assistant", "tool", "system"]
+        assert _written(messages) == ["a.txt"]
+        marker = messages[-1].interruption
+        assert marker is not None and marker.reason == "aborted"
+        assert (workspace / "a.txt").read_text(encoding="utf-8") == "a.txt by the agent\n"
+        assert (workspace / "b.txt").read_text(encoding="utf-8") == BEFORE["b.txt"]
+        assert await h.status(session) == "idle"
+        await _rewind_undoes_the_turn(h, session, workspace)
 
 
 async def test_a_failed_turn_that_changed_nothing_is_still_rolled_back(tmp_path: Path) -> None:

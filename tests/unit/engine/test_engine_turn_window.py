@@ -13,15 +13,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from relavium_lsp.contracts.content import ToolResultPart
 from relavium_lsp.engine.turn_window import SUMMARY_HEADING
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.testing.loopback import LoopbackServer
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
 from relavium_lsp.testing.wire_scripts import openai_error
-from tests.unit.engine.engine_harness import Harness, engine, openai_provider
+from tests.unit.engine.engine_harness import Harness, agent_engine
 
 WINDOW = 8_192
 NOTE = SUMMARY_HEADING.split("]")[0]
@@ -72,58 +69,50 @@ async def test_old_tool_results_are_cleared_into_artifacts(tmp_path: Path) -> No
     workspace.mkdir()
     names = _files(workspace, 5)
     agent = ScriptedAgent([*_reads(names), Step(text="done")])
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            result = await h.engine.send(session, ASK)
-            assert result.stop_reason == "stop" and result.text.strip() == "done"
-            compacted = h.payloads(session, "session:compacted")
-            assert compacted and all(event.reason == "context_window" for event in compacted)
-            assert compacted[0].cleared_tool_results >= 1
-            assert compacted[0].summarized_messages == 0
-            assert compacted[0].tokens_after < compacted[0].tokens_before
-            types = h.types(session)
-            assert types.index("session:compacting") < types.index("session:compacted")
-            # Every request went out within the trigger, and held the user's words verbatim.
-            for body in agent.requests:
-                assert _user_texts(body) == [ASK]
-            # The first request after compaction: the calls are all still there, the oldest
-            # results are notes naming artifacts that hold their text.
-            after = next(
-                b for b in agent.requests if any(ARTIFACT.search(t) for t in _tool_texts(b))
-            )
-            calls = [
-                call["id"]
-                for m in after["messages"]
-                if m["role"] == "assistant"
-                for call in m.get("tool_calls") or []
-            ]
-            answered = [m["tool_call_id"] for m in after["messages"] if m["role"] == "tool"]
-            assert calls == answered and calls[0] == "call-1"
-            transcript = await _transcript(h, session)
-            originals = {
-                part.tool_call_id: part.result
-                for message in transcript
-                if message.role == "tool"
-                for part in message.content
-                if isinstance(part, ToolResultPart)
-            }
-            for message in after["messages"]:
-                found = ARTIFACT.search(message.get("content") or "")
-                if message["role"] == "tool" and found:
-                    kept = await h.store.load_artifact(session, found.group(1))
-                    assert kept == originals[message["tool_call_id"]]
-                    assert "function_" in kept  # the full text of the file read
-            # Nothing was deleted: the history keeps every original result.
-            assert all("function_" in text for text in originals.values())
-            markers = [m for m in transcript if m.compaction is not None]
-            assert markers and markers[0].compaction.mode == "clear"
-            assert markers[0].compaction.view is not None
+    async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
+        session = (await h.start()).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.stop_reason == "stop" and result.text.strip() == "done"
+        compacted = h.payloads(session, "session:compacted")
+        assert compacted and all(event.reason == "context_window" for event in compacted)
+        assert compacted[0].cleared_tool_results >= 1
+        assert compacted[0].summarized_messages == 0
+        assert compacted[0].tokens_after < compacted[0].tokens_before
+        types = h.types(session)
+        assert types.index("session:compacting") < types.index("session:compacted")
+        # Every request went out within the trigger, and held the user's words verbatim.
+        for body in agent.requests:
+            assert _user_texts(body) == [ASK]
+        # The first request after compaction: the calls are all still there, the oldest
+        # results are notes naming artifacts that hold their text.
+        after = next(b for b in agent.requests if any(ARTIFACT.search(t) for t in _tool_texts(b)))
+        calls = [
+            call["id"]
+            for m in after["messages"]
+            if m["role"] == "assistant"
+            for call in m.get("tool_calls") or []
+        ]
+        answered = [m["tool_call_id"] for m in after["messages"] if m["role"] == "tool"]
+        assert calls == answered and calls[0] == "call-1"
+        transcript = await _transcript(h, session)
+        originals = {
+            part.tool_call_id: part.result
+            for message in transcript
+            if message.role == "tool"
+            for part in message.content
+            if isinstance(part, ToolResultPart)
+        }
+        for message in after["messages"]:
+            found = ARTIFACT.search(message.get("content") or "")
+            if message["role"] == "tool" and found:
+                kept = await h.store.load_artifact(session, found.group(1))
+                assert kept == originals[message["tool_call_id"]]
+                assert "function_" in kept  # the full text of the file read
+        # Nothing was deleted: the history keeps every original result.
+        assert all("function_" in text for text in originals.values())
+        markers = [m for m in transcript if m.compaction is not None]
+        assert markers and markers[0].compaction.mode == "clear"
+        assert markers[0].compaction.view is not None
 
 
 async def test_a_resumed_session_sees_the_view_the_turn_had(tmp_path: Path) -> None:
@@ -133,25 +122,22 @@ async def test_a_resumed_session_sees_the_view_the_turn_had(tmp_path: Path) -> N
     workspace.mkdir()
     names = _files(workspace, 5)
     agent = ScriptedAgent([*_reads(names), Step(text="done"), Step(text="later")])
-    with LoopbackServer(agent) as server:
-        async with httpx.AsyncClient() as client:
-            provider = openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            async with engine(tmp_path, provider, db_path=db_path, key=key) as h:
-                session = (await h.start()).record.id
-                assert (await h.engine.send(session, ASK)).text.strip() == "done"
-                assert h.payloads(session, "session:compacted")
-            last = agent.requests[-1]["messages"]
-            # Another engine over the same database: a restart, or another window.
-            provider = openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            async with engine(tmp_path, provider, db_path=db_path, key=key) as again:
-                resumed = await again.engine.resume(session)
-                assert resumed.messages[0].compaction is not None  # the view is loaded
-                assert (await again.engine.send(session, "thanks")).text.strip() == "later"
-                assert not again.payloads(session, "session:compacting")
-        sent = agent.requests[-1]["messages"]
-        assert sent[: len(last)] == last  # exactly the view the turn ended with
-        assert [m["role"] for m in sent[len(last) :]] == ["assistant", "user"]
-        assert sent[-1]["content"] == "thanks"
+    stored = {"context_window": WINDOW, "db_path": db_path, "key": key}
+    async with agent_engine(tmp_path, agent, **stored) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, ASK)).text.strip() == "done"
+        assert h.payloads(session, "session:compacted")
+    last = agent.requests[-1]["messages"]
+    # Another engine over the same database: a restart, or another window.
+    async with agent_engine(tmp_path, agent, **stored) as again:
+        resumed = await again.engine.resume(session)
+        assert resumed.messages[0].compaction is not None  # the view is loaded
+        assert (await again.engine.send(session, "thanks")).text.strip() == "later"
+        assert not again.payloads(session, "session:compacting")
+    sent = agent.requests[-1]["messages"]
+    assert sent[: len(last)] == last  # exactly the view the turn ended with
+    assert [m["role"] for m in sent[len(last) :]] == ["assistant", "user"]
+    assert sent[-1]["content"] == "thanks"
 
 
 async def test_older_rounds_are_summarised_when_clearing_is_not_enough(tmp_path: Path) -> None:
@@ -163,37 +149,29 @@ async def test_older_rounds_are_summarised_when_clearing_is_not_enough(tmp_path:
     agent = ScriptedAgent(
         [*_reads(names, text=thinking), Step(text="done")], summary="SUMMARY-OF-WORK"
     )
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            result = await h.engine.send(session, ASK)
-            assert result.text.strip() == "done"
-            summarised = [
-                e for e in h.payloads(session, "session:compacted") if e.summarized_messages
-            ]
-            assert summarised
-            assert agent.summaries, "the model was asked for the summary"
-            summary_call = agent.summaries[0]
-            assert summary_call["tool_choice"] == "none"
-            assert ASK in json.dumps(summary_call["messages"])
-            later = agent.requests[-1]["messages"]
-            assert _user_texts(agent.requests[-1]) == [ASK]  # the user's words stay verbatim
-            assert any(
-                m["role"] == "user" and m["content"] == SUMMARY_HEADING + "SUMMARY-OF-WORK"
-                for m in later
-            )
-            transcript = await _transcript(h, session)
-            modes = [m.compaction.mode for m in transcript if m.compaction is not None]
-            assert "summarize" in modes
-            # The summary call was priced like any other.
-            assert len(h.payloads(session, "cost:updated")) == len(agent.requests) + len(
-                agent.summaries
-            )
+    async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
+        session = (await h.start()).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.text.strip() == "done"
+        summarised = [e for e in h.payloads(session, "session:compacted") if e.summarized_messages]
+        assert summarised
+        assert agent.summaries, "the model was asked for the summary"
+        summary_call = agent.summaries[0]
+        assert summary_call["tool_choice"] == "none"
+        assert ASK in json.dumps(summary_call["messages"])
+        later = agent.requests[-1]["messages"]
+        assert _user_texts(agent.requests[-1]) == [ASK]  # the user's words stay verbatim
+        assert any(
+            m["role"] == "user" and m["content"] == SUMMARY_HEADING + "SUMMARY-OF-WORK"
+            for m in later
+        )
+        transcript = await _transcript(h, session)
+        modes = [m.compaction.mode for m in transcript if m.compaction is not None]
+        assert "summarize" in modes
+        # The summary call was priced like any other.
+        assert len(h.payloads(session, "cost:updated")) == len(agent.requests) + len(
+            agent.summaries
+        )
 
 
 async def test_a_failed_summary_call_leaves_a_digest_of_the_calls(tmp_path: Path) -> None:
@@ -205,18 +183,12 @@ async def test_a_failed_summary_call_leaves_a_digest_of_the_calls(tmp_path: Path
         [*_reads(names, text=thinking), Step(text="done")],
         summary_response=openai_error(500, "the summariser is down", error_type="server_error"),
     )
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            assert (await h.engine.send(session, ASK)).text.strip() == "done"
-            assert agent.summaries
-            later = json.dumps(agent.requests[-1]["messages"])
-            assert "- called read_file" in later and "module_0.py" in later
+    async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, ASK)).text.strip() == "done"
+        assert agent.summaries
+        later = json.dumps(agent.requests[-1]["messages"])
+        assert "- called read_file" in later and "module_0.py" in later
 
 
 async def test_a_context_length_refusal_compacts_and_retries_once(tmp_path: Path) -> None:
@@ -225,26 +197,20 @@ async def test_a_context_length_refusal_compacts_and_retries_once(tmp_path: Path
     names = _files(workspace, 3)
     refusal = openai_error(400, OVERFLOW, code="context_length_exceeded")
     agent = ScriptedAgent([*_reads(names), Step(response=refusal), Step(text="done")])
-    with LoopbackServer(agent) as server:
-        # A window far larger than the model's real one: only the refusal tells the truth.
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=64_000)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            result = await h.engine.send(session, ASK)
-            assert result.stop_reason == "stop" and result.error is None
-            assert result.text.strip() == "done"
-            refused, retried = agent.requests[-2], agent.requests[-1]
-            assert len(json.dumps(retried)) < len(json.dumps(refused))
-            # The refusal named 9,100 tokens: the retry was compacted well below that.
-            compacted = h.payloads(session, "session:compacted")
-            assert len(compacted) == 1 and compacted[0].tokens_before >= 9_100
-            assert compacted[0].tokens_after < 9_100 * 0.6
-            # Later turns plan for the window the provider showed, not the configured one.
-            assert (await h.engine.session(session)).context_window == 9_100
+    # A window far larger than the model's real one: only the refusal tells the truth.
+    async with agent_engine(tmp_path, agent, context_window=64_000) as h:
+        session = (await h.start()).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.stop_reason == "stop" and result.error is None
+        assert result.text.strip() == "done"
+        refused, retried = agent.requests[-2], agent.requests[-1]
+        assert len(json.dumps(retried)) < len(json.dumps(refused))
+        # The refusal named 9,100 tokens: the retry was compacted well below that.
+        compacted = h.payloads(session, "session:compacted")
+        assert len(compacted) == 1 and compacted[0].tokens_before >= 9_100
+        assert compacted[0].tokens_after < 9_100 * 0.6
+        # Later turns plan for the window the provider showed, not the configured one.
+        assert (await h.engine.session(session)).context_window == 9_100
 
 
 async def test_a_second_refusal_ends_the_turn_with_a_clear_error(tmp_path: Path) -> None:
@@ -253,19 +219,13 @@ async def test_a_second_refusal_ends_the_turn_with_a_clear_error(tmp_path: Path)
     names = _files(workspace, 2)
     refusal = openai_error(400, OVERFLOW, code="context_length_exceeded")
     agent = ScriptedAgent([*_reads(names), Step(response=refusal), Step(response=refusal)])
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=64_000)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            result = await h.engine.send(session, ASK)
-            assert result.stop_reason == "error" and result.error is not None
-            assert result.error.code == "validation"
-            assert "does not fit the model's context window" in result.error.message
-            assert len(agent.requests) == 4  # two reads, the refused call and its one retry
+    async with agent_engine(tmp_path, agent, context_window=64_000) as h:
+        session = (await h.start()).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.stop_reason == "error" and result.error is not None
+        assert result.error.code == "validation"
+        assert "does not fit the model's context window" in result.error.message
+        assert len(agent.requests) == 4  # two reads, the refused call and its one retry
 
 
 async def test_a_trim_after_a_compacted_turn_hands_on_the_users_words(tmp_path: Path) -> None:
@@ -273,20 +233,14 @@ async def test_a_trim_after_a_compacted_turn_hands_on_the_users_words(tmp_path: 
     workspace.mkdir()
     names = _files(workspace, 12)
     agent = ScriptedAgent([*_reads(names), Step(text="done")])
-    with LoopbackServer(agent) as server:
-        async with (
-            httpx.AsyncClient() as client,
-            engine(
-                tmp_path, openai_provider(server.url + "/v1", client, context_window=WINDOW)
-            ) as h,
-        ):
-            session = (await h.start()).record.id
-            assert (await h.engine.send(session, ASK)).text.strip() == "done"
-            trimmed = await h.engine.compact(session, mode="trim")
-            assert trimmed.type == "session:trimmed"
-            transcript = await _transcript(h, session)
-            marker = transcript[-1]
-            assert marker.compaction is not None and marker.compaction.mode == "trim"
-            text = marker.content[0].text  # type: ignore[union-attr]
-            assert ASK in text  # the user's request is handed on
-            assert "was cleared from view" not in text  # the cleared outputs' notes are not
+    async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, ASK)).text.strip() == "done"
+        trimmed = await h.engine.compact(session, mode="trim")
+        assert trimmed.type == "session:trimmed"
+        transcript = await _transcript(h, session)
+        marker = transcript[-1]
+        assert marker.compaction is not None and marker.compaction.mode == "trim"
+        text = marker.content[0].text  # type: ignore[union-attr]
+        assert ASK in text  # the user's request is handed on
+        assert "was cleared from view" not in text  # the cleared outputs' notes are not
