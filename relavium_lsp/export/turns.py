@@ -26,6 +26,9 @@ class LogicalTurn:
 
     user_messages: list[SessionMessage] = field(default_factory=list)
     answers: list[SessionMessage] = field(default_factory=list)
+    # System rows that belong to it without being part of it: the compaction markers written
+    # inside it, and the interruption marker that closed it (if one did).
+    markers: list[SessionMessage] = field(default_factory=list)
 
     @property
     def completed(self) -> bool:
@@ -69,6 +72,8 @@ def group_turns(messages: Iterable[SessionMessage]) -> list[LogicalTurn]:
     current: LogicalTurn | None = None
     for message in messages:
         if message.role == "system":
+            if current is not None and (message.compaction is None or not current.completed):
+                current.markers.append(message)
             if message.compaction is None:
                 current = None
         elif message.role == "user":

@@ -101,6 +101,9 @@ async def test_a_sixty_round_turn_fits_a_16k_window_and_replays(tmp_path: Path) 
         agent_nodes = [node for node in workflow["nodes"] if node["type"] == "agent"]
         assert [node["tools"] for node in agent_nodes] == [["read_file", "write_file"]]
 
+        markdown = (await h.engine.render_export(session, "markdown")).content
+        assert f"compacted {len(markers)} times during this turn" in markdown
+
         # The export replays: the same transcript from the recordings alone.
         exported = (await h.engine.render_export(session, "jsonl")).content
         imported, imported_messages = import_jsonl(exported)

@@ -85,6 +85,8 @@ async def test_a_provider_error_after_two_edits_keeps_the_turn(tmp_path: Path) -
         for name in BEFORE:
             assert (workspace / name).read_text(encoding="utf-8") == f"{name} by the agent\n"
         assert await h.status(session) == "failed"
+        markdown = (await h.engine.render_export(session, "markdown")).content
+        assert "This turn failed after it changed files" in markdown
         await _rewind_undoes_the_turn(h, session, workspace)
 
 
