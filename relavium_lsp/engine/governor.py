@@ -31,6 +31,7 @@ from relavium_lsp.contracts.events import (
 from relavium_lsp.contracts.session import SessionTotals
 from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.llm.pricing import price_call
+from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.tools.host import ApprovalRequest
 
 COST_CAP_TOOL_ID = "cost_cap"
@@ -98,10 +99,11 @@ class CostGovernor:
             return None
         return max(0, cap - self.totals.cost_microcents - self.children_microcents)
 
-    async def check_before_call(
-        self, *, model: str, provider_id: str, estimated_input_tokens: int
-    ) -> TurnError | None:
-        """``None`` when the call may go out; otherwise the error that ends the turn.
+    async def check_before_call(self, request: LlmRequest, *, provider_id: str) -> TurnError | None:
+        """``None`` when ``request`` may go out; otherwise the error that ends the turn.
+
+        Its input is estimated (``LlmRequest.estimated_input_tokens``) and priced for its
+        model only when a cap applies.
 
         A delegated child's call is decided by the top-most session's cap and ``on_exceed``
         (its question, if any, is asked in the child session, where the call is made).
@@ -109,22 +111,16 @@ class CostGovernor:
         governor = self
         while governor.parent is not None:
             governor = governor.parent
-        return await governor._check(
-            self._scope,
-            model=model,
-            provider_id=provider_id,
-            estimated_input_tokens=estimated_input_tokens,
-        )
+        return await governor._check(self._scope, request, provider_id)
 
     async def _check(
-        self, asking: SessionScope, *, model: str, provider_id: str, estimated_input_tokens: int
+        self, asking: SessionScope, request: LlmRequest, provider_id: str
     ) -> TurnError | None:
         cap = self._policy.max_cost_microcents
         if cap is None or self._scope.approvals.allows(COST_CAP_TOOL_ID, COST_CAP_SCOPE):
             return None
-        estimate = price_call(
-            model, TokenUsage(input_tokens=estimated_input_tokens)
-        ).cost_microcents
+        estimated = TokenUsage(input_tokens=request.estimated_input_tokens())
+        estimate = price_call(request.model, estimated).cost_microcents
         spent = self.totals.cost_microcents + self.children_microcents
         if spent + estimate <= cap:
             return None

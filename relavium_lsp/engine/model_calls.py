@@ -69,11 +69,7 @@ async def stream_priced(
     tally = spend if spend is not None else CallSpend()
 
     async def check(entry: ChainEntry, call: LlmRequest) -> None:
-        refusal = await governor.check_before_call(
-            model=entry.model,
-            provider_id=entry.provider.provider_id,
-            estimated_input_tokens=call.estimated_input_tokens(),
-        )
+        refusal = await governor.check_before_call(call, provider_id=entry.provider.provider_id)
         if refusal is not None:
             raise CallRefused(refusal)
 
