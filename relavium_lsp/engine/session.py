@@ -277,9 +277,10 @@ class AgentSession(SessionLease):
                 result = await self._roll_back(result, user.sequence_number)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
-            if runner.window.context_window < self.context_window():
+            learnt = runner.window.context_window
+            if learnt is not None and learnt != self.context_window():
                 # A provider refused a request as too large: later turns plan for its window.
-                self.learned_context_window = runner.window.context_window
+                self.learned_context_window = learnt
         if synced is not None:
             await _wait_for_disk(synced)
         return await self._settle(result)

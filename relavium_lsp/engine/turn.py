@@ -100,9 +100,10 @@ class TurnPlan:
     max_tokens: int | None
     max_tool_turns: int
     tool_context: ToolCallContext
-    # The turn's user message (the history ends with it) and what its window allows (§2.3).
+    # The turn's user message (the history ends with it) and what its window allows (§2.3;
+    # context_window None: not known, so only a provider's refusal makes the turn compact).
     user_sequence: int
-    context_window: int
+    context_window: int | None
     output_reserve: int
     compact_threshold: float
     # The agent answering: every assistant message names it (attribution, §2.5).

@@ -65,8 +65,10 @@ KEEP_RECENT_RESULTS = 3
 KEEP_RECENT_ROUNDS = 2
 # A result shorter than this is not worth its note.
 MIN_CLEARED_CHARS = 800
-# Compaction aims below this share of the trigger, so the next rounds have room to grow.
+# Compaction aims below this share of what the messages may take, so the next rounds have
+# room to grow; they may always take this many tokens (the planner's history floor).
 TARGET_SHARE = 0.6
+MIN_MESSAGE_BUDGET = 1_024
 SUMMARY_MAX_TOKENS = 1_024
 # Corrections of the four-characters-a-token estimate stay within these factors: a provider
 # reporting fewer tokens never makes the estimate smaller than the plain count.
@@ -142,7 +144,7 @@ class TurnWindow:
         governor: CostGovernor,
         *,
         chain: Sequence[ChainEntry],
-        context_window: int,
+        context_window: int | None,
         output_reserve: int,
         threshold: float,
     ) -> None:
@@ -151,8 +153,11 @@ class TurnWindow:
         self._chain = chain
         self._reserve = output_reserve
         self._threshold = threshold
-        self.context_window = self.limit = self.trigger = 0
-        self._use_window(context_window)
+        # None while the model's window is not known: nothing is compacted ahead of a refusal.
+        self.context_window: int | None = None
+        self.trigger: int | None = None
+        if context_window is not None:
+            self._use_window(context_window)
         self.scale = MIN_SCALE
         # What the summaries written in this turn cost (counted in the turn's usage).
         self.spend = CallSpend()
@@ -161,8 +166,8 @@ class TurnWindow:
         self.context_window = context_window
         # Input beyond this does not fit: the window less the room kept for the answer (a
         # reserve larger than a small window leaves it half, as the history budget does).
-        self.limit = max(context_window // 2, context_window - self._reserve)
-        self.trigger = max(1, min(int(self._threshold * context_window), self.limit))
+        limit = max(context_window // 2, context_window - self._reserve)
+        self.trigger = max(1, min(int(self._threshold * context_window), limit))
 
     def estimate(self, request: LlmRequest) -> int:
         """The request's input tokens as this turn now estimates them."""
@@ -187,16 +192,26 @@ class TurnWindow:
             self.scale = min(MAX_SCALE, max(MIN_SCALE, refused / plain))
         else:
             refused = self.estimate(request)
-        self._use_window(min(self.context_window, refused))
+        known = self.context_window
+        self._use_window(refused if known is None else min(known, refused))
 
     async def fit(self, view: TurnView, request_for: RequestFor) -> TurnView:
-        """``view`` when its request fits the trigger; else the compacted view (stored)."""
+        """``view`` when its request fits the trigger; else the compacted view (stored).
+
+        What compaction can take out is the messages: the system prompt and the tool specs
+        stay. So the messages always get at least :data:`MIN_MESSAGE_BUDGET` tokens (as the
+        history does when a turn is planned), and the target is measured on them.
+        """
+        if self.trigger is None:
+            return view  # the window is not known: a provider's refusal will say
         before = self.estimate(request_for(view.messages()))
-        if before <= self.trigger or not _reducible(view.entries):
+        fixed = self.estimate(request_for(()))
+        trigger = max(self.trigger, fixed + MIN_MESSAGE_BUDGET)
+        if before <= trigger or not _reducible(view.entries):
             return view  # fits, or holds nothing compaction may take out: sent as it is
         scope = self._scope
         scope.emit(SessionCompacting(reason="context_window"))
-        target = int(self.trigger * TARGET_SHARE)
+        target = fixed + int((trigger - fixed) * TARGET_SHARE)
         work = _Compaction(list(view.entries))
         await self._clear_results(work, request_for, target)
         if self.estimate(request_for(_messages(work.entries))) > target:
@@ -303,7 +318,8 @@ class TurnWindow:
                 "temperature": None,
             }
         )
-        if self.estimate(request) + SUMMARY_MAX_TOKENS <= self.context_window:
+        window = self.context_window or 0  # known whenever the turn compacts
+        if self.estimate(request) + SUMMARY_MAX_TOKENS <= window:
             try:
                 text = await answer_text(self._governor, self._chain, request, self.spend)
             except (CallRefused, CallFailed):

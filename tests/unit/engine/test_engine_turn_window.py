@@ -232,10 +232,12 @@ async def test_a_trim_after_a_compacted_turn_hands_on_the_users_words(tmp_path: 
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     names = _files(workspace, 12)
-    agent = ScriptedAgent([*_reads(names), Step(text="done")])
+    agent = ScriptedAgent([*_reads(names), Step(text="done"), Step(text="ok"), Step(text="ok")])
     async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
         session = (await h.start()).record.id
         assert (await h.engine.send(session, ASK)).text.strip() == "done"
+        for follow_up in ("and then?", "thanks"):
+            assert (await h.engine.send(session, follow_up)).text.strip() == "ok"
         trimmed = await h.engine.compact(session, mode="trim")
         assert trimmed.type == "session:trimmed"
         transcript = await _transcript(h, session)
@@ -244,3 +246,24 @@ async def test_a_trim_after_a_compacted_turn_hands_on_the_users_words(tmp_path: 
         text = marker.content[0].text  # type: ignore[union-attr]
         assert ASK in text  # the user's request is handed on
         assert "was cleared from view" not in text  # the cleared outputs' notes are not
+
+
+async def test_an_unknown_window_is_learnt_from_the_refusal_not_guessed(tmp_path: Path) -> None:
+    """A model the catalog does not know, with no configured window: no compaction ahead of
+    time against a guess — the provider's refusal tells the window, then the turn compacts."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    names = _files(workspace, 6)
+    refusal = openai_error(400, OVERFLOW, code="context_length_exceeded")
+    agent = ScriptedAgent([*_reads(names), Step(response=refusal), Step(text="done")])
+    async with agent_engine(tmp_path, agent, model="local-model-x") as h:
+        session = (await h.start()).record.id
+        assert not (await h.engine.session(session)).context_window_known
+        result = await h.engine.send(session, ASK)
+        assert result.text.strip() == "done"
+        # Six large reads went out whole (far over the 8,192 the catalog guesses) ...
+        assert all(ARTIFACT.search(t) is None for b in agent.requests[:-1] for t in _tool_texts(b))
+        # ... until the refusal named the size: then one compaction, and the window is known.
+        assert len(h.payloads(session, "session:compacted")) == 1
+        snapshot = await h.engine.session(session)
+        assert snapshot.context_window_known and snapshot.context_window == 9_100
