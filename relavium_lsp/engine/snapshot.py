@@ -46,7 +46,9 @@ class SessionSnapshot:
     def context_window_known(self) -> bool:
         """Whether the window is known (configured, catalogued or learnt), not the default guess.
 
-        A turn compacts ahead of a provider's refusal only against a known window (§2.3).
+        A turn compacts ahead of a provider's refusal only against a known window (§2.3). The
+        provider seam reports a window, not where it came from: a configured window of exactly
+        the default reads as the guess.
         """
         entry = self.chain[0]
         return (
