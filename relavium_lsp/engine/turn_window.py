@@ -184,7 +184,8 @@ class TurnWindow:
 
         The count it reported (else the request as estimated) becomes the estimate of that
         request, and the window is taken to be no larger than it — the model's real window is
-        smaller than the directory said — so the next :meth:`fit` compacts below it.
+        smaller than configured or catalogued, or was not known — so the next :meth:`fit`
+        compacts below it.
         """
         plain = max(1, request.estimated_input_tokens())
         refused = error.reported_tokens
