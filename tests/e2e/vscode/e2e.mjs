@@ -92,11 +92,8 @@ const settings = {
   'window.restoreWindows': 'none',
   'chat.disableAIFeatures': true,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
-};
-// Where a code-server user sets machine-scoped settings: the "Remote" (machine) settings. The
-// same key in user settings is honoured only until VS Code registers the extension's settings
-// schema, then dropped — whether the extension saw it was a race decided at every reload.
-const machineSettings = {
+  // In the user settings, although code-server's window is a remote one: the setting is
+  // window-scoped, so VS Code honours it there (issue 33; machine-scoped, it was dropped).
   'relavium.server.command': options.smoke ? '' : (options['server-command'] ?? ''),
 };
 
@@ -229,7 +226,7 @@ before(async () => {
     });
     writeFileSync(path.join(workspace, relative), content);
   }
-  codeServer = new CodeServer({ cache: options.cache, root, settings, machineSettings });
+  codeServer = new CodeServer({ cache: options.cache, root, settings });
   codeServer.installExtension(path.resolve(options.vsix));
   const env = options.smoke ? { PATH: pathWithoutServer() } : serverEnv;
   const url = await codeServer.start(workspace, env);
@@ -302,14 +299,17 @@ describe('VS Code: Relavium chat view', () => {
   });
 
   if (options.smoke) {
-    step('says why when the server is not running, and offers a restart', async () => {
+    step('says why when the server is not running, and offers to get one', async () => {
       const chat = workbench.chat();
       const banner = chat.locator('.banner');
-      await banner.locator('text=/not found on PATH/').waitFor({ timeout: 30_000 });
+      await banner.locator('text=/is not installed/').waitFor({ timeout: 30_000 });
       const text = await banner.textContent();
-      assert.match(text ?? '', /Relavium server not running — relavium-lsp was not found on PATH/);
-      assert.equal(await chat.locator('.banner button:has-text("Restart server")').isVisible(), true);
+      assert.match(text ?? '', /Relavium server not running — relavium-lsp is not installed/);
+      for (const label of ['Install…', 'Choose executable…', 'Show log']) {
+        assert.equal(await chat.locator(`.banner button:has-text("${label}")`).isVisible(), true, label);
+      }
       assert.equal(await chat.locator('.composer-input').isDisabled(), true);
+      assert.equal(await chat.locator('.picker').first().isDisabled(), true);
       await workbench.screenshot('03-server-not-running');
     });
   }

@@ -124,7 +124,19 @@ export class ChatModel implements TurnContext {
 
   /** Record the server connection's state (shown as a banner when not running). */
   setConnection(state: ConnectionView['state'], reason?: string): void {
-    this.connection = reason === undefined ? { state } : { state, reason };
+    const offline =
+      state === 'running' && this.connection.offlineModel === true ? { offlineModel: true } : {};
+    this.connection = reason === undefined ? { state, ...offline } : { state, reason, ...offline };
+  }
+
+  /** Whether only the offline demo model is configured (known once the server answered). */
+  setOfflineModel(offline: boolean): void {
+    this.connection = offline
+      ? { ...this.connection, offlineModel: true }
+      : {
+          state: this.connection.state,
+          ...(this.connection.reason === undefined ? {} : { reason: this.connection.reason }),
+        };
   }
 
   /** Show an empty chat with no session (the next send starts one). */
