@@ -1,4 +1,4 @@
-"""``editors/neovim/lua/relavium/protocol.lua``: method names and closed sets for the plugin.
+"""``lua/relavium/protocol.lua``: method names and closed sets for the plugin.
 
 Lua has no types to check a field against, so the module carries what the plugin compares
 strings with: every method name, every event ``type``, the tags of the content-part and media
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from protocol_gen.shapes import Choice, ModelRef, OneOf, Protocol
 
-MAX_LINE = 100  # editors/neovim/.luacheckrc
+MAX_LINE = 100  # .luacheckrc
 
 HEADER = """\
 --- The relavium-lsp protocol: method names and the closed sets of wire values.

@@ -14,6 +14,7 @@ from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
     ApprovalPreview,
+    ExportFormat,
     StopReason,
     TokenUsage,
     TurnError,
@@ -234,14 +235,14 @@ class CompactSessionParams(_SessionRef):
 class ExportSessionParams(_SessionRef):
     """``relavium/exportSession``."""
 
-    format: Literal["workflow", "jsonl"] = "workflow"
+    format: ExportFormat = "workflow"
     open: bool = True
 
 
 class ExportSessionResult(WireModel):
     """Result of ``relavium/exportSession``."""
 
-    format: Literal["workflow", "jsonl"]
+    format: ExportFormat
     content: str
     suggested_path: str
     opened: bool = False
@@ -409,7 +410,7 @@ class ExportChatParams(WireModel):
     """The ``relavium.codeAction.export`` command: export the chat of this workspace."""
 
     uri: str | None = Field(default=None, min_length=1, max_length=8192)
-    format: Literal["workflow", "jsonl"] = "workflow"
+    format: ExportFormat = "workflow"
 
 
 class ConfigurationSettings(WireModel):

@@ -40,6 +40,9 @@ M.LIST_MODELS = 'relavium/listModels'
 M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
 M.REWIND = 'relavium/rewind'
 M.UNDO_REWIND = 'relavium/undoRewind'
+M.TURN_CHANGES = 'relavium/turnChanges'
+M.CHECKPOINT_CONTENT = 'relavium/checkpointContent'
+M.REVIEW_CHANGES = 'relavium/reviewChanges'
 M.UPDATE_SESSION = 'relavium/updateSession'
 M.APPEND_MESSAGE = 'relavium/appendMessage'
 M.RESTORE_SESSION = 'relavium/restoreSession'
@@ -84,6 +87,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
   SESSION_REWOUND = 'session:rewound',
+  SESSION_CHANGES_REVIEWED = 'session:changes_reviewed',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
   SESSION_CHECKPOINT = 'session:checkpoint',
   SESSION_CHECKPOINT_FAILED = 'session:checkpoint_failed',
@@ -193,6 +197,19 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   MANUAL = 'manual',
 })
 
+--- `ExportFormat` values.
+M.EXPORT_FORMAT = closed('.EXPORT_FORMAT', {
+  WORKFLOW = 'workflow',
+  JSONL = 'jsonl',
+  MARKDOWN = 'markdown',
+})
+
+--- `ReviewDecision` values.
+M.REVIEW_DECISION = closed('.REVIEW_DECISION', {
+  KEEP = 'keep',
+  UNDO = 'undo',
+})
+
 --- `CheckpointReason` values.
 M.CHECKPOINT_REASON = closed('.CHECKPOINT_REASON', {
   MANUAL = 'manual',
@@ -209,6 +226,13 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   CRASHED = 'crashed',
   FAILED = 'failed',
   STOPPED = 'stopped',
+})
+
+--- `ReviewState` values.
+M.REVIEW_STATE = closed('.REVIEW_STATE', {
+  PENDING = 'pending',
+  KEPT = 'kept',
+  UNDONE = 'undone',
 })
 
 --- `InputFilterKind` values.
