@@ -10,8 +10,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
-  accessSync,
-  constants,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -26,7 +24,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
-import { CodeServer } from './codeServer.mjs';
+import { CodeServer, pathWithoutServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
 import { SecondWindow } from './secondWindow.mjs';
 import { Workbench } from './workbench.mjs';
@@ -61,23 +59,6 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-
-function isExecutable(file) {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** PATH without any directory that holds a relavium-lsp (the smoke run needs "not found"). */
-function pathWithoutServer() {
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((directory) => directory !== '' && !isExecutable(path.join(directory, 'relavium-lsp')))
-    .join(path.delimiter);
-}
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');

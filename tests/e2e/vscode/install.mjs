@@ -10,8 +10,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
-  accessSync,
-  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -28,7 +26,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CodeServer } from './codeServer.mjs';
+import { CodeServer, pathWithoutServer } from './codeServer.mjs';
 import { Workbench } from './workbench.mjs';
 
 const { values: options } = parseArgs({
@@ -65,20 +63,6 @@ const settings = {
   'chat.disableAIFeatures': true,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
-
-function pathWithoutServer() {
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((directory) => {
-      try {
-        accessSync(path.join(directory, 'relavium-lsp'), constants.X_OK);
-        return false;
-      } catch {
-        return directory !== '';
-      }
-    })
-    .join(path.delimiter);
-}
 
 // A local OpenAI-compatible server that lists one model (the setup's check asks it).
 const modelServer = createServer((request, response) => {

@@ -9,7 +9,7 @@
  * `<globalStorage>/server/<version>/venv`, never into the workspace.
  */
 
-import * as path from 'node:path';
+import { venvExecutable, venvPython } from './privateServer';
 
 export const MINIMUM_PYTHON: readonly [number, number] = [3, 11];
 
@@ -90,15 +90,6 @@ export type InstallPlan =
   | { ok: true; via: string; steps: InstallStep[]; executable: string }
   | { ok: false; problem: string; nextStep: string };
 
-function venvPaths(platform: NodeJS.Platform, venvDir: string): { python: string; executable: string } {
-  return platform === 'win32'
-    ? {
-        python: path.join(venvDir, 'Scripts', 'python.exe'),
-        executable: path.join(venvDir, 'Scripts', 'relavium-lsp.exe'),
-      }
-    : { python: path.join(venvDir, 'bin', 'python'), executable: path.join(venvDir, 'bin', 'relavium-lsp') };
-}
-
 function describePython(python: ProbedPython): string {
   const name = [python.command, ...python.args].join(' ');
   const version = python.version === undefined ? 'did not run' : python.version.join('.');
@@ -132,7 +123,8 @@ export function planInstall(inputs: InstallInputs): InstallPlan {
         'choose it with "Choose executable…".',
     };
   }
-  const { python: venvPython, executable } = venvPaths(inputs.platform, inputs.venvDir);
+  const python = venvPython(inputs.venvDir, inputs.platform);
+  const executable = venvExecutable(inputs.venvDir, inputs.platform);
   const verify: InstallStep = {
     title: 'Checking the installed server',
     command: executable,
@@ -153,7 +145,7 @@ export function planInstall(inputs: InstallInputs): InstallPlan {
         },
         {
           title: 'Installing the server and its dependencies',
-          command: venvPython,
+          command: python,
           args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...index, inputs.wheel],
         },
         verify,
@@ -176,7 +168,7 @@ export function planInstall(inputs: InstallInputs): InstallPlan {
         {
           title: 'Installing the server and its dependencies (uv)',
           command: inputs.uv,
-          args: ['pip', 'install', '--python', venvPython, ...index, inputs.wheel],
+          args: ['pip', 'install', '--python', python, ...index, inputs.wheel],
         },
         verify,
       ],

@@ -45,6 +45,13 @@ export function venvExecutable(venvDir: string, platform: NodeJS.Platform = proc
     : path.join(venvDir, 'bin', 'relavium-lsp');
 }
 
+/** The Python interpreter of a private environment. */
+export function venvPython(venvDir: string, platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32'
+    ? path.join(venvDir, 'Scripts', 'python.exe')
+    : path.join(venvDir, 'bin', 'python');
+}
+
 /** The installed server of this version, if its install finished. */
 export function installedExecutable(
   layout: PrivateServerLayout,

@@ -6,10 +6,11 @@
  */
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { PACKAGE_VERSION } from '../protocol';
+import { isExecutableFile } from '../server/serverCommand';
 import {
   PYTHON_PROBE,
   parseProbe,
@@ -55,15 +56,6 @@ interface PythonExtensionApi {
 
 function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !ISOLATED_ENV.includes(name)));
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export class ServerInstaller {
@@ -234,7 +226,7 @@ export class ServerInstaller {
   private findOnPath(name: string): string | undefined {
     for (const directory of (process.env.PATH ?? '').split(path.delimiter)) {
       const candidate = path.join(directory, name);
-      if (directory !== '' && isExecutable(candidate)) {
+      if (directory !== '' && isExecutableFile(candidate)) {
         return candidate;
       }
     }

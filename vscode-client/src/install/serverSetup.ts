@@ -127,7 +127,8 @@ export class ServerSetup {
     const lines = [
       '--- Relavium setup ---',
       `Extension: ${PACKAGE_VERSION} (protocol ${PROTOCOL_VERSION}) on ${process.platform}`,
-      `Server: ${server?.state ?? 'unknown'}${server?.reason === undefined ? '' : ` (${server.reason})`}`,
+      `Server: ${server?.state ?? 'unknown'}${server?.reason === undefined ? '' : ` (${server.reason})`}` +
+        (this.server?.serverVersion === undefined ? '' : `, relavium-lsp ${this.server.serverVersion}`),
       `Setting relavium.server.command: ${vscode.workspace.getConfiguration('relavium').get<string>('server.command', '') || '(empty)'}`,
       `Installed server: ${this.installer.installed() ?? `none (would go to ${this.installer.layout.versionDir})`}`,
     ];

@@ -241,7 +241,7 @@ export class RelaviumServer implements vscode.Disposable {
 
   /** Stop and start again (the "Restart server" action), with progress; says when it fails. */
   async restart(): Promise<boolean> {
-    return vscode.window.withProgress(
+    const started = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'Restarting the Relavium server…' },
       async () => {
         await this.stop();
@@ -249,6 +249,21 @@ export class RelaviumServer implements vscode.Disposable {
         return this.start();
       },
     );
+    if (!started && this.current.state === 'stopped') {
+      void vscode.window
+        .showErrorMessage(`The Relavium server did not start: ${this.current.reason ?? 'see the log'}.`, 'Show log')
+        .then((choice) => {
+          if (choice !== undefined) {
+            this.output.show();
+          }
+        });
+    }
+    return started;
+  }
+
+  /** The running server's `serverInfo.version` (undefined while none runs). */
+  get serverVersion(): string | undefined {
+    return this.current.state === 'running' ? this.client?.initializeResult?.serverInfo?.version : undefined;
   }
 
   /** Stop the server if it runs. */
@@ -377,6 +392,7 @@ export class RelaviumServer implements vscode.Disposable {
         this.restarts = this.restarts.filter((time) => now - time < RESTART_WINDOW_MS);
         if (this.restarts.length >= MAX_RESTARTS) {
           const reason = `it stopped ${MAX_RESTARTS} times in 3 minutes and is no longer restarted automatically`;
+          this.output.appendLine(`The server ${reason}.`);
           this.setState({ state: 'stopped', reason });
           void vscode.window
             .showErrorMessage(`Relavium server ${reason}.`, 'Restart server')
@@ -388,6 +404,7 @@ export class RelaviumServer implements vscode.Disposable {
           return { action: CloseAction.DoNotRestart, handled: true };
         }
         this.restarts.push(now);
+        this.output.appendLine('The server stopped unexpectedly; restarting it.');
         this.setState({ state: 'starting', reason: 'restarting after it stopped' });
         void vscode.window.showWarningMessage('The Relavium server stopped unexpectedly; restarting it.');
         return { action: CloseAction.Restart, handled: true };
