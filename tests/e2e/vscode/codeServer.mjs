@@ -40,7 +40,7 @@ export class CodeServer {
    * @param {Record<string, unknown>} options.settings  VS Code user settings
    * @param {Record<string, unknown>} [options.machineSettings]  settings of the machine the
    *   server runs on (code-server's window is a remote one: VS Code ignores machine-scoped
-   *   settings such as `relavium.server.command` in user settings there)
+   *   settings in user settings there)
    */
   constructor({ cache, root, settings, machineSettings = {} }) {
     this.cache = cache;
