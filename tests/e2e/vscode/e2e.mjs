@@ -19,7 +19,6 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -27,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { CodeServer, pathWithoutServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
 import { SecondWindow } from './secondWindow.mjs';
-import { Workbench } from './workbench.mjs';
+import { Workbench, launchChromium } from './workbench.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -46,19 +45,6 @@ for (const required of ['cache', 'vsix', 'artifacts']) {
     throw new Error(`--${required} is required`);
   }
 }
-
-const require = createRequire(path.join(options.cache, 'playwright', 'node_modules', 'noop.js'));
-const { chromium } = require('playwright-core');
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');
@@ -211,10 +197,7 @@ before(async () => {
   codeServer.installExtension(path.resolve(options.vsix));
   const env = options.smoke ? { PATH: pathWithoutServer() } : serverEnv;
   const url = await codeServer.start(workspace, env);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-  });
+  browser = await launchChromium(options.cache);
   const page = await browser.newPage({
     viewport: { width: 1400, height: 900 },
   });

@@ -20,14 +20,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CodeServer, pathWithoutServer } from './codeServer.mjs';
-import { Workbench } from './workbench.mjs';
+import { Workbench, launchChromium } from './workbench.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -43,8 +42,6 @@ for (const required of ['cache', 'vsix', 'artifacts', 'wheelhouse']) {
     throw new Error(`--${required} is required`);
   }
 }
-const require = createRequire(path.join(options.cache, 'playwright', 'node_modules', 'noop.js'));
-const { chromium } = require('playwright-core');
 const VERSION = JSON.parse(
   readFileSync(new URL('../../../vscode-client/package.json', import.meta.url), 'utf8'),
 ).version;
@@ -89,18 +86,7 @@ before(async () => {
   codeServer.installExtension(path.resolve(options.vsix));
   storage = path.join(codeServer.dataDir, 'User', 'globalStorage', 'relavium.relavium');
   const url = await codeServer.start(workspace, serverEnv);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium(options.cache);
   workbench = new Workbench(
     await browser.newPage({ viewport: { width: 1400, height: 900 } }),
     options.artifacts,
