@@ -8,7 +8,7 @@ it returns. Everything else here is the engine's own, grouped by concept (``docs
 - ``sessions/`` — the sessions this process serves, one session's lifecycle, leases,
   snapshots, model choice;
 - ``turn/`` — one turn's fixed inputs (planning, prompt), the runner (streaming and the tool
-  loop), the cost governor, compaction;
+  loop), its context window, priced model calls, the cost governor, compaction;
 - ``events/`` — the bus that numbers, persists and delivers events; the cross-process watch;
 - ``collab/`` — delegation and peer messages between sessions;
 - ``memory/`` — workspace memory and introspection;

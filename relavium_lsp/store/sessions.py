@@ -405,6 +405,10 @@ class SessionStore:
         """(messages, estimated tokens) after the newest compaction marker."""
         return messages.count_tokens_since_boundary(self._connection, session_id)
 
+    def newest_marker_holds_view(self, session_id: str) -> bool:
+        """Whether the newest compaction marker holds a view a turn compacted into (§2.3)."""
+        return messages.newest_marker_holds_view(self._connection, session_id)
+
     # -- turns and their leases (docs/design.md §7.1) --------------------------------------
 
     def begin_turn(

@@ -33,6 +33,7 @@ from relavium_lsp.engine.scope import EngineServices, SessionScope
 from relavium_lsp.engine.turn.compaction import Compactor
 from relavium_lsp.engine.turn.governor import CostGovernor
 from relavium_lsp.errors import DiskFull
+from relavium_lsp.llm.catalog import DEFAULT_CONTEXT_WINDOW, model_info
 from relavium_lsp.llm.fallback import ChainEntry
 
 _log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class SessionState:
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
+        # The window a provider's refusal showed the model really has (§2.3; None: as listed).
+        self.learned_context_window: int | None = None
         # The newest checkpoint's working memory, given with every turn (None: not read yet).
         self.working_memory: str | None = None
         # The workspace's long-term memory, read at the first turn here (None: not read yet).
@@ -122,6 +125,7 @@ class SessionState:
             chain=self.chain,
             working_memory=self.working_memory or "",
             workspace_memory=self.workspace_memory or "",
+            learned_context_window=self.learned_context_window,
         )
 
     def context_window(self) -> int:
@@ -132,6 +136,7 @@ class SessionState:
         """Ask another model chain from the next turn on (the row names its first model)."""
         self.chain = tuple(chain)
         self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
+        self.learned_context_window = None  # another model: its own window
 
     def refresh(self, record: AgentSessionRecord) -> None:
         """Take the stored row (another process may have run turns meanwhile) while idle here.
@@ -177,6 +182,9 @@ class SessionSnapshot:
     working_memory: str = ""
     # The workspace's long-term memory as this session was given it ('' when none, §2.6).
     workspace_memory: str = ""
+    # The window the model's provider showed it really has (a ``context_length`` refusal
+    # inside a turn, §2.3); None: the configured or catalogued one (or the default guess).
+    learned_context_window: int | None = None
 
     @property
     def id(self) -> str:
@@ -189,7 +197,24 @@ class SessionSnapshot:
         return self.chain[0].model
 
     @property
+    def context_window_known(self) -> bool:
+        """Whether the window is known (configured, catalogued or learnt), not the default guess.
+
+        A turn compacts ahead of a provider's refusal only against a known window (§2.3). The
+        provider seam reports a window, not where it came from: a configured window of exactly
+        the default reads as the guess.
+        """
+        entry = self.chain[0]
+        return (
+            self.learned_context_window is not None
+            or model_info(entry.model) is not None
+            or entry.provider.context_window(entry.model) != DEFAULT_CONTEXT_WINDOW
+        )
+
+    @property
     def context_window(self) -> int:
-        """The first model's context window in tokens."""
+        """The first model's context window in tokens (as its provider showed it, if it did)."""
+        if self.learned_context_window is not None:
+            return self.learned_context_window
         entry = self.chain[0]
         return entry.provider.context_window(entry.model)

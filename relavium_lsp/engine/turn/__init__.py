@@ -1,1 +1,1 @@
-"""One turn: its fixed inputs (planning, prompt), the runner, the cost governor, compaction."""
+"""One turn: its inputs, the runner, its context window, priced model calls, cost, compaction."""
