@@ -8,6 +8,10 @@ local M = {}
 local FILETYPES = { yaml = 'yaml', jsonl = 'json', json = 'json', markdown = 'markdown' }
 local DECISION = protocol.APPROVAL_DECISION
 
+-- Questions being asked: each { session_id, cancelled }. A question the server no longer
+-- waits for (its turn ended, or the server exited) is cancelled: the wait for it ends.
+local asking = {}
+
 --- Approval choices shown to the user, in order, and the decision each one sends.
 local APPROVAL_CHOICES = { 'Approve', 'Reject', 'Always allow for this session' }
 local APPROVAL_DECISIONS = {
@@ -26,8 +30,17 @@ end
 local function record_in_chat(params, decision)
   local chat = require('relavium.chat').for_session(params.sessionId)
   if chat and chat.buffer:is_valid() then
-    require('relavium.render').notice(chat, string.format('  → %s %s', decision,
-      format.one_line(params.toolId, 80)))
+    require('relavium.render').approval_answered(chat, params.callId, decision, params.toolId)
+  end
+end
+
+--- Stop waiting for the answers to `session_id`'s questions (nil: every session's); their
+--- diff views close and any later answer is ignored.
+function M.cancel_approvals(session_id)
+  for question in pairs(asking) do
+    if session_id == nil or question.session_id == session_id then
+      question.cancelled = true
+    end
   end
 end
 
@@ -36,11 +49,15 @@ end
 --- A file change's diff opens first in a split (relavium.diff_view), whose keys answer too.
 --- A server request must be answered from within this handler, so an asynchronous
 --- vim.ui.select (a picker plugin) or the diff keys are waited for with vim.wait, at most
---- `approval_timeout_ms`; no answer (or a dismissed picker) is a rejection.
+--- `approval_timeout_ms`; no answer (or a dismissed picker) is a rejection. The wait also
+--- ends when the question is cancelled (`cancel_approvals`): the turn was aborted or the
+--- server went away, and nobody waits for the answer any more.
 function M.request_approval(params)
   if type(params) ~= 'table' then
     return { decision = DECISION.REJECT }
   end
+  local question = { session_id = params.sessionId, cancelled = false }
+  asking[question] = true
   local decision
   local view
   if type(params.diff) == 'table' and config.options.show_diffs then
@@ -57,10 +74,14 @@ function M.request_approval(params)
   end)
   if decision == nil then
     vim.wait(config.options.approval_timeout_ms, function()
-      return decision ~= nil
+      return decision ~= nil or question.cancelled
     end, 20)
   end
+  asking[question] = nil
   require('relavium.diff_view').close(view)
+  if question.cancelled then
+    return { decision = DECISION.REJECT } -- nobody waits for it; the chat says Cancelled
+  end
   decision = decision or DECISION.REJECT
   record_in_chat(params, decision)
   return { decision = decision }
