@@ -111,11 +111,19 @@ function Chat:bind(session_id, agent, last_sequence)
   self.agent = agent
   chats_by_session[session_id] = self
   self.sequencer = sequencer.new(function(event)
+    local turn = self.turn
     render.event(self, event)
     output.on_event(event)
     if event.type == protocol.EVENT_TYPE.SESSION_TURN_COMPLETED then
       ui.cancel_approvals(session_id) -- a question of the ended turn waits for nothing now
-      M.send_queued(self)
+      if turn.tools_ran and turn.user_sequence then
+        -- "2 files changed +5 −1" under the turn, before the next queued message
+        require('relavium.review').summarize(self, turn.user_sequence, function()
+          M.send_queued(self)
+        end)
+      else
+        M.send_queued(self)
+      end
     end
   end, fetch_backlog(session_id))
   for _, event in ipairs(orphans[session_id] or {}) do

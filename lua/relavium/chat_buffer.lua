@@ -48,6 +48,16 @@ local function configure_window(win)
   end
 end
 
+--- Markdown highlighting: Neovim's treesitter where it has the markdown parser (0.11 ships
+--- it), with syntax/relavium.vim adding the chat's own lines; else that file alone, which
+--- brings Vim's Markdown syntax too. Returns 'treesitter' or 'syntax'.
+function M.highlight(bufnr)
+  local started = vim.treesitter.start ~= nil and pcall(vim.treesitter.start, bufnr, 'markdown')
+  -- treesitter.start turns regex syntax off; on again, the chat's own lines get their colours
+  vim.bo[bufnr].syntax = 'relavium'
+  return started and 'treesitter' or 'syntax'
+end
+
 --- A new, empty chat buffer (not shown yet).
 function M.new(label)
   counter = counter + 1
@@ -79,6 +89,7 @@ function M.new(label)
     end,
   })
   vim.bo[bufnr].filetype = 'relavium'
+  M.highlight(bufnr)
   return self
 end
 

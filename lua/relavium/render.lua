@@ -176,6 +176,7 @@ end
 
 handlers[EVENT.AGENT_TOOL_RESULT] = function(chat, event)
   local turn = chat.turn
+  turn.tools_ran = turn.tools_ran or event.success == true
   if type(event.callId) == 'string' then
     turn.open_calls[event.callId] = nil
     local question = turn.approvals[event.callId]
@@ -278,6 +279,13 @@ handlers[EVENT.SESSION_EXPORTED] = function(chat, event)
     .. format.one_line(event.workflowPath) .. ' ──')
 end
 
+handlers[EVENT.SESSION_CHANGES_REVIEWED] = function(chat, event)
+  local paths = type(event.paths) == 'table' and event.paths or {}
+  M.notice(chat, string.format('  %s %s (the turn of message %s)',
+    event.decision == protocol.REVIEW_DECISION.UNDO and '⟲ undone:' or '✓ kept:',
+    format.one_line(table.concat(paths, ', '), 300), tostring(event.userSequence)))
+end
+
 handlers[EVENT.SESSION_CANCELLED] = function(chat)
   M.notice(chat, '── session ended ──')
 end
@@ -293,6 +301,7 @@ end
 --- The header of a chat: agent, model, session and context.
 function M.header(chat, info)
   local context = info.context or {}
+  chat.working_dir = context.workingDir -- what the server's relative paths are relative to
   local where = format.one_line(context.workingDir or '')
   if context.gitRef then
     where = where .. ' (' .. format.one_line(context.gitRef, 80) .. ')'
