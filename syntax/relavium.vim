@@ -9,6 +9,8 @@ endif
 if !get(b:, 'ts_highlight', 0)
   runtime! syntax/markdown.vim
   unlet! b:current_syntax
+  " Vim's Markdown marks every `_` inside a word as an error: paths and tool names have them
+  syntax clear markdownError
 endif
 
 " A block's first line (tool call, result, reasoning, plan); its body is folded under it.

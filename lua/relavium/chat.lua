@@ -245,7 +245,7 @@ end
 local function show_queue(chat)
   local lines = {}
   for _, message in ipairs(chat.queued) do
-    table.insert(lines, '⧗ queued: ' .. format.one_line(message.text, 200))
+    table.insert(lines, '◦ queued: ' .. format.one_line(message.text, 200))
   end
   chat.buffer:set_footer(lines)
 end

@@ -160,12 +160,12 @@ def test_messages_sent_early_or_during_a_turn_are_queued_and_all_answered(tmp_pa
                 nvim.api.command("RelaviumSend first")
                 nvim.api.command("RelaviumSend second")
                 nvim.wait_until("T.chat_text():find('One moment', 1, true)", "the first answer")
-                assert nvim.lua("return T.chat().buffer:footer_lines()") == ["⧗ queued: second"]
+                assert nvim.lua("return T.chat().buffer:footer_lines()") == ["◦ queued: second"]
                 # a third one while the turn runs waits behind the second
                 nvim.api.command("RelaviumSend third")
                 assert nvim.lua("return T.chat().buffer:footer_lines()") == [
-                    "⧗ queued: second",
-                    "⧗ queued: third",
+                    "◦ queued: second",
+                    "◦ queued: third",
                 ]
                 assert "## You\nsecond" not in nvim.chat_text()
 
