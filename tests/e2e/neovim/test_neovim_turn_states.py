@@ -71,16 +71,13 @@ def test_abort_mid_approval_keeps_the_message_and_cancels_the_question(
             nvim.setup(agent="coder")
             if nvim_version == "0.11":
                 # Neovim stays responsive while the question waits (the handler yields): the
-                # user goes to the chat and types <C-c> there, as keys.
+                # user goes to the chat and types the abort there, as keys.
                 nvim.lua("T.instead = function() end")
                 nvim.lua(INSTEAD_OF_ANSWERING)
                 nvim.api.command("RelaviumChat")
                 nvim.api.command("RelaviumSend Fix add.")
                 nvim.wait_until("T.diff_windows ~= nil", "the question and its diff split")
-                nvim.lua(
-                    "vim.api.nvim_set_current_win(vim.fn.win_findbuf(T.chat().buffer.bufnr)[1])"
-                )
-                nvim.api.input("<C-c>")
+                nvim.api.input("<C-w>p:RelaviumAbort<CR>")
             else:
                 # 0.7 waits for the answer in vim.wait, which runs no typed keys: the abort
                 # comes from a callback, as a picker's would
