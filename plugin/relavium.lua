@@ -90,6 +90,13 @@ command('RelaviumRewind', function(opts)
   relavium().rewind(opts.args ~= '' and opts.args or nil)
 end, { nargs = '?', desc = 'Relavium: rewind files and conversation to before a turn [message]' })
 
+command('RelaviumChanges', function(opts)
+  relavium().changes(opts.args ~= '' and opts.args or nil)
+end, {
+  nargs = '?',
+  desc = "Relavium: review a turn's changed files: diff, keep or undo each [message]",
+})
+
 command('RelaviumExport', function(opts)
   relavium().export(opts.args)
 end, {

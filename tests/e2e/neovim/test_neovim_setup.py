@@ -24,6 +24,7 @@ COMMANDS = [
     "RelaviumSessionList",
     "RelaviumResume",
     "RelaviumExport",
+    "RelaviumChanges",
 ]
 
 
