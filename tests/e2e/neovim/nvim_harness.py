@@ -217,8 +217,20 @@ def _wait_ready(read_fd: int, process: subprocess.Popen[bytes], log_path: Path) 
 
 
 @contextmanager
-def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[Neovim]:
-    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after."""
+def neovim(
+    workspace: Path,
+    home: Path,
+    *,
+    path: str | None = None,
+    env: dict[str, str] | None = None,
+    packages: bool = False,
+) -> Iterator[Neovim]:
+    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after.
+
+    With ``packages`` the plugin is not put on the runtimepath: Neovim starts as a user's
+    does (no init file, but the packages under ``home``'s data directory load), so a test can
+    install the plugin the way a plugin manager would. ``env`` adds environment variables.
+    """
     executable = nvim_executable()
     home.mkdir(parents=True, exist_ok=True)
     # A short directory: unix socket paths are limited to ~100 bytes.
@@ -227,22 +239,15 @@ def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[
     log_path = home / "nvim-output.log"
     read_fd, write_fd = os.pipe()
     ready = f"lua local f = io.open('/dev/fd/{write_fd}', 'w') f:write('ready') f:close()"
-    argv = [
-        executable,
-        "--headless",
-        "--clean",
-        "--listen",
-        str(socket_path),
-        "--cmd",
-        f"set rtp^={PLUGIN_DIR}",
-        "--cmd",
-        ready,
-    ]
+    start = (
+        ["-u", "NORC", "-i", "NONE"] if packages else ["--clean", "--cmd", f"set rtp^={PLUGIN_DIR}"]
+    )
+    argv = [executable, "--headless", *start, "--listen", str(socket_path), "--cmd", ready]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env=_editor_env(home, path),
+            env={**_editor_env(home, path), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

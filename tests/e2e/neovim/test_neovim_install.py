@@ -1,0 +1,75 @@
+"""The plugin installed the way plugin managers install it: its build step and its health.
+
+A plugin manager clones the repository into a directory and puts that directory on the
+runtimepath (lazy.nvim), or clones it under ``pack/*/start`` (packer, vim.pack, by hand).
+GitHub is out of reach here, so each test "clones" the current work (its files, as a clone of
+it would hold them) into such a directory, starts Neovim as a user's starts (no ``--clean``,
+no plugin on the runtimepath), and runs the build step the README documents.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from relavium_lsp import __version__
+from tests.e2e.lsp_harness import make_git_workspace
+from tests.e2e.neovim.nvim_harness import Neovim, neovim
+from tests.e2e.neovim.plugin_clone import clone_plugin, offline_turn_works
+
+# No uv, no pipx, no relavium-lsp here: the build step falls back to a private virtualenv
+# made with the system's Python 3.11.
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+def checkhealth(nvim: Neovim) -> str:
+    """The text `:checkhealth relavium` shows."""
+    nvim.api.command("checkhealth relavium")
+    return "\n".join(nvim.api.current.buffer[:])
+
+
+def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    data = home / "xdg-data" / "nvim"
+    clone_plugin(data / "site" / "pack" / "relavium" / "start" / "relavium-lsp")
+    with neovim(workspace, home, path=SYSTEM_PATH, packages=True) as nvim:
+        assert nvim.lua("return require('relavium.client').get() == nil") is True
+        nvim.api.command("RelaviumInstall")
+        record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
+        installed = data / "relavium" / "venv" / "bin" / "relavium-lsp"
+        assert record["method"] == "venv"
+        assert record["command"] == str(installed)
+        assert record["version"] == __version__
+        assert "installed relavium-lsp" in nvim.messages()
+
+        health = checkhealth(nvim)
+        assert "ERROR" not in health and "WARNING" not in health, health
+        assert f"{installed} serve (installed by :RelaviumInstall)" in health
+        assert f"version {__version__}, the plugin's" in health
+        for doctor_check in ("Packages: relavium-lsp", "Keychain:", "History database:"):
+            assert doctor_check in health
+        assert "git version" in health
+
+        nvim.api.command("RelaviumInstall")  # again: an upgrade in place, same virtualenv
+        assert record == json.loads((data / "relavium" / "server.json").read_text("utf-8"))
+        offline_turn_works(nvim)
+        assert nvim.lua("return require('relavium.client').get().config.cmd") == [
+            str(installed),
+            "serve",
+        ]
+
+
+def test_checkhealth_says_what_to_do_without_a_server(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    clone_plugin(home / "xdg-data" / "nvim" / "site" / "pack" / "relavium" / "start" / "rl")
+    with neovim(workspace, home, path=SYSTEM_PATH, packages=True) as nvim:
+        health = checkhealth(nvim)
+        assert "relavium-lsp not found: run :RelaviumInstall" in health
+        assert "ERROR" in health
+        nvim.api.command("RelaviumChat")
+        nvim.wait_until(
+            "T.chat_text():find('run :RelaviumInstall', 1, true) ~= nil",
+            "the chat to say how to get a server",
+        )
