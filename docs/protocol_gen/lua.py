@@ -96,7 +96,14 @@ def _tagged_unions(protocol: Protocol) -> Iterator[tuple[str, str, list[object]]
 
 def render(protocol: Protocol) -> str:
     """The whole Lua module."""
-    lines = [HEADER]
+    lines = [
+        HEADER,
+        "--- The package version this plugin belongs with (`serverInfo.version` of its server).",
+        f"M.PACKAGE_VERSION = '{protocol.package_version}'",
+        "--- The wire protocol version (`capabilities.experimental.relavium.protocolVersion`).",
+        f"M.PROTOCOL_VERSION = {protocol.protocol_version}",
+        "",
+    ]
     for constant in protocol.constants:
         line = f"M.{constant.constant} = '{constant.method}'"
         if (constant.direction, constant.kind) != ("client → server", "request"):
