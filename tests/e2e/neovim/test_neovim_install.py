@@ -12,14 +12,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from pynvim.api.common import NvimError
+
 from relavium_lsp import __version__
 from tests.e2e.lsp_harness import make_git_workspace
+from tests.e2e.neovim.install_helpers import clone_plugin, offline_turn_works, workspace_server
 from tests.e2e.neovim.nvim_harness import Neovim, neovim
-from tests.e2e.neovim.plugin_clone import clone_plugin, offline_turn_works
 
 # No uv, no pipx, no relavium-lsp here: the build step falls back to a private virtualenv
 # made with the system's Python 3.11.
 SYSTEM_PATH = "/usr/bin:/bin"
+# pip's own cache, read before the test isolation points HOME elsewhere: the dependencies
+# come from there (or PyPI) as they would on a machine that has used pip before.
+PIP_CACHE = {"PIP_CACHE_DIR": str(Path.home() / ".cache" / "pip")}
 
 
 def checkhealth(nvim: Neovim) -> str:
@@ -33,7 +39,7 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
     home = tmp_path / "home"
     data = home / "xdg-data" / "nvim"
     clone_plugin(data / "site" / "pack" / "relavium" / "start" / "relavium-lsp")
-    with neovim(workspace, home, path=SYSTEM_PATH, packages=True) as nvim:
+    with neovim(workspace, home, path=SYSTEM_PATH, env=PIP_CACHE, packages=True) as nvim:
         assert nvim.lua("return require('relavium.client').get() == nil") is True
         nvim.api.command("RelaviumInstall")
         record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
@@ -68,8 +74,31 @@ def test_checkhealth_says_what_to_do_without_a_server(tmp_path: Path) -> None:
         health = checkhealth(nvim)
         assert "relavium-lsp not found: run :RelaviumInstall" in health
         assert "ERROR" in health
-        nvim.api.command("RelaviumChat")
-        nvim.wait_until(
-            "T.chat_text():find('run :RelaviumInstall', 1, true) ~= nil",
-            "the chat to say how to get a server",
-        )
+        with pytest.raises(NvimError, match="relavium-lsp not found: run :RelaviumInstall"):
+            nvim.api.command("RelaviumChat")
+
+
+def test_a_workspace_virtualenv_runs_only_once_trusted(tmp_path: Path, nvim_version: str) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    launcher = workspace_server(workspace)
+    with neovim(workspace, tmp_path / "home", path=SYSTEM_PATH) as nvim:
+        if nvim_version == "0.7":
+            # This Neovim cannot ask whether to trust the folder: only the user's own option
+            with pytest.raises(NvimError, match="set workspace_venv = true in setup"):
+                nvim.api.command("RelaviumChat")
+            nvim.lua("require('relavium').setup({ workspace_venv = true })")
+        else:
+            nvim.lua("vim.secure.trust({ action = 'deny', path = ... })", str(launcher))
+            with pytest.raises(NvimError, match="relavium-lsp is not used: it is not trusted"):
+                nvim.api.command("RelaviumChat")
+            # `:trust` on the file (what the prompt's "allow" records)
+            nvim.lua(
+                "vim.cmd('edit ' .. ...) vim.secure.trust({ action = 'allow', bufnr = 0 })"
+                " vim.cmd('bwipeout')",
+                str(launcher),
+            )
+        offline_turn_works(nvim)
+        assert nvim.lua("return require('relavium.client').get().config.cmd") == [
+            str(launcher),
+            "serve",
+        ]

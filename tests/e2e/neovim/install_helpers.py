@@ -1,9 +1,10 @@
-"""The repository as a plugin manager's clone of it, and a turn that proves a setup works."""
+"""For the install tests: a plugin manager's clone, a workspace's own server, a working turn."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.e2e.neovim.nvim_harness import REPO, Neovim
@@ -28,6 +29,15 @@ def clone_plugin(destination: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     return destination
+
+
+def workspace_server(workspace: Path) -> Path:
+    """A ``<workspace>/.venv/bin/relavium-lsp`` that runs the real server (this test run's)."""
+    launcher = workspace / ".venv" / "bin" / "relavium-lsp"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m relavium_lsp "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
 
 
 def offline_turn_works(nvim: Neovim) -> None:
