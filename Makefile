@@ -4,12 +4,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode dist smoke-dist bench bench-quick clean
 
-$(STAMP): pyproject.toml
+# The package alone: what `make demo` needs.
+$(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# With the development tools: what every other target needs.
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -18,7 +25,7 @@ setup: $(STAMP)
 # A scripted chat session against a real server over LSP, on the bundled offline model: no key,
 # no network. Data goes to ~/.relavium-demo (never ~/.relavium); DEMO_ARGS="--reset" forgets
 # earlier runs, DEMO_ARGS="--home DIR" puts it elsewhere.
-demo: setup
+demo: $(RUN_STAMP)
 	$(BIN)/relavium-lsp demo $(DEMO_ARGS)
 
 lint: setup

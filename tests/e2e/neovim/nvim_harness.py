@@ -192,7 +192,8 @@ class Neovim:
             return f"(messages unavailable: {error!r})"
 
 
-def _editor_env(home: Path, path: str | None) -> dict[str, str]:
+def editor_env(home: Path, path: str | None) -> dict[str, str]:
+    """The environment of an editor (and the servers it starts) living in ``home``."""
     env = {
         "PATH": path if path is not None else os.environ["PATH"],
         "HOME": str(home),
@@ -247,7 +248,7 @@ def neovim(
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env={**_editor_env(home, path), **(env or {})},
+            env={**editor_env(home, path), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -10,6 +10,7 @@ no plugin on the runtimepath), and runs the build step the README documents.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from pynvim.api.common import NvimError
 from relavium_lsp import __version__
 from tests.e2e.lsp_harness import make_git_workspace
 from tests.e2e.neovim.install_helpers import clone_plugin, offline_turn_works, workspace_server
-from tests.e2e.neovim.nvim_harness import Neovim, neovim
+from tests.e2e.neovim.nvim_harness import Neovim, editor_env, neovim, nvim_executable
 
 # No uv, no pipx, no relavium-lsp here: the build step falls back to a private virtualenv
 # made with the system's Python 3.11.
@@ -39,16 +40,25 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
     home = tmp_path / "home"
     data = home / "xdg-data" / "nvim"
     clone_plugin(data / "site" / "pack" / "relavium" / "start" / "relavium-lsp")
-    with neovim(workspace, home, path=SYSTEM_PATH, env=PIP_CACHE, packages=True) as nvim:
-        assert nvim.lua("return require('relavium.client').get() == nil") is True
-        nvim.api.command("RelaviumInstall")
-        record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
-        installed = data / "relavium" / "venv" / "bin" / "relavium-lsp"
-        assert record["method"] == "venv"
-        assert record["command"] == str(installed)
-        assert record["version"] == __version__
-        assert "installed relavium-lsp" in nvim.messages()
+    # The README's command, as written: a headless Neovim that installs the server and quits.
+    installing = subprocess.run(
+        [nvim_executable(), "--headless", "+RelaviumInstall", "+qa"],
+        cwd=workspace,
+        env={**editor_env(home, SYSTEM_PATH), **PIP_CACHE},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert installing.returncode == 0, installing.stderr
+    assert "installed relavium-lsp" in installing.stdout + installing.stderr
+    record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
+    installed = data / "relavium" / "venv" / "bin" / "relavium-lsp"
+    assert record["method"] == "venv"
+    assert record["command"] == str(installed)
+    assert record["version"] == __version__
 
+    with neovim(workspace, home, path=SYSTEM_PATH, env=PIP_CACHE, packages=True) as nvim:
         health = checkhealth(nvim)
         assert "ERROR" not in health and "WARNING" not in health, health
         assert f"{installed} serve (installed by :RelaviumInstall)" in health
@@ -58,6 +68,7 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
         assert "git version" in health
 
         nvim.api.command("RelaviumInstall")  # again: an upgrade in place, same virtualenv
+        assert "installed relavium-lsp" in nvim.messages()
         assert record == json.loads((data / "relavium" / "server.json").read_text("utf-8"))
         offline_turn_works(nvim)
         assert nvim.lua("return require('relavium.client').get().config.cmd") == [
