@@ -162,6 +162,50 @@ local function append_log(text)
   end
 end
 
+--- Run `argv`; `done(code, lines, stdout_lines)` gets its exit code and its output lines
+--- (stdout and stderr in arrival order, and stdout's alone) on the main loop. A command
+--- that cannot start ends with code -1.
+local function run_job(argv, done)
+  local printed, stdout = {}, {}
+  local partial = { stdout = '', stderr = '' }
+  local function add(stream, line)
+    if line ~= '' then
+      table.insert(printed, line)
+      if stream == 'stdout' then
+        table.insert(stdout, line)
+      end
+    end
+  end
+  -- A job's output arrives in chunks whose last item starts an unfinished line
+  -- (`:help channel-lines`); a chunk of one empty item ends the stream.
+  local function collector(stream)
+    return function(_, chunk)
+      chunk[1] = partial[stream] .. chunk[1]
+      partial[stream] = table.remove(chunk)
+      for _, line in ipairs(chunk) do
+        add(stream, line)
+      end
+    end
+  end
+  local started = vim.fn.jobstart(argv, {
+    cwd = M.data_dir(),
+    env = { PIP_DISABLE_PIP_VERSION_CHECK = '1' },
+    on_stdout = collector('stdout'),
+    on_stderr = collector('stderr'),
+    on_exit = function(_, code)
+      vim.schedule(function()
+        for stream, rest in pairs(partial) do
+          add(stream, rest)
+        end
+        done(code, printed, stdout)
+      end)
+    end,
+  })
+  if started <= 0 then
+    done(-1, { 'could not run ' .. argv[1] }, {})
+  end
+end
+
 --- Start installing; returns a task table whose fields change as it runs: `done`, `ok`,
 --- `status` (the step running now), `message` (the outcome) and, once installed, `record`.
 --- `on_done(task)` runs on the main loop at the end. Options: `root` (the plugin root),
@@ -218,41 +262,20 @@ function M.start(options, on_done)
     end
     task.status = table.concat(step.argv, ' ')
     append_log('$ ' .. task.status .. '\n')
-    local printed, stdout = {}, {}
-    local function collector(into_stdout)
-      return function(_, lines)
-        for _, line in ipairs(lines) do
-          if line ~= '' then
-            table.insert(printed, line)
-            if into_stdout then
-              table.insert(stdout, line)
-            end
-          end
-        end
+    run_job(step.argv, function(code, printed, stdout)
+      append_log(table.concat(printed, '\n') .. '\n')
+      if code ~= 0 then
+        local last = vim.list_slice(printed, math.max(1, #printed - 2))
+        return finish(false, string.format('%s failed (exit %d): %s; the whole log: %s',
+          step.argv[1], code, #last > 0 and table.concat(last, ' ') or 'no output',
+          M.log_path()))
       end
-    end
-    local started = vim.fn.jobstart(step.argv, {
-      cwd = M.data_dir(),
-      env = { PIP_DISABLE_PIP_VERSION_CHECK = '1' },
-      on_stdout = collector(true),
-      on_stderr = collector(false),
-      on_exit = function(_, code)
-        vim.schedule(function()
-          append_log(table.concat(printed, '\n') .. '\n')
-          if code ~= 0 then
-            return finish(false, string.format('%s failed (exit %d): %s; the whole log: %s',
-              step.argv[1], code, printed[#printed] or 'no output', M.log_path()))
-          end
-          if step.bin_dir then
-            bin_dir = vim.trim(stdout[#stdout] or '')
-          end
-          run(index + 1)
-        end)
-      end,
-    })
-    if started <= 0 then
-      finish(false, 'could not run ' .. step.argv[1])
-    end
+      if step.bin_dir then
+        local printed_dir = vim.trim(stdout[#stdout] or '')
+        bin_dir = (vim.uv or vim.loop).fs_realpath(printed_dir) or printed_dir
+      end
+      run(index + 1)
+    end)
   end
   run(1)
   return task

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.e2e.neovim.nvim_harness import REPO, Neovim
+
+# No uv, no pipx, no relavium-lsp here: the build step falls back to a private virtualenv
+# made with the system's Python 3.11.
+SYSTEM_PATH = "/usr/bin:/bin"
+# The installers' caches of this machine, read before the test isolation points HOME
+# elsewhere (the dependencies come from there or the package index, as for a returning user),
+# and the machine's TLS trust settings, as in a user's session.
+TOOL_ENV = {
+    "UV_CACHE_DIR": str(Path.home() / ".cache" / "uv"),
+    "PIP_CACHE_DIR": str(Path.home() / ".cache" / "pip"),
+    "UV_PYTHON_DOWNLOADS": "never",  # the system's Python 3.11, not a download
+    **{name: os.environ[name] for name in ("SSL_CERT_FILE", "SSL_CERT_DIR") if name in os.environ},
+}
+
+
+def path_with(tmp_path: Path, *tools: str) -> str:
+    """A PATH of the system's programs plus ``tools`` from this test run's environment."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    for name in tools:
+        (directory / name).symlink_to(Path(sys.executable).parent / name)
+    return f"{directory}:{SYSTEM_PATH}"
 
 
 def clone_plugin(destination: Path) -> Path:

@@ -18,15 +18,15 @@ from pynvim.api.common import NvimError
 
 from relavium_lsp import __version__
 from tests.e2e.lsp_harness import make_git_workspace
-from tests.e2e.neovim.install_helpers import clone_plugin, offline_turn_works, workspace_server
+from tests.e2e.neovim.install_helpers import (
+    SYSTEM_PATH,
+    TOOL_ENV,
+    clone_plugin,
+    offline_turn_works,
+    path_with,
+    workspace_server,
+)
 from tests.e2e.neovim.nvim_harness import Neovim, editor_env, neovim, nvim_executable
-
-# No uv, no pipx, no relavium-lsp here: the build step falls back to a private virtualenv
-# made with the system's Python 3.11.
-SYSTEM_PATH = "/usr/bin:/bin"
-# pip's own cache, read before the test isolation points HOME elsewhere: the dependencies
-# come from there (or PyPI) as they would on a machine that has used pip before.
-PIP_CACHE = {"PIP_CACHE_DIR": str(Path.home() / ".cache" / "pip")}
 
 
 def checkhealth(nvim: Neovim) -> str:
@@ -35,7 +35,13 @@ def checkhealth(nvim: Neovim) -> str:
     return "\n".join(nvim.api.current.buffer[:])
 
 
-def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -> None:
+def test_a_pack_start_clone_installs_its_server_and_is_healthy(
+    tmp_path: Path, nvim_version: str
+) -> None:
+    # One route per Neovim: 0.7 has no uv or pipx on its PATH, so the build step makes a
+    # private virtualenv with the system's Python; 0.11 finds uv and runs `uv tool install`.
+    method = "venv" if nvim_version == "0.7" else "uv"
+    path = SYSTEM_PATH if method == "venv" else path_with(tmp_path, "uv")
     workspace = make_git_workspace(tmp_path / "repo")
     home = tmp_path / "home"
     data = home / "xdg-data" / "nvim"
@@ -44,7 +50,7 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
     installing = subprocess.run(
         [nvim_executable(), "--headless", "+RelaviumInstall", "+qa"],
         cwd=workspace,
-        env={**editor_env(home, SYSTEM_PATH), **PIP_CACHE},
+        env={**editor_env(home, path), **TOOL_ENV},
         capture_output=True,
         text=True,
         timeout=600,
@@ -53,12 +59,13 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
     assert installing.returncode == 0, installing.stderr
     assert "installed relavium-lsp" in installing.stdout + installing.stderr
     record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
-    installed = data / "relavium" / "venv" / "bin" / "relavium-lsp"
-    assert record["method"] == "venv"
-    assert record["command"] == str(installed)
-    assert record["version"] == __version__
+    assert (record["method"], record["version"]) == (method, __version__)
+    installed = Path(record["command"])
+    if method == "venv":
+        assert installed == data / "relavium" / "venv" / "bin" / "relavium-lsp"
+    assert installed.is_relative_to(home)  # the user's own directories, not the workspace
 
-    with neovim(workspace, home, path=SYSTEM_PATH, env=PIP_CACHE, packages=True) as nvim:
+    with neovim(workspace, home, path=path, env=TOOL_ENV, packages=True) as nvim:
         health = checkhealth(nvim)
         assert "ERROR" not in health and "WARNING" not in health, health
         assert f"{installed} serve (installed by :RelaviumInstall)" in health
@@ -67,7 +74,7 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(tmp_path: Path) -
             assert doctor_check in health
         assert "git version" in health
 
-        nvim.api.command("RelaviumInstall")  # again: an upgrade in place, same virtualenv
+        nvim.api.command("RelaviumInstall")  # again: the upgrade of an installed server
         assert "installed relavium-lsp" in nvim.messages()
         assert record == json.loads((data / "relavium" / "server.json").read_text("utf-8"))
         offline_turn_works(nvim)
