@@ -26,7 +26,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 # Linux and macOS. Windows lacks the POSIX interfaces the server is built on (pseudo-terminals
 # and process groups for the agent's commands, fcntl file locks), so there the command line
-# stops before importing any of them, with one sentence instead of a traceback.
+# stops before importing any of them, with one sentence instead of a traceback
+# (docs/design.md §4.3).
 UNSUPPORTED_PLATFORM = "relavium-lsp runs on Linux and macOS; on Windows, run it inside WSL."
 
 

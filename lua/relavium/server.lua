@@ -1,4 +1,5 @@
---- Which relavium-lsp the plugin starts (`:help relavium-server`), first found wins:
+--- Which relavium-lsp the plugin starts (`:help relavium-server`; docs/design.md §4.3), first
+--- found wins:
 ---
 --- 1. the `cmd` option;
 --- 2. the server `:RelaviumInstall` (or the plugin manager's build step) installed;
