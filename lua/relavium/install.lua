@@ -108,9 +108,9 @@ function M.choose_method(requested)
   return 'venv'
 end
 
--- Each plan is a list of steps run in order: `argv` (a list, or a function of what the
--- earlier steps printed) and, for the step whose output names the tool's bin directory,
--- `bin_dir = true`. `executable(outputs)` is where the server ends up.
+-- A plan is the commands (`steps`, each an `argv`) run in order, and where the executable
+-- lands: the plan's `bin_dir` when known beforehand, else the directory the step marked
+-- `bin_dir = true` prints (the tool's own setting, which the user may have changed).
 local plans = {}
 
 function plans.uv(source)
@@ -208,17 +208,13 @@ end
 
 --- Start installing; returns a task table whose fields change as it runs: `done`, `ok`,
 --- `status` (the step running now), `message` (the outcome) and, once installed, `record`.
---- `on_done(task)` runs on the main loop at the end. Options: `root` (the plugin root),
---- `method` (uv | pipx | venv; default: the first available).
-function M.start(options, on_done)
-  options = options or {}
+--- Options: `root` (the plugin root), `method` (uv | pipx | venv; default: the first
+--- available).
+function M.start(options)
   local task = { done = false, ok = false, status = 'starting' }
   local function finish(ok, message)
     task.done, task.ok, task.message = true, ok, message
     append_log(string.format('== %s\n', message))
-    if on_done then
-      on_done(task)
-    end
   end
   vim.fn.mkdir(M.data_dir(), 'p')
   local root = options.root or M.plugin_root()
