@@ -13,7 +13,6 @@ import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from '.
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
 import { publishTestDiagnostic } from './server/testDiagnostic';
-import { unsupportedPlatformMessage } from './server/platform';
 import { MEMORY_SCHEME } from './model/workspaceMemory';
 import { CHAT_VIEW_ID, ChatViewProvider } from './view/chatViewProvider';
 
@@ -21,11 +20,6 @@ let server: RelaviumServer | undefined;
 
 /** Called by VS Code when the extension activates. */
 export function activate(context: vscode.ExtensionContext): void {
-  const unsupported = unsupportedPlatformMessage(process.platform);
-  if (unsupported !== undefined) {
-    void vscode.window.showErrorMessage(unsupported);
-    return;
-  }
   const output = vscode.window.createOutputChannel('Relavium');
   publishTestDiagnostic(context);
   // The handlers run only after start(), by which time `chat` and `approvals` exist.

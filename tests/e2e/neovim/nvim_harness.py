@@ -192,7 +192,7 @@ class Neovim:
             return f"(messages unavailable: {error!r})"
 
 
-def editor_env(home: Path, path: str | None) -> dict[str, str]:
+def editor_env(home: Path, path: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of an editor (and the servers it starts) living in ``home``."""
     env = {
         "PATH": path if path is not None else os.environ["PATH"],
@@ -203,6 +203,7 @@ def editor_env(home: Path, path: str | None) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / "xdg-cache"),
         "XDG_STATE_HOME": str(home / "xdg-state"),
         "LANG": "C.UTF-8",
+        **(extra or {}),
     }
     return env
 
@@ -248,7 +249,7 @@ def neovim(
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env={**editor_env(home, path), **(env or {})},
+            env=editor_env(home, path, env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

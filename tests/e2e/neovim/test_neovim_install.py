@@ -50,7 +50,7 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(
     installing = subprocess.run(
         [nvim_executable(), "--headless", "+RelaviumInstall", "+qa"],
         cwd=workspace,
-        env={**editor_env(home, path), **TOOL_ENV},
+        env=editor_env(home, path, TOOL_ENV),
         capture_output=True,
         text=True,
         timeout=600,
