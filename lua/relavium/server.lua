@@ -63,7 +63,7 @@ function M.command(root)
 end
 
 --- The same program with other arguments (`--version`, `doctor --json`): the command up to
---- its `serve`; nil when a custom command does not end in one.
+--- its `serve`; nil when a custom command has no `serve`.
 function M.with_arguments(command, arguments)
   for index = #command, 1, -1 do
     if command[index] == SUBCOMMAND then
