@@ -27,7 +27,7 @@ Handler = Callable[[argparse.Namespace], int]
 # Linux and macOS. Windows lacks the POSIX interfaces the server is built on (pseudo-terminals
 # and process groups for the agent's commands, fcntl file locks), so there the command line
 # stops before importing any of them, with one sentence instead of a traceback
-# (docs/design.md §4.3).
+# (docs/design.md §4.4).
 UNSUPPORTED_PLATFORM = "relavium-lsp runs on Linux and macOS; on Windows, run it inside WSL."
 
 

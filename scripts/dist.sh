@@ -31,12 +31,7 @@ rm -f "$DIST/.build.log"
 WHEEL="$DIST/relavium_lsp-$VERSION-py3-none-any.whl"
 test -f "$WHEEL" || { echo "dist.sh: $WHEEL was not built" >&2; exit 1; }
 
-# (issue 33's VS Code part brings scripts/package-vsix.sh; until it is merged, no VSIX)
-if [ -f scripts/package-vsix.sh ]; then
-  bash scripts/package-vsix.sh "$DIST/relavium-$VERSION.vsix"
-else
-  echo "dist.sh: scripts/package-vsix.sh is missing: no VSIX built" >&2
-fi
+PYTHON="$PYTHON" bash scripts/package-vsix.sh "$DIST/relavium-$VERSION.vsix" >/dev/null
 
 # The Neovim archive: the plugin's runtime files and build step, and the server's wheel.
 STAGE="$(mktemp -d)"

@@ -3,7 +3,7 @@
 # HOME in a temporary directory, the repository on no path (not the working directory, no
 # PYTHONPATH), only the wheel from dist/ (its dependencies come from the package index or
 # pip's cache). Then `relavium-lsp --version`, `doctor` and the whole offline `demo`, and a
-# look inside the archives that carry the same wheel (the Neovim one, the VSIX when built).
+# look inside the archives that carry the same wheel (the Neovim one and the VSIX).
 #
 # Usage: scripts/smoke-dist.sh   (from `make smoke-dist`, after `make dist`)
 set -euo pipefail
@@ -61,11 +61,9 @@ for member in build.lua plugin/relavium.lua lua/relavium/init.lua doc/relavium.t
   grep -qx "relavium-nvim/$member" <<<"$listing" || fail "$NVIM_ARCHIVE lacks $member"
 done
 VSIX="$DIST/relavium-$VERSION.vsix"
-if [ -f "$REPO/scripts/package-vsix.sh" ]; then  # (absent until issue 33's VS Code part lands)
-  [ -f "$VSIX" ] || fail "$VSIX is missing"
-  "$BASE_PYTHON" -m zipfile -l "$VSIX" | grep -q "extension/server/$(basename "$WHEEL")" \
-    || fail "$VSIX does not carry $(basename "$WHEEL")"
-fi
+[ -f "$VSIX" ] || fail "$VSIX is missing"
+"$BASE_PYTHON" -m zipfile -l "$VSIX" | grep -q "extension/server/$(basename "$WHEEL")" \
+  || fail "$VSIX does not carry $(basename "$WHEEL")"
 
 echo "smoke-dist: relavium-lsp $VERSION from dist/ installed in a fresh venv and HOME:" \
   "--version, doctor and demo pass ($((SECONDS - START)) s)"

@@ -1,4 +1,4 @@
---- Which relavium-lsp the plugin starts (`:help relavium-server`; docs/design.md §4.3), first
+--- Which relavium-lsp the plugin starts (`:help relavium-server`; docs/design.md §4.4), first
 --- found wins:
 ---
 --- 1. the `cmd` option;
