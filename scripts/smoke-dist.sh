@@ -62,7 +62,8 @@ for member in build.lua plugin/relavium.lua lua/relavium/init.lua doc/relavium.t
 done
 VSIX="$DIST/relavium-$VERSION.vsix"
 [ -f "$VSIX" ] || fail "$VSIX is missing"
-"$BASE_PYTHON" -m zipfile -l "$VSIX" | grep -q "extension/server/$(basename "$WHEEL")" \
+vsix_listing="$("$BASE_PYTHON" -m zipfile -l "$VSIX")" || fail "cannot read $VSIX"
+grep -q "extension/server/$(basename "$WHEEL") " <<<"$vsix_listing" \
   || fail "$VSIX does not carry $(basename "$WHEEL")"
 
 echo "smoke-dist: relavium-lsp $VERSION from dist/ installed in a fresh venv and HOME:" \
