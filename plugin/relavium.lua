@@ -106,3 +106,13 @@ end, {
   end,
   desc = 'Relavium: export the session to a new buffer [workflow|jsonl]',
 })
+
+command('RelaviumInstall', function(opts)
+  require('relavium.install').command(opts.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return require('relavium.install').METHODS
+  end,
+  desc = 'Relavium: install or upgrade the server [uv|pipx|venv]',
+})

@@ -149,9 +149,9 @@ function M.start()
     return state.client_id
   end
   local root = M.detect_root()
-  local cmd = config.server_command(root)
+  local cmd, problem = require('relavium.server').command(root)
   if not cmd then
-    return nil, 'relavium-lsp not found: install it on PATH, or set `cmd` in setup()'
+    return nil, problem
   end
   state.root = root
   state.ready = false

@@ -224,7 +224,8 @@ class Neovim:
             return f"(messages unavailable: {error!r})"
 
 
-def _editor_env(home: Path, path: str | None, extra: dict[str, str] | None) -> dict[str, str]:
+def editor_env(home: Path, path: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an editor (and the servers it starts) living in ``home``."""
     env = {
         "PATH": path if path is not None else os.environ["PATH"],
         "HOME": str(home),
@@ -301,7 +302,7 @@ def _neovim_in_terminal(
     size: tuple[int, int],
 ) -> Iterator[Neovim]:
     """Neovim with its terminal UI in a tmux of ``size``, attached once it listens."""
-    env = {**_editor_env(home, path, extra_env), "COLORTERM": "truecolor", "TERM": "tmux-256color"}
+    env = {**editor_env(home, path, extra_env), "COLORTERM": "truecolor", "TERM": "tmux-256color"}
     socket_path = socket_dir / "nvim.sock"
     ready = "rlv-nvim-ready"
     # Neovim listens before it runs --cmd: a signal to tmux from there says "attach now"
@@ -335,11 +336,15 @@ def neovim(
     path: str | None = None,
     env: dict[str, str] | None = None,
     terminal: tuple[int, int] | None = None,
+    packages: bool = False,
 ) -> Iterator[Neovim]:
     """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after.
 
     ``env`` adds variables to the editor's (and so its server's) environment; ``terminal``:
-    (columns, lines) of a tmux terminal Neovim runs in with its real UI.
+    (columns, lines) of a tmux terminal Neovim runs in with its real UI. With ``packages``
+    the plugin is not put on the runtimepath: Neovim starts as a user's does (no init file,
+    but the packages under ``home``'s data directory load), so a test can install the plugin
+    the way a plugin manager would.
     """
     executable = nvim_executable()
     home.mkdir(parents=True, exist_ok=True)
@@ -356,22 +361,15 @@ def neovim(
         return
     read_fd, write_fd = os.pipe()
     ready = f"lua local f = io.open('/dev/fd/{write_fd}', 'w') f:write('ready') f:close()"
-    argv = [
-        executable,
-        "--headless",
-        "--clean",
-        "--listen",
-        str(socket_path),
-        "--cmd",
-        f"set rtp^={PLUGIN_DIR}",
-        "--cmd",
-        ready,
-    ]
+    start = (
+        ["-u", "NORC", "-i", "NONE"] if packages else ["--clean", "--cmd", f"set rtp^={PLUGIN_DIR}"]
+    )
+    argv = [executable, "--headless", *start, "--listen", str(socket_path), "--cmd", ready]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env=_editor_env(home, path, env),
+            env=editor_env(home, path, env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
