@@ -36,6 +36,7 @@ from relavium_lsp.contracts.content import (
     UrlSource,
 )
 from relavium_lsp.llm.catalog import max_output_tokens_for
+from relavium_lsp.llm.reasoning_state import is_anthropic
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
 from relavium_lsp.llm.wire_common import unsupported_media_note
 
@@ -72,7 +73,8 @@ def _block(part: ContentPart, role: str) -> dict[str, Any] | None:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text} if part.text.strip() else None
     if isinstance(part, ReasoningPart):
-        if role != "assistant" or not part.signature:
+        # Only Anthropic's own signatures (another format's would be refused).
+        if role != "assistant" or not is_anthropic(part.signature):
             return None
         if part.redacted:
             return {"type": "redacted_thinking", "data": part.signature}

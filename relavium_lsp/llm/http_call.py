@@ -263,6 +263,8 @@ class StreamDecoder(Protocol):
 
 
 DecoderFactory = Callable[[str], StreamDecoder]
+# Builds the error for a non-2xx answer: ``(target, status, headers, body)``.
+StatusExplainer = Callable[[CallTarget, int, httpx.Headers, bytes], LlmError]
 
 
 @functools.lru_cache(maxsize=64)
@@ -276,10 +278,13 @@ async def stream_call(
     target: CallTarget,
     build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
+    explain: StatusExplainer = error_from_status,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
 
-    ``make_decoder`` receives the response's content type. Whatever the decoder makes of the
+    ``make_decoder`` receives the response's content type; ``explain`` turns an HTTP error
+    answer into the error (a provider whose errors say more than the status overrides it).
+    Whatever the decoder makes of the
     body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
     exactly one final chunk, and an error after billable output is never retryable. Only
     ``asyncio.CancelledError`` (and closing the generator) escape; either leaves the
@@ -308,9 +313,7 @@ async def stream_call(
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)
-                failure = error_from_status(
-                    target, response.status_code, response.headers, error_body
-                )
+                failure = explain(target, response.status_code, response.headers, error_body)
             else:
                 decoder = make_decoder(response.headers.get("content-type", ""))
                 admit = guard.admit

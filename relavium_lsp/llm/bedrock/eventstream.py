@@ -1,0 +1,122 @@
+"""The AWS event stream framing (``application/vnd.amazon.eventstream``), decoded.
+
+A message is ``total length (4) · headers length (4) · prelude CRC (4) · headers · payload ·
+message CRC (4)``, integers big-endian; the prelude CRC covers the first eight bytes and the
+message CRC everything before it (CRC-32, as ``zlib.crc32`` computes it). Headers are
+``name length (1) · name · type (1) · value``. A message whose lengths are impossible or
+whose CRC does not match is an :class:`EventStreamError`: the stream cannot be trusted past
+it, so the adapter ends the answer with a transport error.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+_PRELUDE = struct.Struct(">III")
+_MINIMUM_MESSAGE = 16  # a prelude and a message CRC, no headers, no payload
+MAX_MESSAGE = 24 * 1024 * 1024  # Bedrock's largest event is far smaller
+
+
+class EventStreamError(ValueError):
+    """The bytes are not a valid event stream."""
+
+
+@dataclass(frozen=True)
+class EventMessage:
+    """One decoded message: its headers (``:event-type``, ``:message-type``, …) and payload."""
+
+    headers: dict[str, Any]
+    payload: bytes
+
+
+def _header_value(data: bytes, at: int, kind: int) -> tuple[Any, int]:
+    if kind == 0:
+        return True, at
+    if kind == 1:
+        return False, at
+    if kind == 2:
+        return struct.unpack_from(">b", data, at)[0], at + 1
+    if kind == 3:
+        return struct.unpack_from(">h", data, at)[0], at + 2
+    if kind == 4:
+        return struct.unpack_from(">i", data, at)[0], at + 4
+    if kind in (5, 8):  # long, timestamp (milliseconds)
+        return struct.unpack_from(">q", data, at)[0], at + 8
+    if kind in (6, 7):  # bytes, string
+        (length,) = struct.unpack_from(">H", data, at)
+        raw = data[at + 2 : at + 2 + length]
+        if len(raw) != length:
+            raise EventStreamError("a header value runs past the headers")
+        return (raw.decode("utf-8", "replace") if kind == 7 else bytes(raw)), at + 2 + length
+    if kind == 9:
+        return uuid.UUID(bytes=bytes(data[at : at + 16])), at + 16
+    raise EventStreamError(f"unknown header type {kind}")
+
+
+def decode_headers(data: bytes) -> dict[str, Any]:
+    """The headers block of a message."""
+    headers: dict[str, Any] = {}
+    at = 0
+    try:
+        while at < len(data):
+            length = data[at]
+            name = data[at + 1 : at + 1 + length].decode("utf-8", "replace")
+            kind = data[at + 1 + length]
+            headers[name], at = _header_value(data, at + 2 + length, kind)
+    except (IndexError, struct.error):
+        raise EventStreamError("the headers are truncated") from None
+    return headers
+
+
+class EventStreamDecoder:
+    """Bytes in, whole messages out; partial messages wait for the next read."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete message held."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[EventMessage]:
+        """Every message these bytes complete; :class:`EventStreamError` on corrupt bytes."""
+        buffer = self._buffer
+        buffer += data
+        messages: list[EventMessage] = []
+        start = 0
+        while len(buffer) - start >= 12:
+            total, headers_length, prelude_crc = _PRELUDE.unpack_from(buffer, start)
+            if zlib.crc32(buffer[start : start + 8]) != prelude_crc:
+                raise EventStreamError("the prelude CRC does not match")
+            if total < _MINIMUM_MESSAGE or total > MAX_MESSAGE or headers_length > total - 16:
+                raise EventStreamError("impossible message lengths")
+            if len(buffer) - start < total:
+                break
+            end = start + total
+            (message_crc,) = struct.unpack_from(">I", buffer, end - 4)
+            if zlib.crc32(buffer[start : end - 4]) != message_crc:
+                raise EventStreamError("the message CRC does not match")
+            headers = decode_headers(bytes(buffer[start + 12 : start + 12 + headers_length]))
+            payload = bytes(buffer[start + 12 + headers_length : end - 4])
+            messages.append(EventMessage(headers, payload))
+            start = end
+        del buffer[:start]
+        return messages
+
+
+def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One message with string headers (what Bedrock sends; tests and benchmarks use it)."""
+    block = bytearray()
+    for name, value in headers.items():
+        raw_name, raw_value = name.encode(), value.encode()
+        block += bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value))
+        block += raw_value
+    total = 16 + len(block) + len(payload)
+    prelude = struct.pack(">II", total, len(block))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + bytes(block) + payload
+    return message + struct.pack(">I", zlib.crc32(message))
