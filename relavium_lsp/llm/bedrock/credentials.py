@@ -25,6 +25,18 @@ from relavium_lsp.llm.authorized_http import CredentialsUnavailable
 from relavium_lsp.log_secrets import register_secret
 
 INSTALL_HINT = "pip install 'relavium-lsp[bedrock]'"
+# botocore's names for where credentials were found, as a user would say them.
+_METHODS = {
+    "env": "environment variables",
+    "shared-credentials-file": "the shared credentials file",
+    "config-file": "the AWS config file",
+    "sso": "AWS IAM Identity Center (SSO)",
+    "assume-role": "an assumed role",
+    "assume-role-with-web-identity": "a web identity role",
+    "custom-process": "credential_process",
+    "container-role": "the container role",
+    "iam-role": "the instance role",
+}
 SIGNING_NAME = "bedrock"
 
 
@@ -61,7 +73,9 @@ class AwsCredentials:
             if self.profile
             else "the AWS credential chain"
         )
-        return f"{chain}: {self._method}" if self._method else chain
+        if self._method is None:
+            return chain
+        return f"{chain}: {_METHODS.get(self._method, self._method)}"
 
     @property
     def secrets(self) -> tuple[str, ...]:
