@@ -1,7 +1,7 @@
 """Google credentials for Vertex AI, found and refreshed by ``google-auth``.
 
 Where they come from, in order: the provider's ``credentials_file`` (a service-account key
-or any credentials file ``google-auth`` reads), ``$GOOGLE_APPLICATION_CREDENTIALS``, the
+or ``gcloud`` user credentials; no other type is acted on), ``$GOOGLE_APPLICATION_CREDENTIALS``, the
 file ``gcloud auth application-default login`` writes, and — on a Google Cloud machine only
 (its DMI product name says Google) — the metadata server. Off Google Cloud the metadata
 server is never asked, so a machine without credentials fails at once with advice instead
@@ -174,11 +174,11 @@ class GoogleCredentials:
 
     def _fresh_token(self) -> str:
         """A valid access token, refreshing (blocking) when needed."""
-        auth = google_auth_module()
+        google_auth_module()
         import google.auth.exceptions
 
         with self._lock:
-            credentials = self._credentials or self._load(auth)
+            credentials = self._credentials or self._load()
             self._credentials = credentials
             if not credentials.valid:
                 try:
@@ -196,21 +196,9 @@ class GoogleCredentials:
             self._token = token
             return token
 
-    def _load(self, auth: Any) -> GoogleAuthCredentials:
-        import google.auth.exceptions
-
+    def _load(self) -> GoogleAuthCredentials:
         if self._file is not None:
-            path, role = self._file
-            try:
-                credentials, _project = auth.load_credentials_from_file(
-                    str(path), scopes=[CLOUD_PLATFORM_SCOPE]
-                )
-            except google.auth.exceptions.GoogleAuthError as exc:
-                raise CredentialsUnavailable(
-                    f"{self.provider_id}: the Google credentials in {role} are not usable "
-                    f"({type(exc).__name__})"
-                ) from None
-            return credentials  # type: ignore[no-any-return]
+            return self._from_file(*self._file)
         if on_google_cloud():
             from google.auth import compute_engine
 
@@ -219,4 +207,35 @@ class GoogleCredentials:
             f"{self.provider_id}: no Google credentials: run `gcloud auth application-default "
             "login`, set $GOOGLE_APPLICATION_CREDENTIALS to a service account key, or set "
             f"credentials_file under [providers.{self.provider_id}]"
+        )
+
+    def _from_file(self, path: Path, role: str) -> GoogleAuthCredentials:
+        """A service-account key or ``gcloud`` user credentials, by the file's ``type``.
+
+        Only these two types are read (google-auth's advice for files of unknown origin):
+        a file naming anything else is refused rather than acted on.
+        """
+        from google.oauth2 import credentials as user_credentials
+        from google.oauth2 import service_account
+
+        unusable = f"{self.provider_id}: the Google credentials in {role} are not usable"
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CredentialsUnavailable(f"{unusable} ({type(exc).__name__})") from None
+        kind = info.get("type") if isinstance(info, dict) else None
+        try:
+            if kind == "service_account":
+                return service_account.Credentials.from_service_account_info(  # type: ignore[no-any-return,no-untyped-call]
+                    info, scopes=[CLOUD_PLATFORM_SCOPE]
+                )
+            if kind == "authorized_user":
+                return user_credentials.Credentials.from_authorized_user_info(  # type: ignore[no-any-return,no-untyped-call]
+                    info, scopes=[CLOUD_PLATFORM_SCOPE]
+                )
+        except (ValueError, KeyError) as exc:
+            raise CredentialsUnavailable(f"{unusable} ({type(exc).__name__})") from None
+        raise CredentialsUnavailable(
+            f"{unusable}: type {kind!r} is not supported; use a service account key or "
+            "`gcloud auth application-default login`"
         )
