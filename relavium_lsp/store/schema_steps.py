@@ -485,3 +485,15 @@ _PEER_STATEMENTS = (
     """,
     "CREATE INDEX peer_deliveries_to ON peer_deliveries (to_session_id)",
 )
+
+
+def add_reasoning_signatures(connection: Connection) -> None:
+    """Version 10: providers' opaque reasoning state, kept with its message (§5)."""
+    connection.execute(
+        """
+        CREATE TABLE message_reasoning_signatures (
+            message_id TEXT PRIMARY KEY REFERENCES session_messages (id) ON DELETE CASCADE,
+            signatures TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+    )

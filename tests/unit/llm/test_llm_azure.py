@@ -85,7 +85,10 @@ async def test_an_unknown_deployment_says_the_model_must_be_the_deployment_name(
         ScriptedResponse(
             status=404,
             headers={"content-type": "application/json"},
-            body=b'{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}',
+            body=(
+                b'{"error":{"code":"DeploymentNotFound","message":"The API deployment for '
+                b'this resource does not exist."}}'
+            ),
         )
     )
     chunks = await collect(_azure(server, client, api="responses").stream(request(model="nope")))

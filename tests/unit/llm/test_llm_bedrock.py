@@ -251,9 +251,8 @@ def test_converse_reasoning_signatures_go_back_and_others_stay_out():
 async def test_a_throttling_exception_mid_stream_is_a_rate_limit_after_partial_output(
     aws_environment, server, client
 ):
-    events = converse_events(text=["Half"], metadata=False)[:2] + [
-        bedrock_exception("throttlingException", "Too many tokens, please wait.")
-    ]
+    started = converse_events(text=["Half"], metadata=False)[:2]
+    events = [*started, bedrock_exception("throttlingException", "Too many tokens, please wait.")]
     server.script(eventstream_response(events))
     chunks = await collect(_bedrock(server, client).stream(request(model="amazon.nova-lite-v1:0")))
     assert text_of(chunks) == "Half"
