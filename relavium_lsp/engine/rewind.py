@@ -43,9 +43,27 @@ REWIND_LABEL = "Relavium: rewind"
 UNDO_LABEL = "Relavium: undo rewind"
 
 
-def _display(path: str, working_dir: str) -> str:
+def shown_path(path: str, working_dir: str) -> str:
+    """A checkpointed file as answers name it: relative to the workspace, else absolute."""
     resolved, root = Path(path), Path(working_dir)
     return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else path
+
+
+def select_paths(
+    rows: Sequence[CheckpointRow], paths: Sequence[str] | None, working_dir: str, what: str
+) -> list[CheckpointRow]:
+    """The rows of the files ``paths`` names (``None``: all); a file not among them is refused."""
+    if paths is None:
+        return list(rows)
+    wanted = set(paths)
+    chosen = [
+        row for row in rows if row.path in wanted or shown_path(row.path, working_dir) in wanted
+    ]
+    known = {row.path for row in chosen} | {shown_path(row.path, working_dir) for row in chosen}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise InvalidInput(f"{what} did not change {', '.join(unknown)}")
+    return chosen
 
 
 async def list_turn_checkpoints(
@@ -62,7 +80,7 @@ async def list_turn_checkpoints(
                 timestamp=min(row.created_at for row in members),
                 files=[
                     CheckpointFile(
-                        path=_display(row.path, record.context.working_dir),
+                        path=shown_path(row.path, record.context.working_dir),
                         created=row.before_digest is None,
                         size=row.size,
                     )
@@ -73,7 +91,7 @@ async def list_turn_checkpoints(
     return turns
 
 
-async def _current_text(host: EditorHost, path: Path) -> str | None:
+async def current_text(host: EditorHost, path: Path) -> str | None:
     """The editor's text of ``path`` (its buffer, else the disk); ``None`` when absent."""
     text = await host.read_open_buffer(path)
     if text is not None:
@@ -133,11 +151,11 @@ async def _apply_targets(
     """Put each ``(path, target digest, expected digest, conflict reason)`` in place."""
     applied = _Applied(result, [], [])
     for path, target_digest, expected_digest, conflict in targets:
-        shown = _display(path, working_dir)
+        shown = shown_path(path, working_dir)
         if conflict is not None:
             result.conflicts.append(FileProblem(path=shown, reason=conflict))
             continue
-        current = await _current_text(host, Path(path))
+        current = await current_text(host, Path(path))
         current_digest = text_digest(current) if current is not None else None
         if current_digest != expected_digest:
             what = "was deleted" if current is None else "was changed"
@@ -210,20 +228,52 @@ async def rewind(
     files: bool,
     conversation: bool,
     host: EditorHost,
+    paths: Sequence[str] | None = None,
 ) -> RewindResult:
-    """Rewind a session to before the turn of user message ``to_sequence`` (module doc)."""
+    """Rewind a session to before the turn of user message ``to_sequence`` (module doc).
+
+    ``paths`` limits the files to those (as :func:`shown_path` names them).
+    """
+    session_id = record.id
+    await services.store.run(lambda s: _check_user_message(s, session_id, to_sequence))
+    return await rewind_files(
+        services,
+        record,
+        to_sequence,
+        host=host,
+        paths=paths,
+        files=files,
+        conversation=conversation,
+    )
+
+
+async def rewind_files(
+    services: EngineServices,
+    record: AgentSessionRecord,
+    to_sequence: int,
+    *,
+    host: EditorHost,
+    paths: Sequence[str] | None,
+    files: bool = True,
+    conversation: bool = False,
+) -> RewindResult:
+    """:func:`rewind` without checking that ``to_sequence`` is a visible user message.
+
+    The review of a turn's changes undoes files of a turn that may have been rolled back
+    (aborted after it changed files, §6.4): its checkpoints are what counts.
+    """
     store = services.store
     session_id = record.id
-    await store.run(lambda s: _check_user_message(s, session_id, to_sequence))
-    rows = (
-        await store.run(
+    rows: list[CheckpointRow] = []
+    if files:
+        listed = await store.run(
             lambda s: checkpoints.list_checkpoints(
                 s.connection, session_id, from_sequence=to_sequence
             )
         )
-        if files
-        else []
-    )
+        rows = select_paths(
+            listed, paths, record.context.working_dir, f"the turns from message {to_sequence} on"
+        )
     plans = _plans(rows)
     wanted = [plan.target_digest for plan in plans if plan.target_digest is not None]
     blobs = await store.run(lambda s: checkpoints.load_blobs(s.connection, wanted))

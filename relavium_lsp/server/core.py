@@ -7,10 +7,11 @@ features and wires them onto a fresh server, so dependencies point one way:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
+from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -19,9 +20,11 @@ from pygls.protocol import (
     JsonRPCResponseMessage,
     LanguageServerProtocol,
     default_converter,
+    lsp_method,
 )
 
 from relavium_lsp import __version__
+from relavium_lsp.contracts.versions import PROTOCOL_VERSION
 from relavium_lsp.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -45,13 +48,37 @@ def relavium_converter() -> Converter:
     return converter
 
 
+def relavium_server_capabilities() -> dict[str, Any]:
+    """``capabilities.experimental.relavium`` of the ``initialize`` result.
+
+    A plain dict (``initialize`` loads no pydantic); its shape is
+    :class:`~relavium_lsp.contracts.wire.RelaviumServerCapabilities`, which a test checks.
+    """
+    return {"protocolVersion": PROTOCOL_VERSION}
+
+
 class RelaviumProtocol(LanguageServerProtocol):
     """pygls's protocol, loading the deferred features before a message could miss them.
 
     Cold start: see :mod:`relavium_lsp.server.app`. pygls looks every incoming method up
     here before dispatching it; a method not registered yet loads the deferred features once
     and is looked up again, so only a truly unknown method is "method not found".
+
+    Its ``initialize`` answer also carries the protocol version
+    (``capabilities.experimental.relavium``, :mod:`relavium_lsp.contracts.versions`);
+    ``serverInfo`` is pygls's, from the server's name and version.
     """
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        """The ``initialize`` result of pygls, with the relavium capability added."""
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        experimental = result.capabilities.experimental
+        extra = dict(experimental) if isinstance(experimental, dict) else {}
+        result.capabilities.experimental = {**extra, "relavium": relavium_server_capabilities()}
+        return result
 
     def _get_handler(self, feature_name: str) -> Any:
         try:

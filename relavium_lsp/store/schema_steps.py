@@ -487,8 +487,18 @@ _PEER_STATEMENTS = (
 )
 
 
+def add_turn_reviews(connection: Connection) -> None:
+    """Version 10: the review of each file a turn changed (docs/design.md §6.4)."""
+    # NULL: not reviewed yet; 'kept' / 'undone': what relavium/reviewChanges decided, so a
+    # reload or another window shows it.
+    connection.execute(
+        "ALTER TABLE session_checkpoints ADD COLUMN review TEXT"
+        " CHECK (review IN ('kept', 'undone'))"
+    )
+
+
 def add_reasoning_signatures(connection: Connection) -> None:
-    """Version 10: providers' opaque reasoning state, kept with its message (§5)."""
+    """Version 11: providers' opaque reasoning state, kept with its message (§5)."""
     connection.execute(
         """
         CREATE TABLE message_reasoning_signatures (

@@ -67,12 +67,17 @@ def imported_modules(stderr: str) -> set[str]:
     return names
 
 
+# Inside a heavy package but free of imports: the protocol version ``initialize`` answers.
+LIGHT = ("relavium_lsp.contracts", "relavium_lsp.contracts.versions")
+
+
 def heavy_among(modules: set[str]) -> set[str]:
-    """The modules on :data:`HEAVY` (a package or anything inside it)."""
+    """The modules on :data:`HEAVY` (a package or anything inside it) but not on :data:`LIGHT`."""
     return {
         name
         for name in modules
-        if any(name == heavy or name.startswith(heavy + ".") for heavy in HEAVY)
+        if name not in LIGHT
+        and any(name == heavy or name.startswith(heavy + ".") for heavy in HEAVY)
     }
 
 
