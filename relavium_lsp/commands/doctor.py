@@ -28,6 +28,7 @@ import httpx
 import sqlcipher3
 
 from relavium_lsp import __version__
+from relavium_lsp.commands.doctor_cloud import CLOUD_KINDS, credential_finding
 from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.commands.doctor_probe import probe_providers
 from relavium_lsp.commands.recover import key_available, run_check
@@ -357,6 +358,10 @@ def _provider_key(provider_id: str, config: WorkspaceConfig, agents: list[str]) 
             "ok",
             f"endpoint chosen by the project file, so stored keys are never sent to it{users}",
         )
+    if settings is not None and settings.kind in CLOUD_KINDS:
+        found = credential_finding(provider_id, settings)
+        status: Status = "ok" if found.ok else "problem"
+        return Check(name, status, found.summary + users, found.hint)
     variable = key_env_var(provider_id)
     where = None
     if keychain_key(provider_id):

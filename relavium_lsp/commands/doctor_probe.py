@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import httpx
 
+from relavium_lsp.commands.doctor_cloud import endpoint_finding
 from relavium_lsp.config import WorkspaceConfig
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.engine.api import key_lookup_for
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider
 from relavium_lsp.llm.model_directory import ModelSources, configured_references
 from relavium_lsp.llm.providers import build_provider
 from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
@@ -56,6 +58,7 @@ async def _probe_all(config: WorkspaceConfig) -> list[Finding]:
         agents=tuple(config.agents.values()),
         default_model=config.default_model,
         key_lookup=key_lookup_for(config),
+        withheld=config.keyless_providers,
     )
     wanted: dict[str, list[str]] = {}
     for provider_id, model in configured_references(sources):
@@ -80,9 +83,13 @@ async def _probe(
             settings.model_copy(update={"timeout_s": min(settings.timeout_s, PROBE_TIMEOUT_S)}),
             client=client,
             key_lookup=sources.key_lookup,
+            withheld=provider_id in sources.withheld,
         )
     except RelaviumError as error:
         return Finding(provider_id, False, error.message)
+    if isinstance(provider, AuthorizedHttpProvider):  # the cloud platforms: doctor_cloud.py
+        found = await endpoint_finding(provider, settings, models)
+        return Finding(provider_id, found.ok, found.summary, found.hint)
     if not isinstance(provider, StreamingHttpProvider):
         return None
     if provider.capabilities.needs_key and not provider.has_key:

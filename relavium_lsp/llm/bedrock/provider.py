@@ -17,17 +17,24 @@ from urllib.parse import quote
 import httpx
 
 from relavium_lsp.llm.anthropic_wire import request_body as messages_body
-from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider, Credentials
+from relavium_lsp.llm.authorized_http import (
+    AuthorizedHttpProvider,
+    Credentials,
+    CredentialsUnavailable,
+)
 from relavium_lsp.llm.bedrock.converse_wire import request_body as converse_body
 from relavium_lsp.llm.bedrock.errors import BedrockContext, explain_bedrock_status
 from relavium_lsp.llm.bedrock.streams import ConverseDecoder, InvokeMessagesDecoder
 from relavium_lsp.llm.http_call import CallTarget, DecoderFactory, StreamDecoder
+from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.seam import LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import RemoteModel
 from relavium_lsp.llm.wire_common import http_json
 
 BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 DEFAULT_BEDROCK_REGION = "us-east-1"
+# The geography an inference profile's id starts with (``us.anthropic.claude-…``).
+_PROFILE_GEOGRAPHIES = frozenset({"us", "eu", "apac", "au", "ca", "jp", "us-gov", "global"})
 
 
 def runtime_url(region: str) -> str:
@@ -104,6 +111,25 @@ class BedrockProvider(AuthorizedHttpProvider):
         self, target: CallTarget, status: int, headers: httpx.Headers, body: bytes
     ) -> LlmError:
         return explain_bedrock_status(self.context, target, status, headers, body)
+
+    async def model_availability(self, model: str) -> dict[str, Any] | None:
+        """Bedrock's ``GetFoundationModelAvailability`` for ``model`` (``None`` if unknown).
+
+        Says whether the model is offered in the region and whether the account has been
+        granted access — what ``doctor`` reports before a call fails for it.
+        """
+        head, _, rest = model.partition(".")
+        foundation = rest if head in _PROFILE_GEOGRAPHIES and rest else model
+        url = f"{self._control_url}/foundation-model-availability/{quote(foundation, safe='')}"
+        try:
+            target = await self._authorized_target("GET", url, b"", self.models_timeout_s)
+            response = await self._client.get(
+                target.url, headers=dict(target.headers), timeout=target.timeout_s
+            )
+            payload = loads(response.content) if response.status_code == 200 else None
+        except (CredentialsUnavailable, httpx.HTTPError, ValueError):
+            return None
+        return payload if isinstance(payload, dict) else None
 
     def _models_from(self, payload: Any) -> list[RemoteModel]:
         listed = payload.get("modelSummaries") if isinstance(payload, dict) else None

@@ -157,14 +157,22 @@ async def test_the_fallback_chain_crosses_providers(client, server):
 
 
 def test_building_providers_loads_no_cloud_adapter_until_one_is_configured():
+    heavy = (
+        "botocore",
+        "google.auth",
+        "relavium_lsp.llm.bedrock",
+        "relavium_lsp.llm.vertex",
+        "relavium_lsp.llm.gemini",
+        "relavium_lsp.llm.azure",
+        "relavium_lsp.llm.responses",
+    )
     script = (
         "import sys, httpx\n"
         "from relavium_lsp.contracts.config import ProviderConfig\n"
         "from relavium_lsp.llm.providers import build_provider\n"
-        "build_provider('openai', ProviderConfig(), client=httpx.AsyncClient(), key_lookup=lambda p: None)\n"
-        "heavy = ('botocore', 'google.auth', 'relavium_lsp.llm.bedrock', 'relavium_lsp.llm.vertex',\n"
-        "         'relavium_lsp.llm.gemini', 'relavium_lsp.llm.azure', 'relavium_lsp.llm.responses')\n"
-        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+        "client = httpx.AsyncClient()\n"
+        "build_provider('openai', ProviderConfig(), client=client, key_lookup=lambda p: None)\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy!r})))\n"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
