@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 
 from relavium_lsp.contracts.config import ProviderConfig
-from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider, CredentialsUnavailable
+from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.llm.keys import key_env_var, keychain_key
 from relavium_lsp.llm.streaming_http import ModelsResult
 

@@ -11,6 +11,7 @@ for, never what they are.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -18,23 +19,16 @@ from typing import Any, Protocol
 
 import httpx
 
-from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.http_call import (
     CallTarget,
+    CredentialsUnavailable,
     DecoderFactory,
-    StatusExplainer,
     error_from_status,
     stream_call,
 )
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
 from relavium_lsp.llm.wire_common import http_json
-
-
-class CredentialsUnavailable(RelaviumError):
-    """No usable credential; the message says where they were looked for and what to do."""
-
-    code = "provider_auth"
 
 
 class Credentials(Protocol):
@@ -102,40 +96,45 @@ class AuthorizedHttpProvider(StreamingHttpProvider):
         body = self._request_body(request)
         return body if isinstance(body, bytes) else http_json(body).encode()
 
-    async def _authorized_target(
-        self, method: str, url: str, body: bytes, timeout_s: float
-    ) -> CallTarget:
-        headers = dict(self._headers())
-        if body:
-            headers["content-type"] = "application/json"
-        signed = await self.credentials.authorize(method, url, headers, body)
-        secrets = self.credentials.secrets
+    def _call_target(self, url: str, timeout_s: float) -> CallTarget:
         return CallTarget(
             provider_id=self.provider_id,
             url=url,
-            headers=signed,
+            headers=self._headers(),
             timeout_s=timeout_s,
-            secret=secrets[0] if secrets else None,
+            secret=self._secret,
             key_hint=self.credentials.source,
         )
 
-    def stream(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
-        """Stream one call; a missing credential is an ``auth`` error chunk."""
-        return self._stream(request)
+    async def _authorized_target(
+        self, method: str, url: str, body: bytes, timeout_s: float
+    ) -> CallTarget:
+        target = self._call_target(url, timeout_s)
+        headers = dict(target.headers)
+        if body:
+            headers["content-type"] = "application/json"
+        signed = await self.credentials.authorize(method, url, headers, body)
+        return dataclasses.replace(target, headers=signed)
 
-    async def _stream(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
-        body = self._encoded_body(request)
+    def stream(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        """Stream one call; a credential that cannot be had is an ``auth`` error chunk."""
         try:
-            target = await self._authorized_target(
-                "POST", self._call_url(request), body, self._timeout_s
-            )
+            url = self._call_url(request)
         except CredentialsUnavailable as missing:
-            yield ErrorChunk(error=LlmError(kind="auth", message=missing.message))
-            return
-        explain: StatusExplainer = self._explain
-        decoder = self._decoder_for(request)
-        async for chunk in stream_call(self._client, target, lambda: body, decoder, explain):
-            yield chunk
+            return _failed(LlmError(kind="auth", message=missing.message))
+        body = self._encoded_body(request)
+
+        async def authorize(headers: Mapping[str, str], encoded: bytes) -> Mapping[str, str]:
+            return await self.credentials.authorize("POST", url, headers, encoded)
+
+        return stream_call(
+            self._client,
+            self._call_target(url, self._timeout_s),
+            lambda: body,
+            self._decoder_for(request),
+            self._explain,
+            authorize,
+        )
 
     async def list_models(self) -> ModelsResult:
         """Ask the platform for its models, authorized like a call; never raises for a fault."""
@@ -182,6 +181,10 @@ def key_hint(provider_id: str, variable: str | None) -> str:
     """How to give a provider its key."""
     hint = f"`relavium-lsp keys set {provider_id}`"
     return f"{hint} or {variable}" if variable else hint
+
+
+async def _failed(error: LlmError) -> AsyncIterator[LlmChunk]:
+    yield ErrorChunk(error=error)
 
 
 def explain_with_defaults(

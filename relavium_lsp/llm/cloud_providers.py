@@ -24,12 +24,8 @@ import httpx
 
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.errors import ProviderSetupError
-from relavium_lsp.llm.authorized_http import (
-    Credentials,
-    CredentialsUnavailable,
-    HeaderKeyCredentials,
-    key_hint,
-)
+from relavium_lsp.llm.authorized_http import Credentials, HeaderKeyCredentials, key_hint
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.llm.keys import key_env_var
 from relavium_lsp.llm.seam import Provider
 

@@ -20,13 +20,14 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.redaction import user_safe_detail
 from relavium_lsp.llm.request_sent import trace_extension
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
@@ -44,6 +45,16 @@ _CONTENT_POLICY_MARKERS = (
     "content policy",
     "safety system",
 )
+
+
+class CredentialsUnavailable(RelaviumError):
+    """No usable credential; the message says where they were looked for and what to do."""
+
+    code = "provider_auth"
+
+
+# Adds a request's credentials to its headers, given the exact body (``llm/authorized_http.py``).
+Authorize = Callable[[Mapping[str, str], bytes], Awaitable[Mapping[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -201,6 +212,8 @@ def error_from_status(
 
 def error_from_exception(target: CallTarget, exc: Exception) -> LlmError:
     """Build the user-safe error for a transport-level failure."""
+    if isinstance(exc, CredentialsUnavailable):
+        return LlmError(kind="auth", message=exc.message)
     if isinstance(exc, httpx.TimeoutException):
         phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
         return LlmError(
@@ -279,11 +292,14 @@ async def stream_call(
     build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
     explain: StatusExplainer = error_from_status,
+    authorize: Authorize | None = None,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
 
     ``make_decoder`` receives the response's content type; ``explain`` turns an HTTP error
-    answer into the error (a provider whose errors say more than the status overrides it).
+    answer into the error (a provider whose errors say more than the status overrides it);
+    ``authorize`` adds credentials worked out for this very body (a token, a signature) —
+    one that cannot be had is an ``auth`` error.
     Whatever the decoder makes of the
     body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
     exactly one final chunk, and an error after billable output is never retryable. Only
@@ -301,6 +317,8 @@ async def stream_call(
         headers = dict(target.headers)
         if isinstance(body, bytes):  # already encoded as JSON (llm/openai_wire.py)
             headers["content-type"] = "application/json"
+            if authorize is not None:
+                headers = dict(await authorize(headers, body))
         async with client.stream(
             "POST",
             _parsed(target.url),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from relavium_lsp.llm.authorized_http import CredentialsUnavailable
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.log_secrets import register_secret
 

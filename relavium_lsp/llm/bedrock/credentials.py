@@ -21,7 +21,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from relavium_lsp.llm.authorized_http import CredentialsUnavailable
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.log_secrets import register_secret
 
 INSTALL_HINT = "pip install 'relavium-lsp[bedrock]'"

@@ -13,10 +13,10 @@ from __future__ import annotations
 import struct
 import uuid
 import zlib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _PRELUDE = struct.Struct(">III")
+_CRC = struct.Struct(">I")
 _MINIMUM_MESSAGE = 16  # a prelude and a message CRC, no headers, no payload
 MAX_MESSAGE = 24 * 1024 * 1024  # Bedrock's largest event is far smaller
 
@@ -25,8 +25,7 @@ class EventStreamError(ValueError):
     """The bytes are not a valid event stream."""
 
 
-@dataclass(frozen=True)
-class EventMessage:
+class EventMessage(NamedTuple):
     """One decoded message: its headers (``:event-type``, ``:message-type``, …) and payload."""
 
     headers: dict[str, Any]
@@ -73,10 +72,17 @@ def decode_headers(data: bytes) -> dict[str, Any]:
 
 
 class EventStreamDecoder:
-    """Bytes in, whole messages out; partial messages wait for the next read."""
+    """Bytes in, whole messages out; partial messages wait for the next read.
+
+    A stream repeats a handful of header blocks (one per event type), so each distinct
+    block is decoded once and its headers reused (read-only) for every later message.
+    """
+
+    _KNOWN_HEADERS = 64
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._headers: dict[bytes, dict[str, Any]] = {}
 
     @property
     def pending(self) -> int:
@@ -88,23 +94,38 @@ class EventStreamDecoder:
         buffer = self._buffer
         buffer += data
         messages: list[EventMessage] = []
+        message_type = EventMessage
+        known = self._headers
+        crc32 = zlib.crc32
         start = 0
-        while len(buffer) - start >= 12:
-            total, headers_length, prelude_crc = _PRELUDE.unpack_from(buffer, start)
-            if zlib.crc32(buffer[start : start + 8]) != prelude_crc:
-                raise EventStreamError("the prelude CRC does not match")
-            if total < _MINIMUM_MESSAGE or total > MAX_MESSAGE or headers_length > total - 16:
-                raise EventStreamError("impossible message lengths")
-            if len(buffer) - start < total:
-                break
-            end = start + total
-            (message_crc,) = struct.unpack_from(">I", buffer, end - 4)
-            if zlib.crc32(buffer[start : end - 4]) != message_crc:
-                raise EventStreamError("the message CRC does not match")
-            headers = decode_headers(bytes(buffer[start + 12 : start + 12 + headers_length]))
-            payload = bytes(buffer[start + 12 + headers_length : end - 4])
-            messages.append(EventMessage(headers, payload))
-            start = end
+        size = len(buffer)
+        # One view for the whole read (slicing a view copies nothing); released before the
+        # buffer is trimmed, which a live view would forbid.
+        with memoryview(buffer) as view:
+            while size - start >= 12:
+                total, headers_length, prelude_crc = _PRELUDE.unpack_from(view, start)
+                if crc32(view[start : start + 8]) != prelude_crc:
+                    raise EventStreamError("the prelude CRC does not match")
+                if total < _MINIMUM_MESSAGE or total > MAX_MESSAGE or headers_length > total - 16:
+                    raise EventStreamError("impossible message lengths")
+                if size - start < total:
+                    break
+                end = start + total
+                # The prelude's CRC is the running CRC of its first eight bytes: carry on from it.
+                if (
+                    crc32(view[start + 8 : end - 4], prelude_crc)
+                    != _CRC.unpack_from(view, end - 4)[0]
+                ):
+                    raise EventStreamError("the message CRC does not match")
+                block = view[start + 12 : start + 12 + headers_length].tobytes()
+                headers = known.get(block)
+                if headers is None:
+                    headers = decode_headers(block)
+                    if len(known) < self._KNOWN_HEADERS:
+                        known[block] = headers
+                payload = view[start + 12 + headers_length : end - 4].tobytes()
+                messages.append(message_type(headers, payload))
+                start = end
         del buffer[:start]
         return messages
 

@@ -17,15 +17,16 @@ from urllib.parse import quote
 import httpx
 
 from relavium_lsp.llm.anthropic_wire import request_body as messages_body
-from relavium_lsp.llm.authorized_http import (
-    AuthorizedHttpProvider,
-    Credentials,
-    CredentialsUnavailable,
-)
+from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider, Credentials
 from relavium_lsp.llm.bedrock.converse_wire import request_body as converse_body
 from relavium_lsp.llm.bedrock.errors import BedrockContext, explain_bedrock_status
 from relavium_lsp.llm.bedrock.streams import ConverseDecoder, InvokeMessagesDecoder
-from relavium_lsp.llm.http_call import CallTarget, DecoderFactory, StreamDecoder
+from relavium_lsp.llm.http_call import (
+    CallTarget,
+    CredentialsUnavailable,
+    DecoderFactory,
+    StreamDecoder,
+)
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.seam import LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import RemoteModel

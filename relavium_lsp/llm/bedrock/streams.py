@@ -21,11 +21,12 @@ adapter's decoder as if it had arrived over SSE.
 
 from __future__ import annotations
 
-import base64
 import binascii
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.anthropic_stream import MessagesDecoder
@@ -46,6 +47,7 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
     new_text_delta,
 )
+from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
@@ -53,6 +55,27 @@ from relavium_lsp.llm.wire_common import (
 )
 
 _INCOMPLETE = "the stream ended before the response was complete"
+_MALFORMED = LlmError(kind="unknown", message="the provider sent a malformed stream event")
+
+
+class _Delta(msgspec.Struct, gc=False):
+    text: Any = msgspec.UNSET
+    toolUse: Any = msgspec.UNSET
+    reasoningContent: Any = msgspec.UNSET
+
+
+class _DeltaEvent(msgspec.Struct, gc=False):
+    # Nearly every event is a text delta: decoded into this (unknown keys such as Bedrock's
+    # padding "p" skipped) instead of a dict; anything else goes the general way.
+    delta: _Delta
+
+
+class _InvokeChunk(msgspec.Struct, gc=False):
+    bytes: str
+
+
+_decode_delta = msgspec.json.Decoder(_DeltaEvent).decode
+_decode_chunk = msgspec.json.Decoder(_InvokeChunk).decode
 _STOP_REASONS: dict[str, LlmStopReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -93,23 +116,26 @@ class BedrockFrames(ABC):
         """The chunks these bytes complete."""
         if self.ended:
             return []
-        try:
-            messages = self._frames.feed(data)
-        except EventStreamError as exc:
-            return [
-                self._error(
-                    LlmError(
-                        kind="transport",
-                        message=f"{self._context.provider_id}: the event stream is corrupt ({exc})",
-                    )
-                )
-            ]
+        messages = self._messages_in(data)
+        if messages is None:
+            return [self._error(self._corrupt)]
         chunks: list[LlmChunk] = []
         for message in messages:
             if self.ended:
                 break
             chunks.extend(self._message(message))
         return chunks
+
+    def _messages_in(self, data: bytes) -> list[EventMessage] | None:
+        """The messages these bytes complete; ``None`` (and :attr:`_corrupt`) if corrupt."""
+        try:
+            return self._frames.feed(data)
+        except EventStreamError as exc:
+            self._corrupt = LlmError(
+                kind="transport",
+                message=f"{self._context.provider_id}: the event stream is corrupt ({exc})",
+            )
+            return None
 
     def _message(self, message: EventMessage) -> list[LlmChunk]:
         headers = message.headers
@@ -164,6 +190,13 @@ class ConverseDecoder(BedrockFrames):
         return self._usage
 
     def _event(self, kind: str, payload: bytes) -> list[LlmChunk]:
+        if kind == "contentBlockDelta":
+            try:
+                text = _decode_delta(payload).delta.text
+            except msgspec.DecodeError:
+                text = None
+            if type(text) is str:
+                return [new_text_delta(text)] if text else []
         try:
             event = loads(payload)
         except ValueError:
@@ -300,12 +333,63 @@ def _usage(raw: dict[str, Any]) -> TokenUsage:
     )
 
 
+class _MessagesEvents(MessagesDecoder):
+    """The Messages decoder, fed one event's data at a time instead of SSE bytes."""
+
+    def events(self, data: list[EventData]) -> list[LlmChunk]:
+        """The chunks these events' data make."""
+        return self._events(data)
+
+
 class InvokeMessagesDecoder(BedrockFrames):
-    """Claude's Messages events inside Bedrock ``chunk`` events → chunks."""
+    """Claude's Messages events inside Bedrock ``chunk`` events → chunks.
+
+    The ``chunk`` events of one read go to the Messages decoder together, in order, as the
+    events of one SSE read would.
+    """
 
     def __init__(self, context: BedrockContext, secret: str | None) -> None:
         super().__init__(context, secret)
-        self._messages = MessagesDecoder(context.provider_id, secret)
+        self._messages = _MessagesEvents(context.provider_id, secret)
+
+    def feed(self, data: bytes) -> list[LlmChunk]:
+        """The chunks these bytes complete."""
+        if self.ended:
+            return []
+        messages = self._messages_in(data)
+        if messages is None:
+            return [self._error(self._corrupt)]
+        chunks: list[LlmChunk] = []
+        events: list[EventData] = []
+        for message in messages:
+            if message.headers.get(":event-type") == "chunk":
+                inner = self._inner(message.payload)
+                if inner is not None:
+                    events.append(inner)
+                    continue
+                return [*chunks, *self._events(events), self._error(_MALFORMED)]
+            chunks.extend(self._events(events))
+            events = []
+            if self.ended:
+                return chunks
+            chunks.extend(self._message(message))
+            if self.ended:
+                return chunks
+        return [*chunks, *self._events(events)]
+
+    def _inner(self, payload: bytes) -> bytes | None:
+        try:
+            return binascii.a2b_base64(_decode_chunk(payload).bytes, strict_mode=True)
+        except (msgspec.DecodeError, ValueError, binascii.Error):
+            return None
+
+    def _events(self, events: list[EventData]) -> list[LlmChunk]:
+        if not events or self.ended:
+            return []
+        chunks = self._messages.events(events)
+        if chunks and isinstance(chunks[-1], StopChunk | ErrorChunk):
+            self.ended = True
+        return chunks
 
     @property
     def usage(self) -> TokenUsage:
@@ -313,22 +397,7 @@ class InvokeMessagesDecoder(BedrockFrames):
         return self._messages.usage
 
     def _event(self, kind: str, payload: bytes) -> list[LlmChunk]:
-        if kind != "chunk":
-            return []
-        try:
-            envelope = loads(payload)
-            inner = base64.b64decode(envelope["bytes"], validate=True)
-        except (ValueError, KeyError, TypeError, binascii.Error):
-            return [
-                self._error(
-                    LlmError(kind="unknown", message="the provider sent a malformed stream event")
-                )
-            ]
-        # One Messages event, framed as the SSE its decoder reads.
-        chunks = self._messages.feed(b"data: " + inner.replace(b"\n", b" ") + b"\n\n")
-        if chunks and isinstance(chunks[-1], StopChunk | ErrorChunk):
-            self.ended = True
-        return chunks
+        return []  # ``chunk`` events are read in feed(); Bedrock sends no others
 
     def _at_end(self) -> list[LlmChunk]:
         return self._messages.finish()

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.gemini.wire import TEXT_ANCHOR, signature_payload
 from relavium_lsp.llm.http_call import in_stream_error
@@ -38,7 +40,9 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolCallStart,
+    new_text_delta,
 )
+from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import checked_tool_call_id, checked_tool_name
 
 _BLOCKED_REASONS = frozenset(
@@ -54,6 +58,55 @@ _BLOCKED_REASONS = frozenset(
     }
 )
 _MALFORMED_CALL = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
+
+
+# The typed fast path: most chunks hold text parts and nothing else. They are decoded into
+# these (usage kept as raw bytes, read only when needed) instead of dicts; a chunk holding
+# anything else — thoughts, signatures, calls, a finish reason — goes the general way.
+class _Part(msgspec.Struct, gc=False):
+    text: Any = None
+    thought: Any = None
+    thoughtSignature: Any = None
+    functionCall: Any = None
+
+
+class _Content(msgspec.Struct, gc=False):
+    parts: list[_Part] = []
+
+
+class _Candidate(msgspec.Struct, gc=False):
+    content: _Content | None = None
+    finishReason: Any = None
+
+
+class _Chunk(msgspec.Struct, gc=False):
+    candidates: list[_Candidate] = []
+    usageMetadata: msgspec.Raw = msgspec.Raw()
+    promptFeedback: Any = None
+    error: Any = None
+
+
+_decode_chunk = msgspec.json.Decoder(_Chunk).decode
+
+
+def _plain_texts(chunk: _Chunk) -> list[str] | None:
+    """The texts of a chunk holding only text parts, else ``None``."""
+    if chunk.error is not None or chunk.promptFeedback is not None or len(chunk.candidates) != 1:
+        return None
+    candidate = chunk.candidates[0]
+    if candidate.finishReason is not None or candidate.content is None:
+        return None
+    texts = []
+    for part in candidate.content.parts:
+        if (
+            type(part.text) is not str
+            or part.thought is not None
+            or part.thoughtSignature is not None
+            or part.functionCall is not None
+        ):
+            return None
+        texts.append(part.text)
+    return texts
 
 
 def _count(value: Any) -> int:
@@ -97,7 +150,7 @@ class GeminiDecoder(JsonEventDecoder):
         super().__init__(provider_id, secret, **options)
         self._framing = framing
         self._array = JsonArrayElements()
-        self._usage = TokenUsage()
+        self._usage_raw: bytes | dict[str, Any] | None = None
         self._finish: str | None = None
         self._made_calls = False
         self._next_index = 0
@@ -105,7 +158,26 @@ class GeminiDecoder(JsonEventDecoder):
     @property
     def usage(self) -> TokenUsage:
         """Tokens reported so far (each chunk repeats the running totals)."""
-        return self._usage
+        raw = self._usage_raw
+        if isinstance(raw, bytes):
+            try:
+                raw = self._loads(raw)
+            except ValueError:
+                raw = None
+        return usage_from(raw) or TokenUsage()
+
+    def payload(self, data: EventData) -> list[LlmChunk]:
+        """One chunk's data: text-only chunks by the typed path, the rest as dicts."""
+        try:
+            chunk = _decode_chunk(data)
+        except (msgspec.DecodeError, TypeError):
+            chunk = None
+        texts = _plain_texts(chunk) if chunk is not None else None
+        if texts is None:
+            return super().payload(data)
+        if chunk is not None and len(chunk.usageMetadata):
+            self._usage_raw = bytes(chunk.usageMetadata)
+        return [new_text_delta(text) for text in texts if text]
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
@@ -134,14 +206,14 @@ class GeminiDecoder(JsonEventDecoder):
         stop: LlmStopReason = "length" if self._finish == "MAX_TOKENS" else "stop"
         if stop == "stop" and self._made_calls:
             stop = "tool_use"
-        return [StopChunk(stop_reason=stop, usage=self._usage)]
+        return [StopChunk(stop_reason=stop, usage=self.usage)]
 
     def _event(self, payload: dict[str, Any]) -> list[LlmChunk]:
         if isinstance(payload.get("error"), dict):
-            return [in_stream_error(self._provider_id, payload, self._secret, self._usage)]
-        usage = usage_from(payload.get("usageMetadata"))
-        if usage is not None:
-            self._usage = usage
+            return [in_stream_error(self._provider_id, payload, self._secret, self.usage)]
+        usage = payload.get("usageMetadata")
+        if isinstance(usage, dict):
+            self._usage_raw = usage
         feedback = payload.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             reason = str(feedback["blockReason"])

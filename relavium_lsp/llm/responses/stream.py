@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.http_call import error_type_kind, in_stream_error
 from relavium_lsp.llm.json_events import JsonEventDecoder
@@ -38,12 +40,24 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
     new_text_delta,
 )
+from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
     compact_json,
     parse_tool_arguments,
 )
+
+
+class _Event(msgspec.Struct, gc=False):
+    # Nearly every event is a text delta: read through this (the other keys skipped)
+    # instead of a dict; any other event goes the general way.
+    type: str = ""
+    delta: Any = None
+
+
+_decode_event = msgspec.json.Decoder(_Event).decode
+_TEXT_DELTA = "response.output_text.delta"
 
 
 @dataclass
@@ -89,6 +103,16 @@ class ResponsesDecoder(JsonEventDecoder):
     def usage(self) -> TokenUsage:
         """Tokens reported so far (known at the end)."""
         return self._usage
+
+    def payload(self, data: EventData) -> list[LlmChunk]:
+        """One event's data: text deltas by the typed path, the rest as dicts."""
+        try:
+            event = _decode_event(data)
+        except (msgspec.DecodeError, TypeError):
+            event = None
+        if event is not None and event.type == _TEXT_DELTA and type(event.delta) is str:
+            return [new_text_delta(event.delta)] if event.delta else []
+        return super().payload(data)
 
     def _event(self, payload: dict[str, Any]) -> list[LlmChunk]:
         kind = payload.get("type")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from relavium_lsp.llm.authorized_http import CredentialsUnavailable
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.log_secrets import register_secret
 
 if TYPE_CHECKING:

@@ -18,15 +18,16 @@ import httpx
 
 from relavium_lsp.llm.anthropic_stream import MessagesDecoder
 from relavium_lsp.llm.anthropic_wire import request_body as messages_body
-from relavium_lsp.llm.authorized_http import (
-    AuthorizedHttpProvider,
-    Credentials,
-    CredentialsUnavailable,
-)
+from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider, Credentials
 from relavium_lsp.llm.gemini.provider import GoogleModelsMixin, explain_google_status
 from relavium_lsp.llm.gemini.stream import GeminiDecoder
 from relavium_lsp.llm.gemini.wire import request_body as gemini_body
-from relavium_lsp.llm.http_call import CallTarget, DecoderFactory, StreamDecoder
+from relavium_lsp.llm.http_call import (
+    CallTarget,
+    CredentialsUnavailable,
+    DecoderFactory,
+    StreamDecoder,
+)
 from relavium_lsp.llm.seam import LlmError, LlmRequest
 from relavium_lsp.llm.wire_common import http_json
 

@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 from relavium_lsp.contracts.content import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from relavium_lsp.llm.authorized_http import CredentialsUnavailable, HeaderKeyCredentials
+from relavium_lsp.llm.authorized_http import HeaderKeyCredentials
 from relavium_lsp.llm.bedrock.converse_wire import request_body as converse_body
 from relavium_lsp.llm.bedrock.credentials import AwsCredentials, botocore_modules
 from relavium_lsp.llm.bedrock.eventstream import (
@@ -20,6 +20,7 @@ from relavium_lsp.llm.bedrock.eventstream import (
     encode_message,
 )
 from relavium_lsp.llm.bedrock.provider import BedrockProvider
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmMessage,

@@ -16,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from relavium_lsp.llm.authorized_http import CredentialsUnavailable
+from relavium_lsp.llm.http_call import CredentialsUnavailable
 from relavium_lsp.llm.seam import ErrorChunk, StopChunk
 from relavium_lsp.llm.vertex.credentials import GoogleCredentials, google_auth_module
 from relavium_lsp.llm.vertex.provider import VertexProvider
