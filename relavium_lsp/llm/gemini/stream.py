@@ -150,7 +150,7 @@ class GeminiDecoder(JsonEventDecoder):
         super().__init__(provider_id, secret, **options)
         self._framing = framing
         self._array = JsonArrayElements()
-        self._usage_raw: bytes | dict[str, Any] | None = None
+        self._usage_raw: msgspec.Raw | dict[str, Any] | None = None
         self._finish: str | None = None
         self._made_calls = False
         self._next_index = 0
@@ -159,25 +159,32 @@ class GeminiDecoder(JsonEventDecoder):
     def usage(self) -> TokenUsage:
         """Tokens reported so far (each chunk repeats the running totals)."""
         raw = self._usage_raw
-        if isinstance(raw, bytes):
+        if isinstance(raw, msgspec.Raw):
             try:
-                raw = self._loads(raw)
+                raw = self._loads(bytes(raw))
             except ValueError:
                 raw = None
         return usage_from(raw) or TokenUsage()
 
-    def payload(self, data: EventData) -> list[LlmChunk]:
-        """One chunk's data: text-only chunks by the typed path, the rest as dicts."""
-        try:
-            chunk = _decode_chunk(data)
-        except (msgspec.DecodeError, TypeError):
-            chunk = None
-        texts = _plain_texts(chunk) if chunk is not None else None
-        if texts is None:
-            return super().payload(data)
-        if chunk is not None and len(chunk.usageMetadata):
-            self._usage_raw = bytes(chunk.usageMetadata)
-        return [new_text_delta(text) for text in texts if text]
+    def _events(self, events: list[EventData]) -> list[LlmChunk]:
+        """Text-only chunks by the typed path, the rest as dicts (in order)."""
+        chunks: list[LlmChunk] = []
+        text_delta = new_text_delta
+        for data in events:
+            if self.ended:
+                break
+            try:
+                chunk: _Chunk | None = _decode_chunk(data)
+            except (msgspec.DecodeError, TypeError):
+                chunk = None
+            texts = _plain_texts(chunk) if chunk is not None else None
+            if texts is None:
+                chunks.extend(self.payload(data))
+                continue
+            if chunk is not None and len(chunk.usageMetadata):
+                self._usage_raw = chunk.usageMetadata
+            chunks.extend(text_delta(text) for text in texts if text)
+        return chunks
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
