@@ -58,6 +58,8 @@ M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
 M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
 M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
+M.LIST_PROVIDER_PRESETS = 'relavium/listProviderPresets'
+M.SETUP_MODEL = 'relavium/setupModel'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -265,6 +267,13 @@ M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
 M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
   USER = 'user',
   INTROSPECTION = 'introspection',
+})
+
+--- `KeyStorage` values.
+M.KEY_STORAGE = closed('.KEY_STORAGE', {
+  KEYCHAIN = 'keychain',
+  FILE = 'file',
+  NONE = 'none',
 })
 
 --- `SessionChangeKind` values.

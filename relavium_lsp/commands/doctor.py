@@ -22,13 +22,13 @@ import stat
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import httpx
 import sqlcipher3
 
 from relavium_lsp import __version__
-from relavium_lsp.commands.doctor_cloud import CLOUD_KINDS, credential_finding
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.commands.doctor_probe import probe_providers
 from relavium_lsp.commands.recover import key_available, run_check
@@ -36,6 +36,7 @@ from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.keychain import usable_keychain
+from relavium_lsp.llm.cloud_probe import CLOUD_KINDS, credential_finding
 from relavium_lsp.llm.keys import key_env_var, keychain_key
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.logs import LOG_FILE_NAME, LOG_LEVEL_ENV
@@ -60,7 +61,7 @@ class Check:
     hint: str | None = None
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``doctor`` subcommand."""
     parser = subparsers.add_parser(
         "doctor",

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.llm.http_call import (
     CallTarget,
     CredentialsUnavailable,
@@ -28,7 +29,6 @@ from relavium_lsp.llm.http_call import (
 )
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
-from relavium_lsp.llm.wire_common import http_json
 
 
 class Credentials(Protocol):
@@ -93,8 +93,8 @@ class AuthorizedHttpProvider(StreamingHttpProvider):
         """The error for a non-2xx answer (platforms name their errors in their own way)."""
 
     def _encoded_body(self, request: LlmRequest) -> bytes:
-        body = self._request_body(request)
-        return body if isinstance(body, bytes) else http_json(body).encode()
+        """The body as the bytes sent (and signed)."""
+        return compact_json(self._request_body(request)).encode()
 
     def _call_target(self, url: str, timeout_s: float) -> CallTarget:
         return CallTarget(

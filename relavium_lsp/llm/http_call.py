@@ -15,7 +15,6 @@ faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated c
 from __future__ import annotations
 
 import email.utils
-import functools
 import json
 import logging
 import math
@@ -29,7 +28,6 @@ import httpx
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.redaction import user_safe_detail
-from relavium_lsp.llm.request_sent import trace_extension
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
 
@@ -280,12 +278,6 @@ DecoderFactory = Callable[[str], StreamDecoder]
 StatusExplainer = Callable[[CallTarget, int, httpx.Headers, bytes], LlmError]
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(url: str) -> httpx.URL:
-    """A call's URL parsed once (``httpx`` parses a string on every request; issue 25)."""
-    return httpx.URL(url)
-
-
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
@@ -297,10 +289,10 @@ async def stream_call(
     """POST the body and yield the decoded chunks; never raise for a fault.
 
     ``make_decoder`` receives the response's content type; ``explain`` turns an HTTP error
-    answer into the error (a provider whose errors say more than the status overrides it);
-    ``authorize`` adds credentials worked out for this very body (a token, a signature) —
-    one that cannot be had is an ``auth`` error.
-    Whatever the decoder makes of the
+    answer into the error (a provider whose errors say more than the status overrides it).
+    A body given as bytes is sent as they are (JSON), after ``authorize`` added the
+    credentials worked out for those very bytes (a token, a signature) — one that cannot be
+    had is an ``auth`` error. Whatever the decoder makes of the
     body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
     exactly one final chunk, and an error after billable output is never retryable. Only
     ``asyncio.CancelledError`` (and closing the generator) escape; either leaves the
@@ -315,19 +307,17 @@ async def stream_call(
     try:
         body = build_body()
         headers = dict(target.headers)
-        if isinstance(body, bytes):  # already encoded as JSON (llm/openai_wire.py)
+        if isinstance(body, bytes):
             headers["content-type"] = "application/json"
             if authorize is not None:
                 headers = dict(await authorize(headers, body))
         async with client.stream(
             "POST",
-            _parsed(target.url),
+            target.url,
             content=body if isinstance(body, bytes) else None,
             json=None if isinstance(body, bytes) else body,
             headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
-            # Tells a starting turn when the request is written (llm/request_sent.py).
-            extensions=trace_extension(),
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)

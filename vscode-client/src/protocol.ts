@@ -54,6 +54,8 @@ export const Methods = {
   applyCode: 'relavium/applyCode',
   getWorkspaceMemory: 'relavium/getWorkspaceMemory',
   setWorkspaceMemory: 'relavium/setWorkspaceMemory',
+  listProviderPresets: 'relavium/listProviderPresets',
+  setupModel: 'relavium/setupModel',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -116,6 +118,8 @@ export type PeerMode = 'fire_and_forget' | 'await_reply';
 export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
 
 export type MemorySource = 'user' | 'introspection';
+
+export type KeyStorage = 'keychain' | 'file' | 'none';
 
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
@@ -531,6 +535,27 @@ export interface SetWorkspaceMemoryParams {
   workingDir?: string;
   text: string;
   baseRevision: number;
+}
+
+/** `relavium/listProviderPresets`: hosted providers first, then the presets. */
+export interface ListProviderPresetsResult {
+  presets: ProviderPresetInfo[];
+}
+
+/** `relavium/setupModel`: use `model` of provider `preset` as the default model. */
+export interface SetupModelParams {
+  preset: string;
+  model: string;
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+/** What `relavium/setupModel` did. */
+export interface SetupModelResult {
+  defaultModel: string;
+  configPath: string;
+  keyStored: KeyStorage;
+  check: SetupCheck;
 }
 
 /** `relavium/editorState` notification. */
@@ -1252,6 +1277,23 @@ export interface WorkspaceMemoryRevision {
   sessionId?: string;
   updatedAt: string;
   chars: number;
+}
+
+/** One provider a setup picker offers. */
+export interface ProviderPresetInfo {
+  id: string;
+  label: string;
+  kind: string;
+  needsKey: boolean;
+  local: boolean;
+  baseUrl?: string;
+  suggestedModels: string[];
+}
+
+/** The provider check run after the setup (what `relavium-lsp doctor` says of it). */
+export interface SetupCheck {
+  ok: boolean;
+  message: string;
 }
 
 /** An LSP range. */

@@ -26,7 +26,6 @@ from relavium_lsp.llm.openai_stream import WholeCompletionDecoder
 from relavium_lsp.llm.openai_wire import request_body as chat_request_body
 from relavium_lsp.llm.responses.wire import request_body as responses_request_body
 from relavium_lsp.llm.seam import LlmError, LlmRequest
-from relavium_lsp.llm.wire_common import http_json
 
 
 class AzureOpenAIProvider(AuthorizedHttpProvider):
@@ -70,11 +69,11 @@ class AzureOpenAIProvider(AuthorizedHttpProvider):
     def _headers(self) -> dict[str, str]:
         return {"accept": "text/event-stream"}
 
-    def _request_body(self, request: LlmRequest) -> bytes:
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
         if self.api == "responses":
-            return http_json(responses_request_body(request)).encode()
+            return responses_request_body(request)
         # Azure takes max_completion_tokens (its reasoning deployments refuse max_tokens).
-        return http_json(chat_request_body(request, official=True)).encode()
+        return chat_request_body(request, official=True)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         if self.api == "responses":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import (
     Base64Source,
     MediaPart,
@@ -25,7 +26,7 @@ from relavium_lsp.contracts.content import (
 from relavium_lsp.llm.anthropic_wire import CONTINUATION_PROMPT
 from relavium_lsp.llm.reasoning_state import CONVERSE, owned_by
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import compact_json, unsupported_media_note
+from relavium_lsp.llm.wire_common import unsupported_media_note
 
 _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 _CACHING_FAMILIES = ("anthropic.claude", "amazon.nova")

@@ -30,7 +30,6 @@ from relavium_lsp.llm.http_call import (
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.seam import LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import RemoteModel
-from relavium_lsp.llm.wire_common import http_json
 
 BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 DEFAULT_BEDROCK_REGION = "us-east-1"
@@ -92,13 +91,13 @@ class BedrockProvider(AuthorizedHttpProvider):
     def _headers(self) -> dict[str, str]:
         return {"accept": "application/vnd.amazon.eventstream"}
 
-    def _request_body(self, request: LlmRequest) -> bytes:
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
         if self._messages(request):
             body = messages_body(request, prompt_caching=self.prompt_caching)
             for key in ("model", "stream"):
                 body.pop(key, None)
-            return http_json({"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}).encode()
-        return http_json(converse_body(request, prompt_caching=self.prompt_caching)).encode()
+            return {"anthropic_version": BEDROCK_ANTHROPIC_VERSION, **body}
+        return converse_body(request, prompt_caching=self.prompt_caching)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         return ConverseDecoder(self.context, self._secret)

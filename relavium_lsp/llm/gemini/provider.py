@@ -21,7 +21,6 @@ from relavium_lsp.llm.http_call import CallTarget, StreamDecoder, error_from_sta
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.seam import LlmError, LlmRequest
 from relavium_lsp.llm.streaming_http import RemoteModel
-from relavium_lsp.llm.wire_common import http_json
 
 DEFAULT_GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "ACCESS_TOKEN_EXPIRED"})
@@ -106,8 +105,8 @@ class GeminiProvider(GoogleModelsMixin, AuthorizedHttpProvider):
     def _models_url(self) -> str:
         return f"{self._base_url}/models?pageSize=1000"
 
-    def _request_body(self, request: LlmRequest) -> bytes:
-        return http_json(request_body(request)).encode()
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
+        return request_body(request)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         framing = "sse" if "text/event-stream" in content_type else "json"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import (
     Base64Source,
     MediaPart,
@@ -29,7 +30,7 @@ from relavium_lsp.contracts.content import (
 from relavium_lsp.llm.catalog import normalize_model
 from relavium_lsp.llm.reasoning_state import GEMINI, owned_by
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import compact_json, unsupported_media_note
+from relavium_lsp.llm.wire_common import unsupported_media_note
 
 TEXT_ANCHOR = "text"
 _THINKING_PREFIXES = ("gemini-2.5", "gemini-3")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from relavium_lsp.llm.http_call import StreamDecoder
 from relavium_lsp.llm.responses.stream import ResponsesDecoder
 from relavium_lsp.llm.responses.wire import request_body
 from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.llm.streaming_http import StreamingHttpProvider
-from relavium_lsp.llm.wire_common import http_json
 
 
 class OpenAIResponsesProvider(StreamingHttpProvider):
@@ -25,8 +26,8 @@ class OpenAIResponsesProvider(StreamingHttpProvider):
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _request_body(self, request: LlmRequest) -> bytes:
-        return http_json(request_body(request)).encode()
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
+        return request_body(request)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         return ResponsesDecoder(self.provider_id, self._api_key)

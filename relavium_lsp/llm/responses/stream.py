@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.http_call import error_type_kind, in_stream_error
 from relavium_lsp.llm.json_events import JsonEventDecoder
@@ -44,7 +45,6 @@ from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
-    compact_json,
     parse_tool_arguments,
 )
 

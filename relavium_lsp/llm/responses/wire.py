@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import (
     Base64Source,
     MediaPart,
@@ -33,7 +34,7 @@ from relavium_lsp.contracts.content import (
 from relavium_lsp.llm.catalog import normalize_model
 from relavium_lsp.llm.reasoning_state import RESPONSES, owned_by
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import compact_json, unsupported_media_note
+from relavium_lsp.llm.wire_common import unsupported_media_note
 
 # Models that reason: they refuse ``temperature`` and can summarise their reasoning.
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "codex")

@@ -29,7 +29,6 @@ from relavium_lsp.llm.http_call import (
     StreamDecoder,
 )
 from relavium_lsp.llm.seam import LlmError, LlmRequest
-from relavium_lsp.llm.wire_common import http_json
 
 VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
 DEFAULT_VERTEX_REGION = "us-central1"
@@ -86,12 +85,12 @@ class VertexProvider(GoogleModelsMixin, AuthorizedHttpProvider):
     def _models_url(self) -> str:
         return f"{self._base_url}/v1beta1/publishers/google/models?pageSize=1000"
 
-    def _request_body(self, request: LlmRequest) -> bytes:
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
         if is_claude(request.model):
             body = messages_body(request, prompt_caching=self.prompt_caching)
             del body["model"]
-            return http_json({"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}).encode()
-        return http_json(gemini_body(request)).encode()
+            return {"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}
+        return gemini_body(request)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         framing = "sse" if "text/event-stream" in content_type else "json"

@@ -185,13 +185,17 @@ async def test_unicode_split_across_reads_and_a_connection_lost_mid_stream(serve
 async def test_a_codex_model_on_openai_goes_to_the_responses_api_by_itself(server, client):
     from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
 
+    class OfficialLoopback(OpenAICompatibleProvider):
+        # Only OpenAI's own endpoint is routed: the test treats the loopback server as it.
+        @property
+        def _official(self) -> bool:
+            return True
+
     server.script(responses_stream(text=["from responses"]))
-    provider = OpenAICompatibleProvider(
+    provider = OfficialLoopback(
         "openai", base_url=f"{server.url}/v1", api_key=API_KEY, client=client, timeout_s=5.0
     )
-    # The catalog says gpt-5-codex needs the Responses API; only OpenAI's own endpoint is
-    # routed, so the test treats the loopback server as it.
-    provider.__dict__["_official"] = True
+    # The catalog says gpt-5-codex needs the Responses API.
     chunks = await collect(provider.stream(request(model="gpt-5-codex")))
     assert text_of(chunks) == "from responses"
     assert server.requests[0].path == "/v1/responses"

@@ -1,6 +1,7 @@
-"""``doctor`` for the cloud platforms: where credentials come from, and what is wrong.
+"""The provider check for the cloud platforms: where credentials come from, what is wrong.
 
-Two checks per Azure, Gemini, Vertex or Bedrock provider:
+``doctor`` (and the editor's model setup, through :mod:`relavium_lsp.llm.provider_probe`)
+makes two checks per Azure, Gemini, Vertex or Bedrock provider:
 
 - **credentials** (offline): where they would come from — a stored key, the service-principal
   variables, a Google credentials file, the AWS credential chain and its profile — and
