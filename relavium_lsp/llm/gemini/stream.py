@@ -29,7 +29,7 @@ import msgspec
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.gemini.wire import TEXT_ANCHOR, signature_payload
 from relavium_lsp.llm.http_call import in_stream_error
-from relavium_lsp.llm.json_events import JsonEventDecoder
+from relavium_lsp.llm.json_events import INCOMPLETE, JsonEventDecoder
 from relavium_lsp.llm.reasoning_state import GEMINI, tagged
 from relavium_lsp.llm.redaction import user_safe_detail
 from relavium_lsp.llm.seam import (
@@ -209,7 +209,7 @@ class GeminiDecoder(JsonEventDecoder):
 
     def _at_end(self) -> list[LlmChunk]:
         if self._finish is None:
-            return super()._at_end()
+            return [self.failure("transport", INCOMPLETE)]
         stop: LlmStopReason = "length" if self._finish == "MAX_TOKENS" else "stop"
         if stop == "stop" and self._made_calls:
             stop = "tool_use"
