@@ -21,7 +21,7 @@ from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder
 from relavium_lsp.llm.responses.stream import ResponsesDecoder
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, StopChunk
-from relavium_lsp.llm.sse import EventData, SseStream
+from relavium_lsp.llm.sse import EventData
 
 _FILTERED = b'"filtered":true'
 
@@ -71,44 +71,51 @@ def explain_azure_status(
 class AzureChatDecoder(ChatCompletionsDecoder):
     """Chat Completions from Azure: a filtered answer is an error naming the filter.
 
-    The filters' verdicts ride on the stream's events; a second SSE reader sees the same
-    bytes and parses only the events that hold ``"filtered":true`` (the last ones of a
-    filtered answer), so the common text events cost a byte search, no decoding.
+    The filters' verdicts ride on the event that finishes the answer. The decoder keeps the
+    last bytes it read (bounded) and, only when an answer ends by the content filter, reads
+    the verdicts out of that event; other events cost nothing more.
     """
+
+    _KEPT = 64 * 1024
 
     def __init__(self, provider_id: str, secret: str | None, **options: Any) -> None:
         super().__init__(provider_id, secret, **options)
-        self._verdicts = SseStream()
-        self._filters: list[str] = []
+        self._recent = bytearray()
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete (a filtered answer named)."""
-        for event in self._verdicts.feed_data(data):
-            raw = event if isinstance(event, bytes) else event.encode()
-            if raw.find(_FILTERED) >= 0:
-                self._note_filters(raw)
+        self._recent += data
+        if len(self._recent) > 2 * self._KEPT:
+            del self._recent[: -self._KEPT]
         return self._named(super().feed(data))
 
     def finish(self) -> list[LlmChunk]:
         """End of body, with a filtered answer named as in :meth:`feed`."""
         return self._named(super().finish())
 
-    def _note_filters(self, raw: bytes) -> None:
+    def _filters(self) -> list[str]:
+        """The filters the last filtered event names (from the bytes kept)."""
+        recent = bytes(self._recent)
+        at = recent.rfind(_FILTERED)
+        if at < 0:
+            return []
+        start = recent.rfind(b"data:", 0, at)
+        end = recent.find(b"\n", at)
         try:
-            payload = loads(raw)
+            payload = loads(recent[start + 5 : end if end >= 0 else None].strip())
         except ValueError:
-            return
+            return []
         choices = payload.get("choices") if isinstance(payload, dict) else None
+        names: list[str] = []
         for choice in choices if isinstance(choices, list) else []:
             if isinstance(choice, dict):
-                for name in filters_that_fired(choice.get("content_filter_results")):
-                    if name not in self._filters:
-                        self._filters.append(name)
+                names.extend(filters_that_fired(choice.get("content_filter_results")))
+        return sorted(set(names))
 
     def _named(self, chunks: list[LlmChunk]) -> list[LlmChunk]:
         final = chunks[-1] if chunks else None
         if isinstance(final, StopChunk) and final.stop_reason == "content_filter":
-            error = _stopped(self._provider_id, self._filters, "the answer")
+            error = _stopped(self._provider_id, self._filters(), "the answer")
             return [*chunks[:-1], ErrorChunk(error=error, usage=final.usage)]
         return chunks
 

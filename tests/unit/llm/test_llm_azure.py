@@ -205,3 +205,14 @@ async def test_a_stored_entra_token_is_used_as_is(server, client):
     await collect(_azure(server, client, credentials=credentials).stream(request()))
     assert server.requests[0].headers["authorization"] == "Bearer eyJ-stored"
     assert "keychain" in credentials.source
+
+
+async def test_the_filter_is_named_however_the_bytes_are_cut(server, client):
+    body = b"".join(azure_chat_events(text=["Sure"], filtered={"self_harm": "medium"}))
+    server.script(
+        ScriptedResponse(
+            headers=SSE_HEADERS, body=[body[i : i + 7] for i in range(0, len(body), 7)]
+        )
+    )
+    chunks = await collect(_azure(server, client).stream(request(model="dep")))
+    assert isinstance(chunks[-1], ErrorChunk) and "self_harm (medium)" in chunks[-1].error.message
