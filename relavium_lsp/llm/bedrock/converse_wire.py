@@ -26,7 +26,7 @@ from relavium_lsp.contracts.content import (
 from relavium_lsp.llm.anthropic_wire import CONTINUATION_PROMPT
 from relavium_lsp.llm.reasoning_state import CONVERSE, owned_by
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import unsupported_media_note
+from relavium_lsp.llm.wire_common import alternating_turns, unsupported_media_note
 
 _CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 _CACHING_FAMILIES = ("anthropic.claude", "amazon.nova")
@@ -96,22 +96,12 @@ def _block(part: Any, role: str) -> dict[str, Any] | None:
 
 def converse_messages(messages: tuple[LlmMessage, ...]) -> list[dict[str, Any]]:
     """Seam messages as alternating Converse messages."""
-    wire: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [b for b in (_block(part, role) for part in message.content) if b is not None]
-        if not blocks:
-            continue
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
-    for entry in wire:
-        if entry["role"] == "user":
-            entry["content"].sort(key=lambda block: "toolResult" not in block)
-    if wire and wire[0]["role"] == "assistant":
-        wire.insert(0, {"role": "user", "content": [{"text": CONTINUATION_PROMPT}]})
-    return wire
+    return alternating_turns(
+        messages,
+        _block,
+        is_result=lambda block: "toolResult" in block,
+        opening={"text": CONTINUATION_PROMPT},
+    )
 
 
 def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
