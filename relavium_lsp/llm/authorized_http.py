@@ -24,7 +24,6 @@ from relavium_lsp.llm.http_call import (
     CallTarget,
     CredentialsUnavailable,
     DecoderFactory,
-    error_from_status,
     stream_call,
 )
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmRequest
@@ -185,10 +184,3 @@ def key_hint(provider_id: str, variable: str | None) -> str:
 
 async def _failed(error: LlmError) -> AsyncIterator[LlmChunk]:
     yield ErrorChunk(error=error)
-
-
-def explain_with_defaults(
-    target: CallTarget, status: int, headers: httpx.Headers, body: bytes
-) -> LlmError:
-    """The shared status mapping, for platforms that need nothing more."""
-    return error_from_status(target, status, headers, body)
