@@ -1,5 +1,7 @@
 """Every third-party module the package imports is a dependency pyproject.toml declares.
 
+Optional extras count (``bedrock``, ``vertex``: imported only when that provider is used).
+
 A module that arrives only through another dependency works until that dependency drops it;
 declaring it (with the floor of the feature used) keeps a fresh install working. The few
 modules that are parts of a declared dependency's own distribution family are listed with it.
@@ -40,11 +42,14 @@ def _normalized(name: str) -> str:
 
 
 def _declared() -> set[str]:
+    """The required dependencies and the users' optional extras (not the developers' ``dev``)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return {
-        _normalized(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0])
-        for spec in project["dependencies"]
-    }
+    extras = project.get("optional-dependencies", {})
+    specs = [*project["dependencies"]]
+    for extra, extra_specs in extras.items():
+        if extra != "dev":
+            specs.extend(extra_specs)
+    return {_normalized(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in specs}
 
 
 def test_every_imported_module_is_declared() -> None:
