@@ -661,6 +661,7 @@ class Engine:
             agents=tuple(config.agents.values()),
             default_model=config.default_model,
             key_lookup=key_lookup_for(config),
+            withheld=config.keyless_providers,
         )
         return await self._models.report(sources, refresh=refresh)
 
@@ -838,6 +839,7 @@ async def open_engine(
             config.default_model,
             client=http,
             key_lookup=key_lookup_for(config),
+            withheld=config.keyless_providers,
         )
 
     if tools is None:

@@ -2,9 +2,11 @@
 
 - :mod:`~relavium_lsp.llm.seam` — the provider-neutral types (requests, chunks, errors).
 - :mod:`~relavium_lsp.llm.projection` — stored messages → seam messages.
-- ``openai/`` / ``anthropic/`` — the two streaming HTTP adapters, each its ``provider``, its
-  request body (``wire``) and its stream decoder (``stream``); ``http/`` is what they share
-  (the base class and the call, SSE parsing, JSON decoding, the stream guard, key scrubbing).
+- ``openai/``, ``anthropic/``, ``responses/``, ``azure/``, ``gemini/``, ``bedrock/``,
+  ``vertex/`` — the streaming HTTP adapters, each its ``provider`` and, where its format is
+  its own, its request body (``wire``) and stream decoder (``stream``); ``http/`` is what they
+  share (the base classes and the call, request authorization, SSE and JSON event parsing,
+  the stream guard, key scrubbing).
 - :mod:`~relavium_lsp.llm.cassette` / :mod:`~relavium_lsp.llm.offline` — record and replay;
   the bundled offline demo model (recorded from ``demo_script`` by
   :mod:`relavium_lsp.testing.record_demo`).

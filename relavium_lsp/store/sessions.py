@@ -69,6 +69,7 @@ from relavium_lsp.store.rows import (
     listing,
     messages,
     peer_messages,
+    reasoning_signatures,
     rollbacks,
     session_ops,
     transfer,
@@ -352,6 +353,15 @@ class SessionStore:
                 sequence_number=stored.sequence_number,
             )
         return stored.sequence_number
+
+    def keep_reasoning_signatures(self, message_id: str, signatures: list[str | None]) -> None:
+        """Keep a message's reasoning signatures (``store/rows/reasoning_signatures.py``)."""
+        with write_transaction(self._connection):
+            reasoning_signatures.keep_signatures(self._connection, message_id, signatures)
+
+    def reasoning_signatures(self, message_ids: Sequence[str]) -> dict[str, list[str | None]]:
+        """The kept reasoning signatures of those messages that have any."""
+        return reasoning_signatures.signatures_of(self._connection, message_ids)
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:
         """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""

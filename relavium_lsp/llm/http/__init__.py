@@ -1,1 +1,1 @@
-"""What every HTTP adapter shares: the streaming call, SSE, JSON decoding, the stream guard."""
+"""What every HTTP adapter shares: the call and its authorization, SSE, JSON, the stream guard."""
