@@ -22,6 +22,8 @@ from relavium_lsp.engine.workspace_memory import WorkspaceMemories
 from relavium_lsp.errors import SessionBusy, SessionRunningElsewhere
 from relavium_lsp.llm.model_directory import ModelDirectory
 from relavium_lsp.mcp.source import McpToolSource
+from relavium_lsp.paths import relavium_home
+from relavium_lsp.tools.jail import ScopeRoots
 
 
 class EngineBase:
@@ -75,6 +77,18 @@ class EngineBase:
                 f"session {session_id} is running a turn in another window (process "
                 f"{lease.owner_pid}); {doing} it when that turn has finished, or abort it"
             )
+
+    async def _session_roots(self, session_id: str) -> ScopeRoots:
+        """The filesystem roots the session's tools — and its rewinds — may write in."""
+        session = await self._live.get(session_id)
+        context = session.record.context
+        return ScopeRoots.build(
+            context.working_dir,
+            context.fs_scope_tier,
+            self._services.temp_dir,
+            session.policy.allowed_paths,
+            forbidden=(relavium_home(), *self._services.protected_paths),
+        )
 
     def _refuse_busy(self, session_id: str) -> None:
         served = self._live.served(session_id)

@@ -143,6 +143,7 @@ class HistoryManagement(EngineBase):
             files=files,
             conversation=conversation,
             host=host or self._services.host,
+            roots=await self._session_roots(session_id),
         )
 
     async def undo_rewind(
@@ -152,7 +153,11 @@ class HistoryManagement(EngineBase):
         self._refuse_busy(session_id)
         record = await self.record(session_id)
         return await undo_session_rewind(
-            self._services, record, rewind_id, host=host or self._services.host
+            self._services,
+            record,
+            rewind_id,
+            host=host or self._services.host,
+            roots=await self._session_roots(session_id),
         )
 
     async def import_jsonl(self, text: str) -> str:

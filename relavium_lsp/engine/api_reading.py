@@ -18,7 +18,6 @@ from relavium_lsp.engine.models import with_effective_model
 from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.model_directory import ModelSources, ModelsReport
 from relavium_lsp.mcp.catalog import list_tools
-from relavium_lsp.paths import relavium_home
 from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
@@ -110,15 +109,7 @@ class Reading(EngineBase):
 
     async def tool_roots(self, session_id: str) -> ScopeRoots:
         """The filesystem roots the session's tool calls are jailed to."""
-        session = await self._live.get(session_id)
-        context = session.record.context
-        return ScopeRoots.build(
-            context.working_dir,
-            context.fs_scope_tier,
-            self._services.temp_dir,
-            session.policy.allowed_paths,
-            forbidden=(relavium_home(), *self._services.protected_paths),
-        )
+        return await self._session_roots(session_id)
 
 
 def key_lookup_for(config: WorkspaceConfig) -> Callable[[str], str | None]:

@@ -30,8 +30,14 @@ from relavium_lsp.tools.definition import (
     ToolLimits,
     ToolRun,
 )
+from relavium_lsp.tools.file_text import decode_file_text
 from relavium_lsp.tools.host import FileChange
-from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
+from relavium_lsp.tools.jail import (
+    ScopeRoots,
+    check_write_target,
+    open_in_scope,
+    resolve_in_scope,
+)
 from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import (
     TRANSCRIPT_DIFF_CHARS,
@@ -41,7 +47,6 @@ from relavium_lsp.tools.text_edit import (
 )
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
-_BINARY_PROBE = 8192
 # Files the agent changes are read whole for their diff; the write limit bounds what it sends.
 _NO_READ_LIMIT = 64 * 1024 * 1024
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -75,16 +80,6 @@ class ListDirectoryArgs(ToolArgs):
     depth: int = Field(default=1, ge=1, le=10, description="How many levels to descend.")
 
 
-def decode_text(data: bytes, label: str) -> str:
-    """Decode file bytes as UTF-8 text, refusing binary content clearly."""
-    if b"\0" in data[:_BINARY_PROBE]:
-        raise ToolError(f"{label!r} is a binary file ({len(data):,} bytes); it cannot be read")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ToolError(f"{label!r} is not UTF-8 text ({len(data):,} bytes)") from None
-
-
 def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) -> str:
     descriptor = open_in_scope(resolved, roots)
     with os.fdopen(descriptor, "rb") as handle:
@@ -97,7 +92,7 @@ def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) ->
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ToolError(f"{label!r} grew past the {max_bytes:,}-byte read limit while reading")
-    return decode_text(data, label)
+    return decode_file_text(data, label)
 
 
 async def read_current_text(
@@ -130,10 +125,14 @@ async def write_through_host(
 ) -> ToolRun | None:
     """Apply a prepared change through the editor; a failed result, or ``None`` when applied.
 
-    The file is read again first: if it no longer holds the text the diff was computed on
-    (the user typed while the prompt was up), nothing is written.
+    The path is checked against the scope at this moment (a file or parent replaced by a
+    symlink while the prompt was up is refused), and the file is read again: if it no
+    longer holds the text the diff was computed on (the user typed meanwhile), nothing is
+    written.
     """
-    now = await read_current_text(ctx, resolved, ScopeRoots.for_call(ctx), _NO_READ_LIMIT)
+    roots = ScopeRoots.for_call(ctx)
+    check_write_target(resolved, roots)
+    now = await read_current_text(ctx, resolved, roots, _NO_READ_LIMIT)
     if now != change.old_text:
         return changed_meanwhile(label)
     if ctx.journal is not None:

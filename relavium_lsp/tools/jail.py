@@ -209,6 +209,28 @@ def resolve_in_scope(raw: str, roots: ScopeRoots, *, must_exist: bool, for_write
     return resolved
 
 
+def check_write_target(path: Path, roots: ScopeRoots) -> None:
+    """Prove, at the moment of writing, that ``path`` is still the file the scope allowed.
+
+    ``path`` was resolved when the write was decided (a tool's check, a checkpoint's row).
+    Every symlink of the file and of each parent is resolved again: the result must be
+    ``path`` itself — a file or a directory replaced by a link since, even a link that stays
+    inside the workspace, is refused — and inside the roots under the write rules of
+    :func:`resolve_in_scope`. Every writer calls it: the file tools, rewind and its undo
+    (issue 35; the editor follows a link, so this is the last look before the write).
+    """
+    label = roots.display(path)
+    now = _realpath(path)
+    if now != path:
+        inside = roots.contains(now)
+        where = f"to {roots.display(now)}" if inside else f"outside {roots.describe()}"
+        raise ToolDenied(f"{label} now leads {where} through a symbolic link")
+    try:
+        resolve_in_scope(str(path), roots, must_exist=False, for_write=True)
+    except ToolError as error:
+        raise ToolDenied(f"{label} can no longer be written: {error}") from None
+
+
 def _check_kind(raw: str, mode: int) -> None:
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise ToolDenied(f"{raw!r} is not a regular file or directory (device, FIFO or socket)")

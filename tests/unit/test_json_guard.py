@@ -25,8 +25,10 @@ JSON_VALUES = st.recursive(
     | st.booleans()
     | st.integers()
     | st.text(alphabet=st.sampled_from('ab[]{}"\\ :,\n\u00e9\ud7ff'), max_size=12),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(alphabet="[]{}\"'x\\", max_size=4), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(alphabet="[]{}\"'x\\", max_size=4), children, max_size=4)
+    ),
     max_leaves=30,
 )
 
@@ -85,7 +87,9 @@ def test_the_id_of_a_message_too_deep_to_decode_is_found_at_the_top_level() -> N
 
 def test_a_flood_is_logged_a_bounded_number_of_times(caplog: pytest.LogCaptureFixture) -> None:
     now = [0.0]
-    log = RateLimitedLog(logging.getLogger("test.flood"), burst=3, window_s=10, clock=lambda: now[0])
+    log = RateLimitedLog(
+        logging.getLogger("test.flood"), burst=3, window_s=10, clock=lambda: now[0]
+    )
     with caplog.at_level(logging.INFO, logger="test.flood"):
         for index in range(100):
             log.log(logging.INFO, "bad %d", index)
