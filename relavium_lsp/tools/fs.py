@@ -38,6 +38,11 @@ from relavium_lsp.tools.jail import (
     open_in_scope,
     resolve_in_scope,
 )
+from relavium_lsp.tools.line_endings import (
+    keep_final_newline,
+    keep_line_endings,
+    normalize_newlines,
+)
 from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import (
     TRANSCRIPT_DIFF_CHARS,
@@ -283,9 +288,11 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             # Before the approval prompt: nobody should approve a write that cannot happen.
             raise ToolError(f"{label} was not written: {refusal}")
         old_text = await read_current_text(ctx, resolved, roots, _NO_READ_LIMIT)
-        change = FileChange(
-            resolved, old_text, args.content, file_diff(label, old_text, args.content)
-        )
+        content = args.content
+        if old_text is not None:  # an existing file keeps its line endings (issue 35)
+            changed = keep_line_endings(old_text, normalize_newlines(content))
+            content = keep_final_newline(old_text, changed)
+        change = FileChange(resolved, old_text, content, file_diff(label, old_text, content))
 
         async def run() -> ToolRun:
             # Re-validate after the approval wait: the path must still resolve the same way.
@@ -297,7 +304,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             failed = await write_through_host(ctx, resolved, change, label)
             if failed is not None:
                 return failed
-            lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
+            lines = content.count("\n") + (0 if content.endswith("\n") else 1)
             verb = "Replaced" if old_text is not None else "Created"
             stat = diff_stat_text(change.diff.stat)
             return ToolRun(

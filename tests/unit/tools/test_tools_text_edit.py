@@ -93,11 +93,12 @@ def test_minimal_edits_round_trip_edge_cases(old: str, new: str) -> None:
     assert _apply(old, new) == new
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    st.lists(st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n"]), max_size=12),
-    st.lists(st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n"]), max_size=12),
-)
+# Mixed line endings, a lone CR among them (an LSP line break too), and astral characters.
+PIECES = st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n", "\r", "d\r", "é\r\n"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(PIECES, max_size=14), st.lists(PIECES, max_size=14))
 def test_minimal_edits_turn_old_into_new(old_parts: list[str], new_parts: list[str]) -> None:
     old, new = "".join(old_parts), "".join(new_parts)
     assert _apply(old, new) == new
