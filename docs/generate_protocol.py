@@ -2,7 +2,7 @@
 
 Run ``python docs/generate_protocol.py`` (or ``make protocol``) to rewrite all three outputs —
 ``docs/protocol.md``, ``vscode-client/src/protocol.ts`` and
-``editors/neovim/lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
+``lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
 of date (a test does that). Methods come from :mod:`relavium_lsp.server.methods`, shapes from
 :mod:`relavium_lsp.contracts`, so neither the reference nor a client can drift from the code.
 Adding a method: docs/wire-methods.md.
@@ -24,6 +24,7 @@ from relavium_lsp.contracts import (
     events,
     memory,
     peers,
+    review,
     rewind,
     session_ops,
     wire,
@@ -34,12 +35,12 @@ from relavium_lsp.server import methods
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from protocol_gen import lua, markdown, typescript
-from protocol_gen.shapes import Direction, Protocol, walk
+from protocol_gen.shapes import Direction, Protocol, Writer, walk
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = Path(__file__).with_name("protocol.md")
 TS_OUTPUT = REPO / "vscode-client" / "src" / "protocol.ts"
-LUA_OUTPUT = REPO / "editors" / "neovim" / "lua" / "relavium" / "protocol.lua"
+LUA_OUTPUT = REPO / "lua" / "relavium" / "protocol.lua"
 
 # (method, direction, kind, params, result); None result = no result (a notification).
 REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | str | None], ...] = (
@@ -76,6 +77,12 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.REWIND, "client → server", "request", rewind.RewindParams, rewind.RewindResult),
     (methods.UNDO_REWIND, "client → server", "request", rewind.UndoRewindParams,
      rewind.RewindResult),
+    (methods.TURN_CHANGES, "client → server", "request", review.TurnChangesParams,
+     review.TurnChangesResult),
+    (methods.CHECKPOINT_CONTENT, "client → server", "request", review.CheckpointContentParams,
+     review.CheckpointContentResult),
+    (methods.REVIEW_CHANGES, "client → server", "request", review.ReviewChangesParams,
+     review.ReviewChangesResult),
     (methods.UPDATE_SESSION, "client → server", "request", session_ops.UpdateSessionParams,
      session_ops.UpdateSessionResult),
     (methods.APPEND_MESSAGE, "client → server", "request", session_ops.AppendMessageParams,
@@ -124,12 +131,14 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.CODE_ACTION_EXPORT, "client → server", "command", wire.ExportChatParams,
      wire.ExportSessionResult),
 )  # fmt: skip
-# Shapes outside the methods' own: `initialize`'s, settings, and the non-waiting send result.
-EXTRA_TYPES: tuple[type[BaseModel], ...] = (
-    wire.SendMessageAccepted,
-    wire.InitializationOptions,
-    wire.RelaviumClientCapabilities,
-    wire.ConfigurationSettings,
+# Shapes outside the methods' own, with who writes them: `initialize`'s, settings, and the
+# non-waiting send result.
+EXTRA_TYPES: tuple[tuple[type[BaseModel], Writer], ...] = (
+    (wire.SendMessageAccepted, "client"),
+    (wire.InitializationOptions, "client"),
+    (wire.RelaviumClientCapabilities, "client"),
+    (wire.RelaviumServerCapabilities, "server"),
+    (wire.ConfigurationSettings, "client"),
 )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relavium_lsp.atomic_write import atomic_write_text
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
@@ -33,10 +34,15 @@ from relavium_lsp.tools.host import FilesystemHost
 
 Action = Callable[[Engine, argparse.Namespace], Awaitable[int]]
 TOOL_RESULT_PREVIEW = 2_000
-_FORMATS: dict[str, ExportFormat] = {"yaml": "workflow", "workflow": "workflow", "jsonl": "jsonl"}
+_FORMATS: dict[str, ExportFormat] = {
+    "yaml": "workflow",
+    "workflow": "workflow",
+    "jsonl": "jsonl",
+    "markdown": "markdown",
+}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add ``sessions`` and its actions."""
     parser = subparsers.add_parser(
         "sessions",
@@ -60,9 +66,9 @@ def register(subparsers: Any) -> None:
     show = action("show", "print a session's transcript", _show)
     show.add_argument("session_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print JSON")
-    export = action("export", "export a session as a workflow scaffold or JSONL", _export)
+    export = action("export", "export a session as a workflow, JSONL or Markdown", _export)
     export.add_argument("session_id", metavar="ID")
-    export.add_argument("--format", choices=("yaml", "jsonl"), default="yaml")
+    export.add_argument("--format", choices=("yaml", "jsonl", "markdown"), default="yaml")
     export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     importing = action("import", "create a new session from a JSONL transcript", _import)
     importing.add_argument("file", metavar="FILE", help="a relavium-session/1.0 file, or -")

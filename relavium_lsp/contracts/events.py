@@ -15,6 +15,7 @@ from pydantic import Field, TypeAdapter
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.diff import DiffStat, FileDiff
 from relavium_lsp.contracts.plan import AgentPlanUpdated
+from relavium_lsp.contracts.review import ReviewDecision
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.terminal import AgentToolOutput
 from relavium_lsp.contracts.usage import TokenUsage as TokenUsage  # re-exported: its old home
@@ -36,6 +37,8 @@ ErrorCode = Literal[
 StopReason = Literal["stop", "length", "tool_use", "content_filter", "error", "aborted"]
 ApprovalAction = Literal["fs_write", "process", "egress"]
 CompactionReason = Literal["threshold", "max_messages", "manual"]
+# What a session exports to: a workflow scaffold, a JSONL transcript, a readable Markdown one.
+ExportFormat = Literal["workflow", "jsonl", "markdown"]
 
 # Declared so clients can reserve handling for them; nothing emits them in this version.
 RESERVED_EVENT_TYPES = (
@@ -222,7 +225,7 @@ class SessionExported(WireModel):
 
     type: Literal["session:exported"] = "session:exported"
     workflow_path: str
-    format: Literal["workflow", "jsonl"] = "workflow"
+    format: ExportFormat = "workflow"
 
 
 class SessionRewound(WireModel):
@@ -239,6 +242,19 @@ class SessionRewound(WireModel):
     restored: int
     conflicts: int
     undone: bool = False
+
+
+class SessionChangesReviewed(WireModel):
+    """Files a turn changed were kept or undone (``relavium/reviewChanges``, §6.4).
+
+    ``paths`` are the files whose review this decided (undo: the ones put back); other
+    windows update their review from it.
+    """
+
+    type: Literal["session:changes_reviewed"] = "session:changes_reviewed"
+    user_sequence: int
+    decision: ReviewDecision
+    paths: list[str]
 
 
 class AgentHandoff(WireModel):
@@ -316,6 +332,7 @@ EventPayload = Annotated[
     | BudgetWarning
     | SessionExported
     | SessionRewound
+    | SessionChangesReviewed
     | SessionMessageAppended
     | SessionCheckpoint
     | SessionCheckpointFailed

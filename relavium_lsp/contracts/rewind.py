@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel
 
 SessionId = str
+# A file as the answers name it: relative to the workspace folder (absolute outside it).
+ShownPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
 class ListCheckpointsParams(WireModel):
@@ -48,6 +52,8 @@ class RewindParams(WireModel):
     to_sequence: int = Field(ge=1)
     files: bool = True
     conversation: bool = True
+    # Only these files (as ``relavium/listCheckpoints`` names them); absent: every file.
+    paths: list[ShownPath] | None = Field(default=None, min_length=1, max_length=10_000)
 
 
 class UndoRewindParams(WireModel):

@@ -14,6 +14,7 @@ from relavium_lsp.contracts.editor_tools import EditorFeature
 from relavium_lsp.contracts.events import (
     ApprovalAction,
     ApprovalPreview,
+    ExportFormat,
     StopReason,
     TokenUsage,
     TurnError,
@@ -234,14 +235,14 @@ class CompactSessionParams(_SessionRef):
 class ExportSessionParams(_SessionRef):
     """``relavium/exportSession``."""
 
-    format: Literal["workflow", "jsonl"] = "workflow"
+    format: ExportFormat = "workflow"
     open: bool = True
 
 
 class ExportSessionResult(WireModel):
     """Result of ``relavium/exportSession``."""
 
-    format: Literal["workflow", "jsonl"]
+    format: ExportFormat
     content: str
     suggested_path: str
     opened: bool = False
@@ -409,7 +410,7 @@ class ExportChatParams(WireModel):
     """The ``relavium.codeAction.export`` command: export the chat of this workspace."""
 
     uri: str | None = Field(default=None, min_length=1, max_length=8192)
-    format: Literal["workflow", "jsonl"] = "workflow"
+    format: ExportFormat = "workflow"
 
 
 class ConfigurationSettings(WireModel):
@@ -461,6 +462,16 @@ class RelaviumClientCapabilities(WireModel):
     editor_state: bool = False
     # The editor answers ``relavium/editorQuery`` for these (the matching tools exist then).
     editor_tools: list[EditorFeature] = Field(default_factory=list)
+
+
+class RelaviumServerCapabilities(WireModel):
+    """``capabilities.experimental.relavium`` in the server's ``initialize`` result.
+
+    With ``serverInfo.version`` (the package version) it is what a client checks before using
+    the server: see ``relavium_lsp/contracts/versions.py`` for when the number changes.
+    """
+
+    protocol_version: int
 
 
 class InitializationOptions(WireModel):

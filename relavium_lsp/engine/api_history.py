@@ -10,10 +10,16 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
+from relavium_lsp.contracts.review import (
+    CheckpointContentResult,
+    ReviewChangesResult,
+    ReviewDecision,
+    TurnChangesResult,
+)
 from relavium_lsp.contracts.rewind import RewindResult, TurnCheckpoint
 from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord, SessionMessage
 from relavium_lsp.contracts.session_ops import ArtifactInfo
-from relavium_lsp.engine import exports, introspection, session_admin
+from relavium_lsp.engine import exports, introspection, session_admin, turn_review
 from relavium_lsp.engine.api_base import EngineBase
 from relavium_lsp.engine.rewind import list_turn_checkpoints
 from relavium_lsp.engine.rewind import rewind as rewind_session
@@ -126,11 +132,12 @@ class HistoryManagement(EngineBase):
         files: bool = True,
         conversation: bool = True,
         host: EditorHost | None = None,
+        paths: list[str] | None = None,
     ) -> RewindResult:
         """Rewind files and/or the conversation to before a turn (§6.3).
 
         ``to_sequence`` is the turn's user message; refused while a turn runs; ``host``
-        overrides the engine's editor host (ACP restores on disk).
+        overrides the engine's editor host (ACP restores on disk); ``paths`` limits the files.
         """
         self._refuse_busy(session_id)
         if self._triggers is not None:
@@ -144,6 +151,7 @@ class HistoryManagement(EngineBase):
             conversation=conversation,
             host=host or self._services.host,
             roots=await self._session_roots(session_id),
+            paths=paths,
         )
 
     async def undo_rewind(
@@ -158,6 +166,47 @@ class HistoryManagement(EngineBase):
             rewind_id,
             host=host or self._services.host,
             roots=await self._session_roots(session_id),
+        )
+
+    # -- reviewing a turn's changes (docs/design.md §6.4) ------------------------------------
+
+    async def turn_changes(
+        self, session_id: str, user_sequence: int | None = None, *, host: EditorHost | None = None
+    ) -> TurnChangesResult:
+        """The files a turn changed, with line counts and their review (default: latest turn)."""
+        record = await self.record(session_id)
+        return await turn_review.turn_changes(
+            self._services, record, host or self._services.host, user_sequence
+        )
+
+    async def checkpoint_content(
+        self, session_id: str, user_sequence: int, path: str
+    ) -> CheckpointContentResult:
+        """A file's text before the turn of ``user_sequence`` changed it."""
+        return await turn_review.checkpoint_content(
+            self._services, await self.record(session_id), user_sequence, path
+        )
+
+    async def review_changes(
+        self,
+        session_id: str,
+        user_sequence: int,
+        decision: ReviewDecision,
+        paths: list[str] | None = None,
+        *,
+        host: EditorHost | None = None,
+    ) -> ReviewChangesResult:
+        """Keep or undo files a turn changed (undo: refused while a turn runs)."""
+        if decision == "undo":
+            self._refuse_busy(session_id)
+        return await turn_review.review_changes(
+            self._services,
+            await self.record(session_id),
+            host or self._services.host,
+            user_sequence,
+            decision,
+            paths,
+            await self._session_roots(session_id),
         )
 
     async def import_jsonl(self, text: str) -> str:

@@ -22,6 +22,7 @@ from relavium_lsp.contracts.session import AgentSessionRecord, HandoffRecord, Se
 from relavium_lsp.contracts.workflow import ChildSessionExport
 from relavium_lsp.engine.live import LiveSessions
 from relavium_lsp.engine.scope import EngineServices
+from relavium_lsp.engine.turn_review import changes_by_turn
 from relavium_lsp.errors import SessionNotFound
 from relavium_lsp.export.documents import (
     SAVED_WORKFLOW_SUFFIXES,
@@ -60,6 +61,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     children = await _children(services, handoffs)
     checkpoints = await services.store.run(lambda s: list_checkpoints(s, session_id))
     peers = await services.store.run(lambda s: list_messages(s.connection, session_id))
+    changes = await changes_by_turn(services, record, services.host) if fmt == "markdown" else None
     return await asyncio.to_thread(
         functools.partial(
             render_export,
@@ -72,6 +74,7 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
             handoffs=handoffs,
             checkpoints=checkpoints,
             peer_messages=peers,
+            changes=changes,
         )
     )
 

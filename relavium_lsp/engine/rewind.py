@@ -45,9 +45,27 @@ REWIND_LABEL = "Relavium: rewind"
 UNDO_LABEL = "Relavium: undo rewind"
 
 
-def _display(path: str, working_dir: str) -> str:
+def shown_path(path: str, working_dir: str) -> str:
+    """A checkpointed file as answers name it: relative to the workspace, else absolute."""
     resolved, root = Path(path), Path(working_dir)
     return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else path
+
+
+def select_paths(
+    rows: Sequence[CheckpointRow], paths: Sequence[str] | None, working_dir: str, what: str
+) -> list[CheckpointRow]:
+    """The rows of the files ``paths`` names (``None``: all); a file not among them is refused."""
+    if paths is None:
+        return list(rows)
+    wanted = set(paths)
+    chosen = [
+        row for row in rows if row.path in wanted or shown_path(row.path, working_dir) in wanted
+    ]
+    known = {row.path for row in chosen} | {shown_path(row.path, working_dir) for row in chosen}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise InvalidInput(f"{what} did not change {', '.join(unknown)}")
+    return chosen
 
 
 async def list_turn_checkpoints(
@@ -64,7 +82,7 @@ async def list_turn_checkpoints(
                 timestamp=min(row.created_at for row in members),
                 files=[
                     CheckpointFile(
-                        path=_display(row.path, record.context.working_dir),
+                        path=shown_path(row.path, record.context.working_dir),
                         created=row.before_digest is None,
                         size=row.size,
                     )
@@ -75,7 +93,7 @@ async def list_turn_checkpoints(
     return turns
 
 
-async def _current_text(host: EditorHost, path: Path) -> str | None:
+async def current_text(host: EditorHost, path: Path) -> str | None:
     """The editor's text of ``path`` (its buffer, else the disk); ``None`` when absent.
 
     The disk is read as the tools read it (:func:`~relavium_lsp.tools.file_text.
@@ -125,6 +143,7 @@ async def _apply_targets(
     host: EditorHost,
     targets: Sequence[tuple[str, str | None, str | None, str | None]],
     blobs: dict[str, str],
+    working_dir: str,
     roots: ScopeRoots,
     label: str,
     result: RewindResult,
@@ -137,11 +156,11 @@ async def _apply_targets(
     """
     applied = _Applied(result, [], [])
     for path, target_digest, expected_digest, conflict in targets:
-        shown = roots.display(Path(path))
+        shown = shown_path(path, working_dir)
         if conflict is None:
             try:
                 check_write_target(Path(path), roots)
-                current = await _current_text(host, Path(path))
+                current = await current_text(host, Path(path))
             except ToolError as error:
                 conflict = f"{error}; left as it is"
         if conflict is not None:
@@ -220,23 +239,55 @@ async def rewind(
     conversation: bool,
     host: EditorHost,
     roots: ScopeRoots,
+    paths: Sequence[str] | None = None,
 ) -> RewindResult:
     """Rewind a session to before the turn of user message ``to_sequence`` (module doc).
 
-    ``roots`` is the session's scope, which every restored path is checked against.
+    ``paths`` limits the files to those (as :func:`shown_path` names them); ``roots`` is the
+    session's scope, which every restored path is checked against.
+    """
+    session_id = record.id
+    await services.store.run(lambda s: _check_user_message(s, session_id, to_sequence))
+    return await rewind_files(
+        services,
+        record,
+        to_sequence,
+        host=host,
+        roots=roots,
+        paths=paths,
+        files=files,
+        conversation=conversation,
+    )
+
+
+async def rewind_files(
+    services: EngineServices,
+    record: AgentSessionRecord,
+    to_sequence: int,
+    *,
+    host: EditorHost,
+    roots: ScopeRoots,
+    paths: Sequence[str] | None,
+    files: bool = True,
+    conversation: bool = False,
+) -> RewindResult:
+    """:func:`rewind` without checking that ``to_sequence`` is a visible user message.
+
+    The review of a turn's changes undoes files of a turn that may have been rolled back
+    (aborted after it changed files, §6.4): its checkpoints are what counts.
     """
     store = services.store
     session_id = record.id
-    await store.run(lambda s: _check_user_message(s, session_id, to_sequence))
-    rows = (
-        await store.run(
+    rows: list[CheckpointRow] = []
+    if files:
+        listed = await store.run(
             lambda s: checkpoints.list_checkpoints(
                 s.connection, session_id, from_sequence=to_sequence
             )
         )
-        if files
-        else []
-    )
+        rows = select_paths(
+            listed, paths, record.context.working_dir, f"the turns from message {to_sequence} on"
+        )
     plans = _plans(rows)
     wanted = [plan.target_digest for plan in plans if plan.target_digest is not None]
     blobs = await store.run(lambda s: checkpoints.load_blobs(s.connection, wanted))
@@ -253,7 +304,9 @@ async def rewind(
         )
         for plan in plans
     ]
-    applied = await _apply_targets(host, targets, blobs, roots, REWIND_LABEL, result)
+    applied = await _apply_targets(
+        host, targets, blobs, record.context.working_dir, roots, REWIND_LABEL, result
+    )
     forked: str | None = None
     if conversation:
         forked = await store.run(lambda s: _fork_before(s, record, to_sequence))
@@ -305,7 +358,9 @@ async def undo_rewind(
     blobs = await store.run(lambda s: checkpoints.load_blobs(s.connection, wanted))
     result = RewindResult(rewind_id=rewind_id, session_id=recorded.session_id)
     targets = [(row.path, row.before_digest, row.after_digest, None) for row in recorded.files]
-    await _apply_targets(host, targets, blobs, roots, UNDO_LABEL, result)
+    await _apply_targets(
+        host, targets, blobs, record.context.working_dir, roots, UNDO_LABEL, result
+    )
     await store.run(lambda s: checkpoints.mark_rewind_undone(s.connection, rewind_id))
     services.bus.emit(
         recorded.session_id,

@@ -9,13 +9,15 @@ saved scaffold again, and :func:`fork_record` is the row a fork of a session sta
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
+from relavium_lsp.contracts.events import ExportFormat as ExportFormat  # its old home
 from relavium_lsp.contracts.events import SessionCheckpoint
 from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.review import TurnChangedFile
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     HandoffRecord,
@@ -26,15 +28,21 @@ from relavium_lsp.contracts.workflow import RELAVIUM_EXPORT_KEY
 from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
 from relavium_lsp.export.jsonl import export_jsonl
-from relavium_lsp.export.workflow_yaml import ChildExport, build_workflow, serialize_workflow
+from relavium_lsp.export.markdown import markdown_transcript
+from relavium_lsp.export.workflow_yaml import (
+    ChildExport,
+    build_workflow,
+    serialize_workflow,
+    slugify,
+)
 from relavium_lsp.export.yaml_fast_load import load_plain_fast
 from relavium_lsp.export.yaml_io import load_yaml
 from relavium_lsp.store.models import utc_timestamp
 
-ExportFormat = Literal["workflow", "jsonl"]
 UNTITLED: Final = "untitled"
 WORKFLOW_SUFFIX: Final = ".relavium.yaml"
 JSONL_SUFFIX: Final = ".jsonl"
+MARKDOWN_SUFFIX: Final = ".md"
 SAVED_WORKFLOW_SUFFIXES: Final = (WORKFLOW_SUFFIX, ".relavium.yml")
 _MAX_SESSION_ID = 64
 
@@ -73,9 +81,18 @@ def render_export(
     handoffs: Sequence[HandoffRecord] = (),
     checkpoints: Sequence[SessionCheckpoint] = (),
     peer_messages: Sequence[PeerMessage] = (),
+    changes: Mapping[int, Sequence[TurnChangedFile]] | None = None,
 ) -> ExportOutcome:
-    """The export document of a session in ``fmt`` (CPU work: call it off the event loop)."""
-    if fmt == "jsonl":
+    """The export document of a session in ``fmt`` (CPU work: call it off the event loop).
+
+    ``changes``: the files each turn changed, by its user message (the Markdown summary).
+    """
+    if fmt == "markdown":
+        content = markdown_transcript(
+            record, messages, plan, rolled_back=rolled_back, changes=changes
+        )
+        stem, suffix = slugify(record.title) if record.title else record.id, MARKDOWN_SUFFIX
+    elif fmt == "jsonl":
         content = export_jsonl(
             record,
             messages,

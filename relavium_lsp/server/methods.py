@@ -21,6 +21,10 @@ LIST_MODELS = "relavium/listModels"
 LIST_CHECKPOINTS = "relavium/listCheckpoints"
 REWIND = "relavium/rewind"
 UNDO_REWIND = "relavium/undoRewind"
+# Reviewing what a turn changed, file by file (docs/design.md §6.4).
+TURN_CHANGES = "relavium/turnChanges"
+CHECKPOINT_CONTENT = "relavium/checkpointContent"
+REVIEW_CHANGES = "relavium/reviewChanges"
 UPDATE_SESSION = "relavium/updateSession"
 APPEND_MESSAGE = "relavium/appendMessage"
 RESTORE_SESSION = "relavium/restoreSession"
@@ -63,6 +67,9 @@ REQUESTS = (
     LIST_CHECKPOINTS,
     REWIND,
     UNDO_REWIND,
+    TURN_CHANGES,
+    CHECKPOINT_CONTENT,
+    REVIEW_CHANGES,
     UPDATE_SESSION,
     APPEND_MESSAGE,
     RESTORE_SESSION,

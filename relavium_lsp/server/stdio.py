@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 
+from relavium_lsp._compat.pygls import use_stop_event
 from relavium_lsp.json_guard import (
     RateLimitedLog,
     UntrustedJson,
@@ -58,8 +59,7 @@ from relavium_lsp.server.framing import (
 )
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
-    from pygls.protocol import JsonRPCProtocol
+    from relavium_lsp.server.core import RelaviumServer
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +78,28 @@ class Rejecter(Protocol):
         ...
 
 
+class MessageSink(Protocol):
+    """The server's protocol as :func:`dispatch` sees it (``core.RelaviumProtocol``)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Pygls's JSON object hook: a JSON-RPC object becomes its message."""
+        ...
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch one message."""
+        ...
+
+    def send_error(self, msg_id: int | str, error: JsonRpcException) -> None:
+        """Answer a request with an error."""
+        ...
+
+    def report_error(self, error: Exception, source: Any) -> None:
+        """Report an unexpected failure to the server."""
+        ...
+
+
 def start_framed_io(
-    server: LanguageServer,
+    server: RelaviumServer,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
     *,
@@ -92,7 +112,7 @@ def start_framed_io(
     """
     quiet_pygls_deserialisation_errors()
     stop_event = threading.Event()
-    server._stop_event = stop_event
+    use_stop_event(server, stop_event)
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     descriptor: int | None
     stream: ByteSource
@@ -181,7 +201,7 @@ def quiet_pygls_deserialisation_errors() -> None:
 
 async def serve_frames(
     stop_event: threading.Event,
-    protocol: JsonRPCProtocol,
+    protocol: MessageSink,
     *,
     stream: ByteSource,
     descriptor: int | None,
@@ -220,7 +240,7 @@ class LoopInput:
         self,
         descriptor: int,
         parser: FrameParser,
-        protocol: JsonRPCProtocol,
+        protocol: MessageSink,
         stop_event: threading.Event,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -317,7 +337,7 @@ class LoopInput:
 
 
 async def serve_from_thread(
-    stop_event: threading.Event, reader: FrameReader, protocol: JsonRPCProtocol
+    stop_event: threading.Event, reader: FrameReader, protocol: MessageSink
 ) -> None:
     """Read on a daemon thread, hand each body to the loop: for input the loop cannot watch."""
     loop = asyncio.get_running_loop()
@@ -350,7 +370,7 @@ async def serve_from_thread(
 
 
 def dispatch(
-    body: bytes, reader: Rejecter, protocol: JsonRPCProtocol, complaints: RateLimitedLog
+    body: bytes, reader: Rejecter, protocol: MessageSink, complaints: RateLimitedLog
 ) -> None:
     """Decode one body and hand it to pygls, answering what pygls would drop.
 
@@ -378,13 +398,11 @@ def dispatch(
         protocol.handle_message(message)
     except Exception as error:  # an unexpected failure: keep its traceback, report it
         logger.exception("unable to handle a message from the client")
-        report = getattr(protocol._server, "_report_server_error", None)
-        if report is not None:
-            report(error, JsonRpcException)
+        protocol.report_error(error, JsonRpcException)
 
 
 def _answer_undecodable(
-    body: bytes, error: UntrustedJson, protocol: Any, complaints: RateLimitedLog
+    body: bytes, error: UntrustedJson, protocol: MessageSink, complaints: RateLimitedLog
 ) -> None:
     request_id = top_level_member(body, "id")
     method = top_level_member(body, "method")
@@ -395,14 +413,14 @@ def _answer_undecodable(
         error.reason,
     )
     if request_id is not None and isinstance(method, str):
-        _send_error(protocol, request_id, JsonRpcInvalidRequest(f"the message {error.reason}"))
+        protocol.send_error(request_id, JsonRpcInvalidRequest(f"the message {error.reason}"))
 
 
 def _answer_undeserialisable(
     body: bytes,
     error: JsonRpcException,
     reader: Rejecter,
-    protocol: Any,
+    protocol: MessageSink,
     complaints: RateLimitedLog,
 ) -> None:
     try:
@@ -426,15 +444,15 @@ def _answer_undeserialisable(
         error.message,
     )
     if request_id is not None and method is not None:
-        _send_error(protocol, request_id, error)
+        protocol.send_error(request_id, error)
 
 
-def _answer_not_jsonrpc(message: Any, protocol: Any, complaints: RateLimitedLog) -> None:
+def _answer_not_jsonrpc(message: Any, protocol: MessageSink, complaints: RateLimitedLog) -> None:
     kind = type(message).__name__
     complaints.log(logging.INFO, "the client sent JSON that is not a JSON-RPC message (a %s)", kind)
     request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-        _send_error(protocol, request_id, JsonRpcInvalidRequest("not a JSON-RPC 2.0 message"))
+        protocol.send_error(request_id, JsonRpcInvalidRequest("not a JSON-RPC 2.0 message"))
 
 
 def _printable_method(method: object) -> str:
@@ -442,7 +460,3 @@ def _printable_method(method: object) -> str:
     if not isinstance(method, str):
         return f"a method of type {type(method).__name__}"
     return ascii(method[:100])
-
-
-def _send_error(protocol: Any, request_id: int | str, error: JsonRpcException) -> None:
-    protocol._send_response(request_id, error=error.to_response_error())

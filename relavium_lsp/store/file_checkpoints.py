@@ -37,6 +37,7 @@ class CheckpointRow:
     after_digest: str | None
     size: int | None
     created_at: str
+    review: Literal["kept", "undone"] | None = None  # None: not reviewed yet (§6.4)
 
 
 @dataclass(frozen=True)
@@ -167,16 +168,45 @@ def list_checkpoints(
 ) -> list[CheckpointRow]:
     """Every checkpoint of a session at or after ``from_sequence``, oldest turn first."""
     rows = connection.execute(
-        "SELECT c.user_sequence, c.path, c.before_digest, c.after_digest, b.size, c.created_at"
+        "SELECT c.user_sequence, c.path, c.before_digest, c.after_digest, b.size, c.created_at,"
+        " c.review"
         " FROM session_checkpoints c LEFT JOIN checkpoint_blobs b ON b.digest = c.before_digest"
         " WHERE c.session_id = ? AND c.user_sequence >= ?"
         " ORDER BY c.user_sequence, c.path",
         (session_id, from_sequence),
     ).fetchall()
     return [
-        CheckpointRow(int(r[0]), str(r[1]), r[2], r[3], None if r[4] is None else int(r[4]), r[5])
+        CheckpointRow(
+            int(r[0]), str(r[1]), r[2], r[3], None if r[4] is None else int(r[4]), r[5], r[6]
+        )
         for r in rows
     ]
+
+
+def latest_changed_turn(connection: Connection, session_id: str) -> int | None:
+    """The user message of the session's newest turn that changed files (``None``: none)."""
+    row = connection.execute(
+        "SELECT MAX(user_sequence) FROM session_checkpoints WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def set_review(
+    connection: Connection,
+    session_id: str,
+    paths: Iterable[str],
+    review: Literal["kept", "undone"],
+    *,
+    from_sequence: int,
+    through_sequence: int,
+) -> None:
+    """Record the review of ``paths`` for the turns ``from_sequence..through_sequence``."""
+    with write_transaction(connection):
+        connection.executemany(
+            "UPDATE session_checkpoints SET review = ? WHERE session_id = ? AND path = ?"
+            " AND user_sequence BETWEEN ? AND ?",
+            [(review, session_id, path, from_sequence, through_sequence) for path in paths],
+        )
 
 
 def load_blobs(connection: Connection, digests: Iterable[str]) -> dict[str, str]:
@@ -263,8 +293,8 @@ def copy_checkpoints(
     with write_transaction(connection):
         cursor = connection.execute(
             "INSERT OR IGNORE INTO session_checkpoints (session_id, user_sequence, path,"
-            " before_digest, after_digest, created_at)"
-            " SELECT ?, user_sequence, path, before_digest, after_digest, created_at"
+            " before_digest, after_digest, created_at, review)"
+            " SELECT ?, user_sequence, path, before_digest, after_digest, created_at, review"
             " FROM session_checkpoints WHERE session_id = ? AND user_sequence < ?",
             (target_id, source_id, below_sequence),
         )

@@ -24,6 +24,7 @@ from relavium_lsp.store.schema_steps import (
     add_model_choice,
     add_peers,
     add_session_model,
+    add_turn_reviews,
     add_workspace_memory,
     create_initial_schema,
 )
@@ -48,6 +49,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "peers: child cost caps, input filters, handoff audit, peer messages", add_peers),
     Migration(8, "the model a session was switched to", add_model_choice),
     Migration(9, "the event inbox of sessions another process runs", add_event_inbox),
+    Migration(10, "the review of the files a turn changed", add_turn_reviews),
 )
 
 

@@ -485,3 +485,13 @@ _PEER_STATEMENTS = (
     """,
     "CREATE INDEX peer_deliveries_to ON peer_deliveries (to_session_id)",
 )
+
+
+def add_turn_reviews(connection: Connection) -> None:
+    """Version 10: the review of each file a turn changed (docs/design.md §6.4)."""
+    # NULL: not reviewed yet; 'kept' / 'undone': what relavium/reviewChanges decided, so a
+    # reload or another window shows it.
+    connection.execute(
+        "ALTER TABLE session_checkpoints ADD COLUMN review TEXT"
+        " CHECK (review IN ('kept', 'undone'))"
+    )

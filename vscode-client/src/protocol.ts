@@ -11,6 +11,11 @@
  * This module is pure: no `vscode` import, usable from the host, the webview and tests.
  */
 
+/** The package version this client belongs with (its server's `serverInfo.version`). */
+export const PACKAGE_VERSION = '0.1.0';
+/** The wire protocol version (`experimental.relavium.protocolVersion`, initialize). */
+export const PROTOCOL_VERSION = 1;
+
 export const Methods = {
   startSession: 'relavium/startSession',
   sendMessage: 'relavium/sendMessage',
@@ -31,6 +36,9 @@ export const Methods = {
   listCheckpoints: 'relavium/listCheckpoints',
   rewind: 'relavium/rewind',
   undoRewind: 'relavium/undoRewind',
+  turnChanges: 'relavium/turnChanges',
+  checkpointContent: 'relavium/checkpointContent',
+  reviewChanges: 'relavium/reviewChanges',
   updateSession: 'relavium/updateSession',
   appendMessage: 'relavium/appendMessage',
   restoreSession: 'relavium/restoreSession',
@@ -89,9 +97,15 @@ export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
 export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
 
+export type ExportFormat = 'workflow' | 'jsonl' | 'markdown';
+
+export type ReviewDecision = 'keep' | 'undo';
+
 export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
+
+export type ReviewState = 'pending' | 'kept' | 'undone';
 
 export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
 
@@ -239,13 +253,13 @@ export interface CompactSessionParams {
 /** `relavium/exportSession`. */
 export interface ExportSessionParams {
   sessionId: string;
-  format?: 'workflow' | 'jsonl';
+  format?: ExportFormat;
   open?: boolean;
 }
 
 /** Result of `relavium/exportSession`. */
 export interface ExportSessionResult {
-  format: 'workflow' | 'jsonl';
+  format: ExportFormat;
   content: string;
   suggestedPath: string;
   opened: boolean;
@@ -312,6 +326,7 @@ export interface RewindParams {
   toSequence: number;
   files?: boolean;
   conversation?: boolean;
+  paths?: string[];
 }
 
 /** What a rewind (or its undo) did, file by file. */
@@ -329,6 +344,49 @@ export interface RewindResult {
 export interface UndoRewindParams {
   sessionId: string;
   rewindId: string;
+}
+
+/** `relavium/turnChanges`: the files one turn changed (default: the latest such turn). */
+export interface TurnChangesParams {
+  sessionId: string;
+  userSequence?: number;
+}
+
+/** The turn of user message `userSequence` and its files (none: `files` is empty). */
+export interface TurnChangesResult {
+  userSequence?: number;
+  files: TurnChangedFile[];
+}
+
+/** `relavium/checkpointContent`: a file as it was before a turn (for a diff view). */
+export interface CheckpointContentParams {
+  sessionId: string;
+  userSequence: number;
+  path: string;
+}
+
+/** The file's text before the turn; `existed` false (no `content`): the turn made it. */
+export interface CheckpointContentResult {
+  existed: boolean;
+  content?: string;
+}
+
+/** `relavium/reviewChanges`: keep or undo a turn's files (no `paths`: all of them). */
+export interface ReviewChangesParams {
+  sessionId: string;
+  userSequence: number;
+  decision: ReviewDecision;
+  paths?: string[];
+}
+
+/** What a review did, file by file. */
+export interface ReviewChangesResult {
+  kept: string[];
+  restored: string[];
+  deleted: string[];
+  unchanged: string[];
+  conflicts: FileProblem[];
+  failed: FileProblem[];
 }
 
 /** `relavium/updateSession`: set what is given; `null` clears it, absent keeps it. */
@@ -554,7 +612,7 @@ export interface SelectionTurnResult {
 /** The `relavium.codeAction.export` command: export the chat of this workspace. */
 export interface ExportChatParams {
   uri?: string;
-  format?: 'workflow' | 'jsonl';
+  format?: ExportFormat;
 }
 
 // ---- events -------------------------------------------------------------------------------------
@@ -696,7 +754,7 @@ export interface BudgetWarningPayload {
 export interface SessionExportedPayload {
   type: 'session:exported';
   workflowPath: string;
-  format: 'workflow' | 'jsonl';
+  format: ExportFormat;
 }
 
 /** Files (and maybe the conversation) went back to before user message `toSequence`. */
@@ -708,6 +766,14 @@ export interface SessionRewoundPayload {
   restored: number;
   conflicts: number;
   undone: boolean;
+}
+
+/** Files a turn changed were kept or undone (`relavium/reviewChanges`, §6.4). */
+export interface SessionChangesReviewedPayload {
+  type: 'session:changes_reviewed';
+  userSequence: number;
+  decision: ReviewDecision;
+  paths: string[];
 }
 
 /** A note was added to the transcript without a turn (`relavium/appendMessage`). */
@@ -768,6 +834,7 @@ export type EventPayload =
   | BudgetWarningPayload
   | SessionExportedPayload
   | SessionRewoundPayload
+  | SessionChangesReviewedPayload
   | SessionMessageAppendedPayload
   | SessionCheckpointPayload
   | SessionCheckpointFailedPayload
@@ -1093,6 +1160,16 @@ export interface FileProblem {
   reason: string;
 }
 
+/** One file a turn changed: line counts against the turn's checkpoint, and its review. */
+export interface TurnChangedFile {
+  path: string;
+  created: boolean;
+  deleted: boolean;
+  added: number;
+  removed: number;
+  review: ReviewState;
+}
+
 /** One stored full tool output (`read_tool_output` pages through it by `id`). */
 export interface ArtifactInfo {
   id: string;
@@ -1245,6 +1322,11 @@ export interface RelaviumClientCapabilities {
   openUntitled?: boolean;
   editorState?: boolean;
   editorTools?: EditorFeature[];
+}
+
+/** `capabilities.experimental.relavium` in the server's `initialize` result. */
+export interface RelaviumServerCapabilities {
+  protocolVersion: number;
 }
 
 /** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from relavium_lsp.server.core import RelaviumServer
 
 _log = logging.getLogger(__name__)
-_LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl"}
+_LANGUAGES = {"workflow": "yaml", "jsonl": "jsonl", "markdown": "markdown"}
 DATA_EXPORTS = Path("exports")  # inside relavium's data directory
 
 

@@ -45,6 +45,7 @@ async def test_exports_hold_no_signature_and_no_key(
             (await export_untitled(rig.engine, session.id, fmt)).content
             for fmt in ("workflow", "jsonl")
         ]
+        readable = (await export_untitled(rig.engine, session.id, "markdown")).content
         raw_key = rig.key.raw.hex()
     finally:
         await rig.close()
@@ -52,3 +53,7 @@ async def test_exports_hold_no_signature_and_no_key(
         assert "Consider the question." in text and "More thought." in text
         for forbidden in (*SIGNATURES, '"signature"', "signature:", API_KEY, raw_key):
             assert forbidden not in text
+    # The Markdown transcript shows the answers, never the reasoning, the signature or a key.
+    assert "Here is the answer." in readable and "Also." in readable
+    for forbidden in (*SIGNATURES, "Consider the question.", API_KEY, raw_key):
+        assert forbidden not in readable

@@ -303,6 +303,9 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'session:checkpoint_failed':
       ctx.pushNotice(`Automatic checkpoint (${event.reason}) failed: ${event.message}`);
       return [];
+    case 'session:changes_reviewed':
+      // Another window kept or undid a turn's changes; the review panel reloads them itself.
+      return [];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.

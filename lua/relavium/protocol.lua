@@ -16,6 +16,11 @@ end
 
 local M = {}
 
+--- The package version this plugin belongs with (`serverInfo.version` of its server).
+M.PACKAGE_VERSION = '0.1.0'
+--- The wire protocol version (`capabilities.experimental.relavium.protocolVersion`).
+M.PROTOCOL_VERSION = 1
+
 M.START_SESSION = 'relavium/startSession'
 M.SEND_MESSAGE = 'relavium/sendMessage'
 M.ABORT_TURN = 'relavium/abortTurn'
@@ -35,6 +40,9 @@ M.LIST_MODELS = 'relavium/listModels'
 M.LIST_CHECKPOINTS = 'relavium/listCheckpoints'
 M.REWIND = 'relavium/rewind'
 M.UNDO_REWIND = 'relavium/undoRewind'
+M.TURN_CHANGES = 'relavium/turnChanges'
+M.CHECKPOINT_CONTENT = 'relavium/checkpointContent'
+M.REVIEW_CHANGES = 'relavium/reviewChanges'
 M.UPDATE_SESSION = 'relavium/updateSession'
 M.APPEND_MESSAGE = 'relavium/appendMessage'
 M.RESTORE_SESSION = 'relavium/restoreSession'
@@ -77,6 +85,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_BUDGET_WARNING = 'session:budget_warning',
   SESSION_EXPORTED = 'session:exported',
   SESSION_REWOUND = 'session:rewound',
+  SESSION_CHANGES_REVIEWED = 'session:changes_reviewed',
   SESSION_MESSAGE_APPENDED = 'session:message_appended',
   SESSION_CHECKPOINT = 'session:checkpoint',
   SESSION_CHECKPOINT_FAILED = 'session:checkpoint_failed',
@@ -186,6 +195,19 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   MANUAL = 'manual',
 })
 
+--- `ExportFormat` values.
+M.EXPORT_FORMAT = closed('.EXPORT_FORMAT', {
+  WORKFLOW = 'workflow',
+  JSONL = 'jsonl',
+  MARKDOWN = 'markdown',
+})
+
+--- `ReviewDecision` values.
+M.REVIEW_DECISION = closed('.REVIEW_DECISION', {
+  KEEP = 'keep',
+  UNDO = 'undo',
+})
+
 --- `CheckpointReason` values.
 M.CHECKPOINT_REASON = closed('.CHECKPOINT_REASON', {
   MANUAL = 'manual',
@@ -202,6 +224,13 @@ M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   CRASHED = 'crashed',
   FAILED = 'failed',
   STOPPED = 'stopped',
+})
+
+--- `ReviewState` values.
+M.REVIEW_STATE = closed('.REVIEW_STATE', {
+  PENDING = 'pending',
+  KEPT = 'kept',
+  UNDONE = 'undone',
 })
 
 --- `InputFilterKind` values.

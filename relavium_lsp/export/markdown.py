@@ -1,0 +1,139 @@
+"""A session as a Markdown transcript people read (``docs/design.md`` §9).
+
+The conversation comes first: each exchange as the user's words, the agent's tool calls as
+one-liners ("Read greeting.py", "Ran `pytest -q`"), its answer, and — when the turn changed
+files — the summary "N files changed +a -r" with each file's counts. Turns that were stopped
+or failed stay where they happened, marked. Deterministic like every export (no clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.review import TurnChangedFile
+from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
+from relavium_lsp.export.turns import LogicalTurn, group_turns, message_text
+
+_PLAN_MARKS = {"completed": "[x]", "in_progress": "[-]", "pending": "[ ]"}
+MINUS = "\N{MINUS SIGN}"  # a real minus sign in the counts, as the editors show them
+_QUIET_TOOLS = {"update_plan"}  # shown by the plan section, not as a step
+
+
+def _arg(args: Mapping[str, Any], name: str) -> str:
+    value = args.get(name)
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return str(value) if value not in (None, "") else ""
+
+
+def tool_phrase(name: str, args: Mapping[str, Any]) -> str:
+    """A tool call as a user reads it: ``Read `greeting.py``` rather than ``read_file {…}``."""
+    path = _arg(args, "path")
+    phrases = {
+        "read_file": f"Read `{path}`",
+        "write_file": f"Wrote `{path}`",
+        "edit_file": f"Edited `{path}`",
+        "list_directory": f"Listed `{path or '.'}`",
+        "search_files": f"Searched for `{_arg(args, 'pattern')}`",
+        "find_files": f"Looked for files `{_arg(args, 'pattern')}`",
+        "run_command": f"Ran `{_arg(args, 'command')}`",
+        "git_status": "Checked git status",
+        "git_commit": "Committed",
+        "http_request": f"Fetched `{_arg(args, 'url')}`",
+        "delegate": f"Asked `{_arg(args, 'agent')}`",
+    }
+    return phrases.get(name, f"Used `{name}`")
+
+
+def changes_summary(files: Sequence[TurnChangedFile]) -> str:
+    """``2 files changed +3 \N{MINUS SIGN}1`` (the review's headline, §6.4)."""
+    added = sum(changed.added for changed in files)
+    removed = sum(changed.removed for changed in files)
+    noun = "file" if len(files) == 1 else "files"
+    return f"{len(files)} {noun} changed +{added} {MINUS}{removed}"
+
+
+def _file_line(changed: TurnChangedFile) -> str:
+    flags = (("new", changed.created), ("deleted", changed.deleted))
+    notes = [note for note, flag in flags if flag]
+    if changed.review != "pending":
+        notes.append(changed.review)
+    extra = f" ({', '.join(notes)})" if notes else ""
+    return f"  - `{changed.path}`{extra} +{changed.added} {MINUS}{changed.removed}"
+
+
+def _turn_lines(
+    turn: LogicalTurn, changes: Mapping[int, Sequence[TurnChangedFile]], stopped: str | None
+) -> list[str]:
+    lines = ["### You", "", turn.prompt_text() or "*(no text)*", ""]
+    steps: list[str] = []
+    answer: list[str] = []
+    for message in turn.answers:
+        if message.role != "assistant":
+            continue
+        calls = [part for part in message.content if isinstance(part, ToolCallPart)]
+        shown = [call for call in calls if call.name not in _QUIET_TOOLS]
+        steps.extend(f"- {tool_phrase(call.name, call.args)}" for call in shown)
+        text = message_text(message).strip()
+        if text:
+            answer.append(text)
+    if steps or answer:
+        lines += ["### Assistant", ""]
+    if steps:
+        lines += [*steps, ""]
+    if answer:
+        lines += ["\n\n".join(answer), ""]
+    files = [
+        changed
+        for message in turn.user_messages
+        for changed in changes.get(message.sequence_number, ())
+    ]
+    if files:
+        lines += [f"**{changes_summary(files)}**", "", *(_file_line(f) for f in files), ""]
+    if stopped is not None:
+        lines += [f"*{stopped}*", ""]
+    return lines
+
+
+def _stopped(rolled: RolledBackTurn) -> str:
+    if rolled.stop_reason == "aborted":
+        return "This turn was stopped before it finished."
+    return "This turn failed" + (f" ({rolled.error_code})." if rolled.error_code else ".")
+
+
+def markdown_transcript(
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    plan: Sequence[PlanEntry] | None,
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    changes: Mapping[int, Sequence[TurnChangedFile]] | None = None,
+) -> str:
+    """The Markdown document of a session (module doc)."""
+    changes = changes or {}
+    stopped = {rolled.user_message_sequence: _stopped(rolled) for rolled in rolled_back}
+    every: list[SessionMessage] = sorted(
+        [*messages, *(m for rolled in rolled_back for m in rolled.messages)],
+        key=lambda message: message.sequence_number,
+    )
+    turns = group_turns(every)
+    title = record.title or f"Chat {record.id[:8]}"
+    exchanges = len(turns)
+    facts = [f"agent `{record.agent_slug}`"]
+    if record.model_id:
+        facts.append(f"model `{record.model_id}`")
+    facts.append(f"{exchanges} exchange{'' if exchanges == 1 else 's'}")
+    facts.append(f"started {record.created_at[:10]}")
+    lines = [f"# {title}", "", " · ".join(facts), ""]
+    if plan:
+        lines += ["## Plan", ""]
+        lines += [f"- {_PLAN_MARKS.get(entry.status, '[ ]')} {entry.content}" for entry in plan]
+        lines.append("")
+    lines += ["## Conversation", ""]
+    for turn in turns:
+        first = turn.user_messages[0].sequence_number if turn.user_messages else None
+        lines += _turn_lines(turn, changes, stopped.get(first) if first is not None else None)
+    return "\n".join(lines).rstrip("\n") + "\n"
