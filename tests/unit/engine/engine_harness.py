@@ -34,6 +34,7 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
 )
+from relavium_lsp.paths import ensure_private_dir, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.tools.base import ToolDispatcher
@@ -208,6 +209,7 @@ async def engine(
     *providers: CountingProvider,
     model: str = "gpt-4o-mini",
     project_toml: str = "",
+    user_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
     tools: ToolDispatcher | None = None,
@@ -215,10 +217,14 @@ async def engine(
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary).
 
+    ``user_toml`` is the user's own ``config.toml`` (what a project file may only tighten);
     ``options`` go to ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
     """
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
+    if user_toml:
+        ensure_private_dir(relavium_home())
+        (relavium_home() / "config.toml").write_text(user_toml, encoding="utf-8")
     path = db_path or tmp_path / "home" / "history.db"
     key = key or DbKey(os.urandom(32), "env")
     chain = [ChainEntry(provider=provider, model=model) for provider in providers]
