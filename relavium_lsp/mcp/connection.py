@@ -30,6 +30,8 @@ from typing import Any, TextIO
 
 from relavium_lsp import __version__
 from relavium_lsp.config.mcp_servers import ServerDefinition
+from relavium_lsp.errors import RelaviumError
+from relavium_lsp.tools.netguard import EgressGuard
 
 _log = logging.getLogger(__name__)
 _stderr_log = logging.getLogger("relavium_lsp.mcp.stderr")
@@ -154,8 +156,10 @@ class McpConnection:
         cwd: str | None,
         env: Mapping[str, str],
         headers: Mapping[str, str],
+        egress: EgressGuard,
     ) -> None:
         self.server = server
+        self._egress = egress
         self._cwd = cwd
         self._env = dict(env)
         self._headers = dict(headers)
@@ -248,15 +252,9 @@ class McpConnection:
             )
             transport = stdio_client(params, errlog=self._stderr.errlog)
         else:
-            import httpx2
-
-            # The SDK's own defaults (a response stream may stay open for minutes); our
-            # client only to send the configured headers, as the SDK documents.
-            timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
-            http_client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=self._headers or None, timeout=timeout)
-            )
-            transport = streamable_http_client(str(config.url), http_client=http_client)
+            http_client, url = await self._pinned_client(str(config.url))
+            await stack.enter_async_context(http_client)
+            transport = streamable_http_client(url, http_client=http_client)
         client = Client(
             transport,
             client_info=Implementation(name="relavium-lsp", version=__version__),
@@ -264,6 +262,39 @@ class McpConnection:
             cache=None,
         )
         return await stack.enter_async_context(client)
+
+    async def _pinned_client(self, configured_url: str) -> tuple[Any, str]:
+        """An HTTP client for the server, through the egress guard (issue 35).
+
+        The URL passes the same guard as ``http_request`` (minus the allowlist; local
+        addresses and plain http only with ``allow_local_endpoint``) and every request goes
+        to the address that was checked: the URL names it, the Host header and TLS name
+        the server, so a second DNS answer is never used. No proxy from the environment,
+        no redirects. The SDK's own timeouts (a response stream may stay open for minutes);
+        the configured headers, as the SDK documents.
+        """
+        import httpx2
+
+        target = await self._egress.authorize_endpoint(
+            configured_url, allow_local=self.server.config.allow_local_endpoint
+        )
+        checked = target.checked
+
+        async def pin(request: Any) -> None:
+            request.headers["Host"] = checked.authority
+            if checked.sni_hostname is not None:
+                request.extensions["sni_hostname"] = checked.sni_hostname
+
+        timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
+        client = httpx2.AsyncClient(
+            headers=self._headers or None,
+            timeout=timeout,
+            verify=self._egress.ssl_context,
+            trust_env=False,
+            follow_redirects=False,
+            event_hooks={"request": [pin]},
+        )
+        return client, str(target.pinned_url())
 
     async def _on_message(self, message: Any) -> None:
         from mcp_types import ToolListChangedNotification
@@ -395,7 +426,7 @@ def _describe(error: BaseException) -> str:
         return f"the command was not found ({error.filename or 'unknown'})"
     if isinstance(error, PermissionError):
         return "the command is not executable"
-    if isinstance(error, StartFailed):
+    if isinstance(error, StartFailed | RelaviumError):  # ours: user-safe (the egress guard's)
         return str(error)
     if isinstance(error, BaseExceptionGroup):
         inner = error.exceptions[0] if error.exceptions else error

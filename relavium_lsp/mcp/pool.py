@@ -39,6 +39,7 @@ from relavium_lsp.mcp.connection import (
 from relavium_lsp.mcp.results import tool_run_from_result
 from relavium_lsp.mcp.secrets import KeychainLookup, MissingSecret, resolve_secrets
 from relavium_lsp.tools.definition import ToolRun
+from relavium_lsp.tools.netguard import EgressGuard
 
 ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped"]
 MAX_BACKOFF_S = 30.0
@@ -81,9 +82,11 @@ class ManagedServer:
         cwd: str | None,
         lookup: KeychainLookup,
         clock: Clock,
+        egress: EgressGuard,
     ) -> None:
         self.definition = definition
         self.cwd = cwd
+        self._egress = egress
         self._lookup = lookup
         self._clock = clock
         self._lock = asyncio.Lock()
@@ -189,7 +192,11 @@ class ManagedServer:
         except MissingSecret as missing:
             raise self._start_failed(str(missing)) from None
         connection = McpConnection(
-            self.definition, cwd=self.cwd, env=secrets.env, headers=secrets.headers
+            self.definition,
+            cwd=self.cwd,
+            env=secrets.env,
+            headers=secrets.headers,
+            egress=self._egress,
         )
         try:
             await connection.start(self.definition.config.startup_timeout_s)
@@ -261,10 +268,15 @@ class McpServerPool:
     """Every MCP server this process runs, by definition and working directory."""
 
     def __init__(
-        self, *, lookup: KeychainLookup = keychain_key, clock: Clock = time.monotonic
+        self,
+        *,
+        lookup: KeychainLookup = keychain_key,
+        clock: Clock = time.monotonic,
+        egress: EgressGuard | None = None,
     ) -> None:
         self._lookup = lookup
         self._clock = clock
+        self._egress = egress or EgressGuard()
         self._servers: dict[str, ManagedServer] = {}
         self._closed = False
 
@@ -280,6 +292,7 @@ class McpServerPool:
                 cwd=definition.resolved_cwd(working_dir),
                 lookup=self._lookup,
                 clock=self._clock,
+                egress=self._egress,
             )
             self._servers[key] = managed
         return managed

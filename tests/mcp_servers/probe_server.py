@@ -1,10 +1,11 @@
 """A small MCP server for the tests, written with the official SDK's server side (MCPServer).
 
-Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN]``:
+Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN] [--host-name NAME]``:
 
 - stdio by default; with ``--http`` it serves Streamable HTTP on 127.0.0.1 (a free port,
   printed as ``PORT <n>`` on stdout) and refuses every request whose ``Authorization`` is not
-  ``Bearer <TOKEN>``;
+  ``Bearer <TOKEN>``; with ``--host-name NAME`` it accepts only requests whose ``Host`` is
+  that name (the SDK's DNS-rebinding check), so a test can prove which name a client sent;
 - ``--marker FILE`` appends one line to FILE when the process starts, so a test can prove a
   server's command did (or did not) run.
 
@@ -118,11 +119,13 @@ def review(topic: str) -> str:
     return f"Please review {topic} carefully."
 
 
-def _serve_http(token: str) -> None:
+def _serve_http(token: str, host_name: str | None) -> None:
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    app = server.streamable_http_app()
+    security = TransportSecuritySettings(allowed_hosts=[f"{host_name}:*"]) if host_name else None
+    app = server.streamable_http_app(transport_security=security)
 
     def guarded(inner: ASGIApp) -> ASGIApp:
         async def guard(scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,13 +151,14 @@ def main() -> None:
     parser.add_argument("--marker")
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--token", default="")
+    parser.add_argument("--host-name")
     options = parser.parse_args()
     if options.marker:
         with open(options.marker, "a", encoding="utf-8") as marker:
             marker.write(f"started {os.getpid()}\n")
     print("probe: ready", file=sys.stderr, flush=True)
     if options.http:
-        _serve_http(options.token)
+        _serve_http(options.token, options.host_name)
     else:
         server.run()
 
