@@ -32,6 +32,7 @@ from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices,
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.errors import DatabaseCorrupted, InvalidInput, SessionBusy
+from relavium_lsp.tools.jail import broad_root_reason
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +61,21 @@ class SessionDriving(EngineBase):
         source: str = "cli",
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
+        allow_broad_working_dir: bool = False,
     ) -> SessionSnapshot:
-        """Open a new session for an agent (``session:started``)."""
+        """Open a new session for an agent (``session:started``).
+
+        A working directory at ``/`` or the home directory is refused unless
+        ``allow_broad_working_dir`` says the user chose it (the jail's root would be
+        everything).
+        """
+        broad = broad_root_reason(context.working_dir)
+        if broad is not None and not allow_broad_working_dir:
+            raise InvalidInput(
+                f"workingDir {context.working_dir!r} is {broad}: the session's sandbox would "
+                "hold every file under it. Open a project folder instead, or pass "
+                "allowBroadWorkingDir: true if the user chose this directory"
+            )
         session = await self._live.create(
             context=context,
             agent_ref=agent_ref,

@@ -132,6 +132,21 @@ class ScopeRoots:
         return "the full scope"
 
 
+def broad_root_reason(working_dir: str | Path) -> str | None:
+    """Why ``working_dir`` is too broad to be a session's root, or ``None``.
+
+    The root of the jail is the workspace: at ``/`` or the home directory a "sandboxed"
+    session could reach every file (issue 35). A session may start there only when the
+    client says the user chose it (``allowBroadWorkingDir``).
+    """
+    real = _realpath(working_dir)
+    if real == Path(real.anchor):
+        return "the root of the filesystem"
+    if real == _realpath(Path.home()):
+        return "the home directory"
+    return None
+
+
 def _check_raw(raw: str) -> None:
     if not raw:
         raise ToolDenied("an empty path is not allowed")
