@@ -144,6 +144,7 @@ export interface StartSessionParams {
   source?: string;
   description?: string;
   metadata?: Record<string, unknown>;
+  allowBroadWorkingDir?: boolean;
 }
 
 /** Result of `relavium/startSession`. */
