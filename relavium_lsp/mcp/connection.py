@@ -7,10 +7,14 @@ that opens the client, reports ready, and holds it open until :meth:`McpConnecti
 (an aborted turn, a timeout) makes the SDK send ``notifications/cancelled`` for it.
 
 A stdio server's stderr goes to our log line by line (logger ``relavium_lsp.mcp.stderr``)
-through a pipe we read; the pipe reaching end-of-file means the process is gone, which marks
-the connection dead so the next use restarts it. Its environment is the SDK's small safe set
-(``HOME``, ``PATH``, ``USER``…) plus what the definition sets — never our own environment, so
-no ``*_API_KEY`` or database key reaches a server.
+through a pipe we read — escaped (no control characters or terminal escapes reach the log),
+cut, and rate-limited; the pipe reaching end-of-file means the process is gone, which marks
+the connection dead so the next use restarts it. Its stdout reaches the SDK through
+:mod:`relavium_lsp.mcp.stdout_guard` (lines capped at :data:`MAX_MESSAGE_BYTES` *while they
+are read*, only JSON-RPC passed on); an HTTP server's answers are capped while read the same
+way (:class:`~relavium_lsp.mcp.http_caps.CappedResponses`) (issue 35). Its environment is
+the SDK's small safe set (``HOME``, ``PATH``, ``USER``…) plus what the definition sets —
+never our own environment, so no ``*_API_KEY`` or database key reaches a server.
 
 SDK types stay in this module and :mod:`relavium_lsp.mcp.results`: the rest of the package
 sees :class:`ListedTool` / :class:`ListedPrompt`.
@@ -22,15 +26,19 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
+import sys
 from collections import deque
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from relavium_lsp import __version__
 from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.json_guard import RateLimitedLog
 from relavium_lsp.tools.netguard import EgressGuard
 
 _log = logging.getLogger(__name__)
@@ -44,6 +52,12 @@ _READ_CHUNK = 4_096
 # The MCP SDK's HTTP timeouts: 30 s to connect and write, 300 s between reads of a stream.
 MCP_HTTP_TIMEOUT_S = 30.0
 MCP_HTTP_READ_TIMEOUT_S = 300.0
+# The largest message a server may send (a tool result with a few images fits): a larger
+# one is read past, never held, and its call fails.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Stderr lines logged per server per minute (a flood is counted, not logged).
+STDERR_LINES_PER_MINUTE = 60
+_STDOUT_GUARD = Path(__file__).with_name("stdout_guard.py")
 
 
 class ConnectionLost(Exception):
@@ -92,6 +106,7 @@ class _StderrPump:
         self._reader_file = os.fdopen(read_fd, "rb", buffering=0)
         self.errlog: TextIO = open(write_fd, "w", encoding="utf-8")
         self.tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._log = RateLimitedLog(_stderr_log, burst=STDERR_LINES_PER_MINUTE, window_s=60.0)
         self.closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -126,10 +141,10 @@ class _StderrPump:
             self.closed.set()
 
     def _emit(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE]
+        line = escaped(raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE])
         if line:
             self.tail.append(line)
-            _stderr_log.info("[%s] %s", self._server_name, line)
+            self._log.log(logging.INFO, "[%s] %s", self._server_name, line)
 
     async def aclose(self) -> None:
         """Log what the stopped server still had in the pipe, then close it."""
@@ -248,7 +263,10 @@ class McpConnection:
             self._stderr = _StderrPump(self.server.name)
             self._stderr.start()
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=self._env, cwd=self._cwd
+                command=sys.executable,
+                args=guarded_command(config.command, config.args, self._env),
+                env=self._env,
+                cwd=self._cwd,
             )
             transport = stdio_client(params, errlog=self._stderr.errlog)
         else:
@@ -275,6 +293,8 @@ class McpConnection:
         """
         import httpx2
 
+        from relavium_lsp.mcp.http_caps import CappedResponses
+
         target = await self._egress.authorize_endpoint(
             configured_url, allow_local=self.server.config.allow_local_endpoint
         )
@@ -286,10 +306,11 @@ class McpConnection:
                 request.extensions["sni_hostname"] = checked.sni_hostname
 
         timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
+        transport = httpx2.AsyncHTTPTransport(verify=self._egress.ssl_context, trust_env=False)
         client = httpx2.AsyncClient(
             headers=self._headers or None,
             timeout=timeout,
-            verify=self._egress.ssl_context,
+            transport=CappedResponses(transport, MAX_MESSAGE_BYTES),
             trust_env=False,
             follow_redirects=False,
             event_hooks={"request": [pin]},
@@ -400,6 +421,28 @@ class McpConnection:
         except (asyncio.CancelledError, Exception):
             if not runner.done():
                 raise
+
+
+def escaped(text: str) -> str:
+    """``text`` with every control character written as an escape.
+
+    No terminal codes, and no fake log lines, from a server's output.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def guarded_command(command: str, args: list[str], env: Mapping[str, str]) -> list[str]:
+    """The interpreter's arguments that run ``command`` behind the stdout guard.
+
+    The command is looked up here (on the PATH the server gets), so a missing one is still
+    "the command was not found", not a guard that exits at once.
+    """
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
+    if found is None:
+        raise FileNotFoundError(2, "not found", command)
+    return ["-I", "-S", str(_STDOUT_GUARD), str(MAX_MESSAGE_BYTES), found, *args]
 
 
 def _is_transport_error(error: Exception) -> bool:

@@ -12,7 +12,8 @@ Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN] [--host
 Tools: ``echo`` (readOnlyHint), ``add``, ``pid``, ``env_names``, ``crash`` (the process
 exits), ``hang`` (never returns; records its cancellation), ``hang_started`` and
 ``cancellations`` (wait until a hang call runs / was cancelled), ``picture`` (an image and an
-embedded resource), ``big`` (a long text). Prompt: ``review``.
+embedded resource), ``big`` (a long text), ``garbage`` (junk on stdout and terminal codes on
+stderr), ``huge`` (megabytes of text), ``noisy`` (many stderr lines). Prompt: ``review``.
 """
 
 from __future__ import annotations
@@ -111,6 +112,28 @@ def picture() -> list[ImageContent | EmbeddedResource]:
 def big(lines: int) -> str:
     """Many numbered lines."""
     return "\n".join(f"line {number}" for number in range(lines))
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def garbage() -> str:
+    """Write junk between the protocol's lines on stdout (and terminal codes on stderr)."""
+    os.write(1, b'\x1b[31mnot json\x1b[0m\n[1,2,3]\n{"not": "jsonrpc"}\n')
+    os.write(2, b"\x1b[2Jcleared\rFAKE 2026 ERROR forged line\x07\n")
+    return "after the junk"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def huge(megabytes: int) -> str:
+    """A text of the given size."""
+    return "x" * (megabytes * 1024 * 1024)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def noisy(lines: int) -> int:
+    """Write many lines to stderr."""
+    for number in range(lines):
+        os.write(2, f"noise {number}\n".encode())
+    return lines
 
 
 @server.prompt()
