@@ -20,6 +20,10 @@ end, {
   desc = 'Relavium: open a chat with a new session [agent=…] [model=…]',
 })
 
+command('RelaviumSetup', function()
+  relavium().setup_model()
+end, { desc = 'Relavium: set up a real model (provider, model, API key in the OS keychain)' })
+
 command('RelaviumModel', function(opts)
   relavium().model(opts.args)
 end, { nargs = '?', desc = 'Relavium: switch the chat model from the next turn [model]' })

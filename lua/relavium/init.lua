@@ -68,6 +68,12 @@ function M.chat(args)
   return require('relavium.chat').open(parsed.agent, on_started)
 end
 
+--- `:RelaviumSetup`: set up a real model (see `:help :RelaviumSetup`).
+function M.setup_model(done)
+  ensure_setup()
+  require('relavium.model_setup').run(done)
+end
+
 --- `:RelaviumModel [model]`: switch the current chat's model (a picker without an argument).
 function M.model(model)
   ensure_setup()

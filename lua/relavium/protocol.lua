@@ -58,6 +58,8 @@ M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
 M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
 M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
+M.LIST_PROVIDER_PRESETS = 'relavium/listProviderPresets'
+M.SETUP_MODEL = 'relavium/setupModel'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -167,6 +169,13 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   TOOL = 'tool',
 })
 
+--- `InterruptionReason` values.
+M.INTERRUPTION_REASON = closed('.INTERRUPTION_REASON', {
+  CRASH = 'crash',
+  ERROR = 'error',
+  ABORTED = 'aborted',
+})
+
 --- `PlanStatus` values.
 M.PLAN_STATUS = closed('.PLAN_STATUS', {
   PENDING = 'pending',
@@ -193,6 +202,7 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   THRESHOLD = 'threshold',
   MAX_MESSAGES = 'max_messages',
   MANUAL = 'manual',
+  CONTEXT_WINDOW = 'context_window',
 })
 
 --- `ExportFormat` values.
@@ -265,6 +275,13 @@ M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
 M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
   USER = 'user',
   INTROSPECTION = 'introspection',
+})
+
+--- `KeyStorage` values.
+M.KEY_STORAGE = closed('.KEY_STORAGE', {
+  KEYCHAIN = 'keychain',
+  FILE = 'file',
+  NONE = 'none',
 })
 
 --- `SessionChangeKind` values.

@@ -185,9 +185,15 @@ handlers[EVENT.SESSION_COMPACTING] = function(chat, event)
 end
 
 local function compaction_done(chat, event, verb)
-  M.notice(chat, string.format('── %s: %d → %d messages, %s → %s tokens ──', verb,
+  -- inside a turn (reason context_window) it also says what left the model's view
+  local cleared = ''
+  if event.clearedToolResults or event.summarizedMessages then
+    cleared = string.format(', %d tool outputs cleared, %d messages summarised',
+      event.clearedToolResults or 0, event.summarizedMessages or 0)
+  end
+  M.notice(chat, string.format('── %s: %d → %d messages, %s → %s tokens%s ──', verb,
     event.messagesBefore or 0, event.messagesAfter or 0, format.tokens(event.tokensBefore),
-    format.tokens(event.tokensAfter)))
+    format.tokens(event.tokensAfter), cleared))
 end
 
 handlers[EVENT.SESSION_COMPACTED] = function(chat, event)
@@ -278,7 +284,12 @@ function M.message(chat, message)
       M.notice(chat, string.format('── earlier messages compacted (through #%d) ──',
         message.compaction.droppedThroughSequence or 0))
     elseif message.interruption then
-      M.notice(chat, '── a turn was interrupted here ──')
+      local reason = message.interruption.reason
+      if reason == 'error' or reason == 'aborted' then
+        M.notice(chat, '── this turn stopped after changing files; kept (rewind it to undo) ──')
+      else
+        M.notice(chat, '── a turn was interrupted here ──')
+      end
     end
     return
   end

@@ -30,7 +30,9 @@ class ChatConfig(AuthoredModel):
 
     default_model: str | None = None
     fs_scope: FsScopeTier | None = None
-    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    # 0 means "the default" like an absent key (seed 000: 0/absent ⇒ the default); a
+    # negative count is an error that names the file and line.
+    max_turns: int | None = Field(default=None, ge=0, le=10_000)
     max_tool_turns: int | None = Field(default=None, ge=1, le=1_000)
     max_messages: int | None = Field(default=None, ge=4)
     auto_compact: bool | None = None
@@ -47,6 +49,11 @@ class ChatConfig(AuthoredModel):
     # Extra protected-file globs (writes always ask); added to the built-in list, never
     # replacing it. Both files' lists count: protecting more is never looser.
     protected_paths: list[str] | None = None
+
+    @field_validator("max_turns")
+    @classmethod
+    def _zero_turns_is_the_default(cls, value: int | None) -> int | None:
+        return None if value == 0 else value
 
 
 class ProviderConfig(AuthoredModel):

@@ -100,6 +100,10 @@ async def plan_turn(
         max_tool_turns=session.policy.max_tool_turns,
         tool_context=tool_context,
         agent_slug=agent.id,
+        user_sequence=user_sequence or 0,
+        context_window=session.context_window if session.context_window_known else None,
+        output_reserve=reserve,
+        compact_threshold=session.policy.compact_threshold,
     )
 
 

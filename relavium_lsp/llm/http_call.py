@@ -7,7 +7,9 @@ lives here so the two adapters cannot disagree about it.
 
 Status mapping (``docs/design.md`` §5): 401/403 → ``auth``; 400/404/409/413/422 →
 ``bad_request`` (or ``content_filter`` when the provider says the content policy rejected the
-request); 408 → ``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport
+request, ``context_length`` when it says the request is larger than the model's context
+window — with the token count it reported, if any); 408 → ``timeout``; 429 →
+``rate_limit``; 5xx and 529 → ``overloaded``. Transport
 faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated connections →
 ``transport``.
 """
@@ -18,6 +20,7 @@ import email.utils
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -42,6 +45,43 @@ _CONTENT_POLICY_MARKERS = (
     "content policy",
     "safety system",
 )
+
+# How providers say a request does not fit the model's context window: OpenAI's code
+# ``context_length_exceeded``, Anthropic's "prompt is too long", vLLM's "maximum context
+# length", llama.cpp's ``exceed_context_size_error``, and the like.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "context_window",
+    "exceed_context_size",
+    "exceeds the available context",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+)
+# Where they say how many tokens the request held, most specific first.
+_REPORTED_TOKENS = (
+    re.compile(r"resulted in ([\d,]+) tokens"),  # OpenAI
+    re.compile(r"([\d,]+) in the messages"),  # vLLM
+    re.compile(r"([\d,]+) tokens? > [\d,]+"),  # Anthropic
+    re.compile(r'"n_prompt_tokens"\s*:\s*(\d+)'),  # llama.cpp
+)
+
+
+def context_overflow(text: str) -> tuple[bool, int | None]:
+    """Whether an error text says the request exceeded the context window, and its size.
+
+    The size is the token count the provider said the request held (``None``: not said).
+    """
+    lowered = text.lower()
+    if not any(marker in lowered for marker in _CONTEXT_MARKERS):
+        return False, None
+    for pattern in _REPORTED_TOKENS:
+        found = pattern.search(lowered)
+        if found is not None:
+            return True, int(found.group(1).replace(",", ""))
+    return True, None
 
 
 @dataclass(frozen=True)
@@ -114,11 +154,19 @@ def in_stream_error(
     provider_id: str, payload: Any, secret: str | None, usage: TokenUsage
 ) -> ErrorChunk:
     """An ``error`` object sent inside a 200 stream, as a final chunk."""
-    code, detail = _error_fields(json.dumps(payload).encode())
+    body = json.dumps(payload)
+    code, detail = _error_fields(body.encode())
     kind = error_type_kind(code)
+    overflow, reported = context_overflow(body)
+    if overflow and kind in ("bad_request", "unknown"):
+        kind = "context_length"
     safe = user_safe_detail(detail or code or "error", [secret])
     return ErrorChunk(
-        error=LlmError(kind=kind, message=f"{provider_id}: the stream failed: {safe}"),
+        error=LlmError(
+            kind=kind,
+            message=f"{provider_id}: the stream failed: {safe}",
+            reported_tokens=reported if kind == "context_length" else None,
+        ),
         usage=usage,
     )
 
@@ -188,13 +236,24 @@ def error_from_status(
             )
         return LlmError(kind=kind, message=message, status=status)
     lowered = f"{code} {detail}".lower()
+    reported = None
     if kind == "bad_request" and any(marker in lowered for marker in _CONTENT_POLICY_MARKERS):
         kind = "content_filter"
+    elif kind == "bad_request":
+        overflow, reported = context_overflow(body.decode("utf-8", "replace"))
+        if overflow:
+            kind = "context_length"
     safe = user_safe_detail(detail or code, [target.secret])
     message = f"{target.provider_id}: HTTP {status} from {target.host}"
     if safe:
         message += f": {safe}"
-    return LlmError(kind=kind, message=message, status=status, retry_after_s=retry_after)
+    return LlmError(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after_s=retry_after,
+        reported_tokens=reported,
+    )
 
 
 def error_from_exception(target: CallTarget, exc: Exception) -> LlmError:

@@ -29,6 +29,7 @@ from pygls.protocol import (
 
 from relavium_lsp import __version__
 from relavium_lsp.contracts.versions import PROTOCOL_VERSION
+from relavium_lsp.log_secrets import register_secret
 from relavium_lsp.server.state import ServerState
 
 if TYPE_CHECKING:
@@ -58,6 +59,24 @@ def relavium_converter() -> Converter:
     return converter
 
 
+# A param that carries a secret (``relavium/setupModel``'s key, also as the
+# ``relavium.setupModel`` command's argument): registered as one the moment it arrives.
+SECRET_PARAM = "apiKey"  # noqa: S105 (the name of a param, not a secret)
+
+
+def register_secret_params(params: Any) -> None:
+    """Make every log record redact the ``apiKey`` of a request's params or command arguments."""
+    if isinstance(params, dict):
+        candidates = [params]
+    else:  # workspace/executeCommand: the params object is the command's argument
+        arguments = getattr(params, "arguments", None)
+        candidates = [item for item in arguments or () if isinstance(item, dict)]
+    for candidate in candidates:
+        value = candidate.get(SECRET_PARAM)
+        if isinstance(value, str):
+            register_secret(value)
+
+
 def relavium_server_capabilities() -> dict[str, Any]:
     """``capabilities.experimental.relavium`` of the ``initialize`` result.
 
@@ -79,6 +98,9 @@ class RelaviumProtocol(LanguageServerProtocol):
     - The ``initialize`` answer carries the protocol version
       (``capabilities.experimental.relavium``, :mod:`relavium_lsp.contracts.versions`);
       ``serverInfo`` is pygls's, from the server's name and version.
+    - A message's secret params are registered before pygls sees it
+      (:func:`register_secret_params`), so no log line — pygls's at DEBUG included — can
+      hold them.
     """
 
     def __init__(self, server: LanguageServer, converter: Converter) -> None:
@@ -118,7 +140,11 @@ class RelaviumProtocol(LanguageServerProtocol):
         return self.has_handler(method)
 
     def handle_message(self, message: Any) -> None:
-        """Load the deferred features first when the message's method needs them."""
+        """Register the message's secrets and load the deferred features it needs, then dispatch.
+
+        The secrets first: pygls may log the message as it dispatches it.
+        """
+        register_secret_params(getattr(message, "params", None))
         method = getattr(message, "method", None)
         if isinstance(method, str) and not method.startswith("$/"):  # $/: protocol plumbing
             self.ensure_handler(method)

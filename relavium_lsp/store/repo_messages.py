@@ -113,3 +113,7 @@ class MessageRows(RepositoryBase):
     def count_tokens_since_boundary(self, session_id: str) -> tuple[int, int]:
         """(messages, estimated tokens) after the newest compaction marker."""
         return messages.count_tokens_since_boundary(self._connection, session_id)
+
+    def newest_marker_holds_view(self, session_id: str) -> bool:
+        """Whether the newest compaction marker holds a view a turn compacted into (§2.3)."""
+        return messages.newest_marker_holds_view(self._connection, session_id)

@@ -35,8 +35,9 @@ EXERCISED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "make bench-quick": ("Makefile", "bench-quick: setup\n\t$(BIN)/python -m bench --quick"),
     "make bench": ("Makefile", "bench: setup\n\t$(BIN)/python -m bench\n"),
     "pip install -e .": ("Makefile", "pip install --quiet -e '.[dev]'"),
+    # run.sh packages through scripts/package-vsix.sh (which adds the server wheel).
     "(cd vscode-client && npm ci && npm run package)": (
-        "tests/e2e/vscode/run.sh",
+        "scripts/package-vsix.sh",
         "npm run --silent package",
     ),
     "code --install-extension vscode-client/relavium.vsix": (

@@ -54,6 +54,8 @@ export const Methods = {
   applyCode: 'relavium/applyCode',
   getWorkspaceMemory: 'relavium/getWorkspaceMemory',
   setWorkspaceMemory: 'relavium/setWorkspaceMemory',
+  listProviderPresets: 'relavium/listProviderPresets',
+  setupModel: 'relavium/setupModel',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -89,13 +91,15 @@ export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+export type InterruptionReason = 'crash' | 'error' | 'aborted';
+
 export type PlanStatus = 'pending' | 'in_progress' | 'completed';
 
 export type PlanPriority = 'high' | 'medium' | 'low';
 
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
-export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
+export type CompactionReason = 'threshold' | 'max_messages' | 'manual' | 'context_window';
 
 export type ExportFormat = 'workflow' | 'jsonl' | 'markdown';
 
@@ -116,6 +120,8 @@ export type PeerMode = 'fire_and_forget' | 'await_reply';
 export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
 
 export type MemorySource = 'user' | 'introspection';
+
+export type KeyStorage = 'keychain' | 'file' | 'none';
 
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
@@ -534,6 +540,27 @@ export interface SetWorkspaceMemoryParams {
   baseRevision: number;
 }
 
+/** `relavium/listProviderPresets`: hosted providers first, then the presets. */
+export interface ListProviderPresetsResult {
+  presets: ProviderPresetInfo[];
+}
+
+/** `relavium/setupModel`: use `model` of provider `preset` as the default model. */
+export interface SetupModelParams {
+  preset: string;
+  model: string;
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+/** What `relavium/setupModel` did. */
+export interface SetupModelResult {
+  defaultModel: string;
+  configPath: string;
+  keyStored: KeyStorage;
+  check: SetupCheck;
+}
+
 /** `relavium/editorState` notification. */
 export interface EditorStateParams {
   uri: string;
@@ -713,6 +740,7 @@ export interface TurnCompletedPayload {
   stopReason: StopReason;
   tokensUsed: TokenUsage;
   error?: TurnError;
+  kept?: boolean;
 }
 
 /** Summarising older history began. */
@@ -721,7 +749,7 @@ export interface SessionCompactingPayload {
   reason: CompactionReason;
 }
 
-/** Older history was summarised behind a boundary marker. */
+/** Older history was summarised (or, inside a turn, old tool results cleared) behind a marker. */
 export interface SessionCompactedPayload {
   type: 'session:compacted';
   reason: CompactionReason;
@@ -730,6 +758,8 @@ export interface SessionCompactedPayload {
   tokensBefore: number;
   tokensAfter: number;
   boundarySequence: number;
+  clearedToolResults?: number;
+  summarizedMessages?: number;
 }
 
 /** Older history was dropped from the model's view behind a marker (nothing deleted). */
@@ -1026,13 +1056,20 @@ export interface DurableMediaPart {
 /** Marks a system message as a compaction boundary. */
 export interface CompactionMarker {
   droppedThroughSequence: number;
-  mode: 'summarize' | 'trim';
+  mode: 'summarize' | 'trim' | 'clear';
+  view?: ViewMessage[];
 }
 
-/** Marks a system message recording that a turn never finished (crash or kill). */
+/** One message of a compaction marker's view: its role and how many of its parts it holds. */
+export interface ViewMessage {
+  role: 'user' | 'assistant' | 'tool';
+  parts: number;
+}
+
+/** Marks a system message recording that a turn never finished (crash, failure, abort). */
 export interface InterruptionMarker {
   interruptedAfterSequence: number;
-  reason: 'crash';
+  reason: InterruptionReason;
 }
 
 /** One step of the plan. */
@@ -1253,6 +1290,23 @@ export interface WorkspaceMemoryRevision {
   sessionId?: string;
   updatedAt: string;
   chars: number;
+}
+
+/** One provider a setup picker offers. */
+export interface ProviderPresetInfo {
+  id: string;
+  label: string;
+  kind: string;
+  needsKey: boolean;
+  local: boolean;
+  baseUrl?: string;
+  suggestedModels: string[];
+}
+
+/** The provider check run after the setup (what `relavium-lsp doctor` says of it). */
+export interface SetupCheck {
+  ok: boolean;
+  message: string;
 }
 
 /** An LSP range. */

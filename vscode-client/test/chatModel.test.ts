@@ -321,6 +321,45 @@ describe('ChatModel: turn completion and errors', () => {
     assert.equal(model.header.status, 'idle');
   });
 
+  it('keeps an aborted turn that changed files on screen', () => {
+    const model = fresh();
+    model.addPendingUser('edit two files');
+    const effects = feed(
+      model,
+      stampAll(1, [
+        turnStarted(1),
+        toolCall('c1'),
+        toolResult('c1'),
+        turnCompleted({ stopReason: 'aborted', kept: true }),
+      ]),
+    );
+    assert.deepEqual(kinds(model), ['user', 'tool', 'notice']);
+    assert.match(nth(model, 'notice').text, /changed files/);
+    assert.deepEqual(effects, []);
+  });
+
+  it('says what compaction inside a turn cleared and summarised', () => {
+    const model = fresh();
+    feed(
+      model,
+      stampAll(1, [
+        { type: 'session:compacting', reason: 'context_window' },
+        {
+          type: 'session:compacted',
+          reason: 'context_window',
+          messagesBefore: 30,
+          messagesAfter: 9,
+          tokensBefore: 13000,
+          tokensAfter: 6000,
+          boundarySequence: 41,
+          clearedToolResults: 7,
+          summarizedMessages: 12,
+        },
+      ]),
+    );
+    assert.match(nth(model, 'notice').text, /7 tool outputs cleared .* 12 messages summarised/);
+  });
+
   it('notes an answer cut off by the output limit', () => {
     const model = fresh();
     feed(model, stampAll(1, [turnStarted(1), token('abc'), turnCompleted({ stopReason: 'length' })]));

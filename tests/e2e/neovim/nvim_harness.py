@@ -192,7 +192,7 @@ class Neovim:
             return f"(messages unavailable: {error!r})"
 
 
-def _editor_env(home: Path, path: str | None) -> dict[str, str]:
+def _editor_env(home: Path, path: str | None, extra: dict[str, str] | None) -> dict[str, str]:
     env = {
         "PATH": path if path is not None else os.environ["PATH"],
         "HOME": str(home),
@@ -202,6 +202,7 @@ def _editor_env(home: Path, path: str | None) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / "xdg-cache"),
         "XDG_STATE_HOME": str(home / "xdg-state"),
         "LANG": "C.UTF-8",
+        **(extra or {}),
     }
     return env
 
@@ -217,8 +218,13 @@ def _wait_ready(read_fd: int, process: subprocess.Popen[bytes], log_path: Path) 
 
 
 @contextmanager
-def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[Neovim]:
-    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after."""
+def neovim(
+    workspace: Path, home: Path, *, path: str | None = None, env: dict[str, str] | None = None
+) -> Iterator[Neovim]:
+    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after.
+
+    ``env`` adds variables to the editor's (and so its server's) environment.
+    """
     executable = nvim_executable()
     home.mkdir(parents=True, exist_ok=True)
     # A short directory: unix socket paths are limited to ~100 bytes.
@@ -242,7 +248,7 @@ def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env=_editor_env(home, path),
+            env=_editor_env(home, path, env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -6,7 +6,13 @@
  * call ids) so the same message always maps to the same item.
  */
 
-import type { DurableContentPart, SessionEvent, SessionMessage } from '../protocol';
+import type {
+  CompactionMarker,
+  DurableContentPart,
+  InterruptionMarker,
+  SessionEvent,
+  SessionMessage,
+} from '../protocol';
 import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
 import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
@@ -32,17 +38,26 @@ function partText(part: DurableContentPart): string {
   }
 }
 
+const COMPACTION_NOTICES: Record<CompactionMarker['mode'], string> = {
+  summarize: 'Earlier messages were summarised for the model (nothing was deleted).',
+  trim: 'Earlier messages were trimmed from the model’s view (nothing was deleted).',
+  clear: 'Older tool outputs were cleared from the model’s view (kept as artifacts; nothing was deleted).',
+};
+
+const INTERRUPTION_NOTICES: Record<InterruptionMarker['reason'], string> = {
+  crash: 'A turn was interrupted before it finished (the server stopped).',
+  error: 'This turn failed after it changed files; its messages are kept (rewind it to undo).',
+  aborted: 'This turn was aborted after it changed files; its messages are kept (rewind it to undo).',
+};
+
 function systemNotice(message: SessionMessage, rev: RevisionSource): ChatItem | undefined {
   const id = `m${message.sequenceNumber}`;
   if (message.compaction !== undefined) {
-    const text =
-      message.compaction.mode === 'summarize'
-        ? 'Earlier messages were summarised for the model (nothing was deleted).'
-        : 'Earlier messages were trimmed from the model’s view (nothing was deleted).';
+    const text = COMPACTION_NOTICES[message.compaction.mode];
     return { kind: 'notice', id, rev: rev(), text, tone: 'info' };
   }
   if (message.interruption !== undefined) {
-    const text = 'A turn was interrupted before it finished (the server stopped).';
+    const text = INTERRUPTION_NOTICES[message.interruption.reason];
     return { kind: 'notice', id, rev: rev(), text, tone: 'warning' };
   }
   return undefined;

@@ -98,7 +98,10 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
   const turn = ensureTurn(ctx);
   const effects: ModelEffect[] = [];
   closeAssistantItems(ctx, turn);
-  if (event.stopReason === 'aborted') {
+  if (event.stopReason === 'aborted' && event.kept === true) {
+    // The turn had changed files: the server keeps its messages, so they stay on screen.
+    ctx.pushNotice('Turn aborted after it changed files; its messages are kept (rewind it to undo).');
+  } else if (event.stopReason === 'aborted') {
     // The server rolls the user message and partial answer out of the transcript; mirror it.
     // Tool cards stay: their side effects happened.
     const dropped = new Set([...turn.itemIds].filter((id) => ctx.findItem(id)?.kind === 'assistant'));
@@ -134,6 +137,13 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
 function compactionText(event: SessionEvent): string | undefined {
   if (event.type === 'session:compacting') {
     return 'Compacting older messages…';
+  }
+  if (event.type === 'session:compacted' && event.reason === 'context_window') {
+    return (
+      `Compacted within the turn to fit the model's window: ${event.clearedToolResults ?? 0} ` +
+      `tool outputs cleared (kept as artifacts), ${event.summarizedMessages ?? 0} messages ` +
+      `summarised, ${event.tokensBefore} → ${event.tokensAfter} tokens (nothing deleted).`
+    );
   }
   if (event.type === 'session:compacted' || event.type === 'session:trimmed') {
     const verb = event.type === 'session:compacted' ? 'summarised' : 'trimmed';

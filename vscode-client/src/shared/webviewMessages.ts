@@ -48,7 +48,11 @@ export type WebviewToHost =
   | { type: 'editMessage'; itemId: string }
   | { type: 'retryTurn'; itemId: string }
   | { type: 'pickModel' }
-  | { type: 'restartServer' };
+  | { type: 'restartServer' }
+  | { type: 'installServer' }
+  | { type: 'chooseExecutable' }
+  | { type: 'showLog' }
+  | { type: 'setupModel' };
 
 const MAX_TEXT = 200_000;
 const MAX_ID = 200;
@@ -60,6 +64,10 @@ const BARE: ReadonlySet<string> = new Set([
   'export',
   'loadEarlier',
   'restartServer',
+  'installServer',
+  'chooseExecutable',
+  'showLog',
+  'setupModel',
   'pickAgent',
   'pickModel',
 ]);
