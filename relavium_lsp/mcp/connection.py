@@ -39,6 +39,7 @@ from relavium_lsp import __version__
 from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.json_guard import RateLimitedLog
+from relavium_lsp.secret_shapes import redact_secrets
 from relavium_lsp.tools.netguard import EgressGuard
 
 _log = logging.getLogger(__name__)
@@ -141,7 +142,8 @@ class _StderrPump:
             self.closed.set()
 
     def _emit(self, raw: bytes) -> None:
-        line = escaped(raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE])
+        text = raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE]
+        line = escaped(redact_secrets(text)) if text else ""
         if line:
             self.tail.append(line)
             self._log.log(logging.INFO, "[%s] %s", self._server_name, line)

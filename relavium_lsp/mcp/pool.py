@@ -28,7 +28,6 @@ from typing import Any, Literal, TypeVar
 from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import ToolError
 from relavium_lsp.llm.keys import keychain_key
-from relavium_lsp.log_secrets import redact
 from relavium_lsp.mcp.connection import (
     ConnectionLost,
     ListedPrompt,
@@ -38,6 +37,7 @@ from relavium_lsp.mcp.connection import (
 )
 from relavium_lsp.mcp.results import tool_run_from_result
 from relavium_lsp.mcp.secrets import KeychainLookup, MissingSecret, resolve_secrets
+from relavium_lsp.secret_shapes import redact_secrets
 from relavium_lsp.tools.definition import ToolRun
 from relavium_lsp.tools.netguard import EgressGuard
 
@@ -206,7 +206,7 @@ class ManagedServer:
             reason = _start_reason(error)
             tail = connection.stderr_tail()
             if tail:
-                reason += f" (its last words: {redact(tail[-1])[:300]})"
+                reason += f" (its last words: {redact_secrets(tail[-1])[:300]})"
             raise self._start_failed(reason) from None
         except asyncio.CancelledError:
             self._retire(connection)

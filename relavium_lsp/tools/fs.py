@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
-from relavium_lsp.log_secrets import redact
+from relavium_lsp.secret_shapes import redact_secrets
 from relavium_lsp.tools.base import ToolCallContext
 from relavium_lsp.tools.definition import (
     ApprovalNeed,
@@ -224,11 +224,12 @@ def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> st
 def transcript_diff(change: FileChange) -> FileDiff:
     """The diff a file tool's result shows in the transcript: cut, and no known secret in it.
 
-    It lands in the durable event log and goes to every client, so a configured API key or
-    the database key the agent wrote into a file is replaced, as in the logs.
+    It lands in the durable event log and goes to every client, so a configured API key,
+    the database key, or anything else the one secret detector finds (a private key, a
+    token, credentials in a URL: :mod:`relavium_lsp.secret_shapes`) is replaced.
     """
     diff = cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS)
-    shown = redact(diff.unified)
+    shown = redact_secrets(diff.unified)
     return diff if shown == diff.unified else diff.model_copy(update={"unified": shown})
 
 
