@@ -21,6 +21,7 @@ from relavium_lsp.store.schema_steps import (
     add_event_inbox,
     add_file_checkpoints,
     add_leases_and_changes,
+    add_memory_proposals,
     add_model_choice,
     add_peers,
     add_session_model,
@@ -50,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "the model a session was switched to", add_model_choice),
     Migration(9, "the event inbox of sessions another process runs", add_event_inbox),
     Migration(10, "the review of the files a turn changed", add_turn_reviews),
+    Migration(11, "workspace-memory proposals awaiting the user", add_memory_proposals),
 )
 
 

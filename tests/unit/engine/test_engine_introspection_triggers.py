@@ -236,8 +236,12 @@ async def test_a_new_sessions_first_turn_waits_for_the_earlier_sessions_passes(
         provider.gate.set()
         assert (await turn).stop_reason == "stop"
         assert await reasons(h, first) == ["new_session"]
-        # What A's pass put in the workspace memory is in B's very first prompt.
-        assert "Indent with tabs." in provider.requests[2].system
+        # What A's pass proposed for the workspace memory waits for the user (issue 35): it
+        # is not in B's very first prompt, but it is there to accept.
+        assert "Indent with tabs." not in provider.requests[2].system
+        [proposal] = await h.engine.memory.proposals(str(h.workspace))
+        assert proposal.session_id == first and proposal.reason == "new_session"
+        assert "Indent with tabs." in proposal.text
 
 
 async def test_a_waiting_first_turn_can_be_aborted(tmp_path: Path) -> None:
