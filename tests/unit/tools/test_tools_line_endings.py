@@ -17,16 +17,14 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lsprotocol import types
 
-from relavium_lsp.demo.edits import apply_text_edits
 from relavium_lsp.tools.file_text import UTF8_BOM
 from relavium_lsp.tools.host import WriteOutcome
 from relavium_lsp.tools.line_endings import keep_line_endings, normalize_newlines
 from relavium_lsp.tools.registry import default_registry
-from relavium_lsp.tools.text_edit import minimal_edits
 from tests.hypothesis_profiles import examples
 from tests.unit.tools.conftest import Harness, ScriptedHost
+from tests.unit.tools.test_tools_text_edit import apply_minimal_edits
 
 ENDINGS = st.sampled_from(["\n", "\r\n", "\r"])
 
@@ -35,18 +33,7 @@ class RangedEditHost(ScriptedHost):
     """An editor with the file open: a write arrives as LSP ranged edits on its buffer."""
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
-        before = self.buffers[path]
-        edits = [
-            types.TextEdit(
-                range=types.Range(
-                    start=types.Position(line=e.start.line, character=e.start.character),
-                    end=types.Position(line=e.end.line, character=e.end.character),
-                ),
-                new_text=e.new_text,
-            )
-            for e in minimal_edits(before, text)
-        ]
-        self.buffers[path] = apply_text_edits(before, edits)
+        self.buffers[path] = apply_minimal_edits(self.buffers[path], text)
         return WriteOutcome(applied=True)
 
 
