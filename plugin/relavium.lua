@@ -94,6 +94,13 @@ command('RelaviumRewind', function(opts)
   relavium().rewind(opts.args ~= '' and opts.args or nil)
 end, { nargs = '?', desc = 'Relavium: rewind files and conversation to before a turn [message]' })
 
+command('RelaviumChanges', function(opts)
+  relavium().changes(opts.args ~= '' and opts.args or nil)
+end, {
+  nargs = '?',
+  desc = "Relavium: review a turn's changed files: diff, keep or undo each [message]",
+})
+
 command('RelaviumExport', function(opts)
   relavium().export(opts.args)
 end, {
@@ -102,4 +109,14 @@ end, {
     return { 'workflow', 'jsonl' }
   end,
   desc = 'Relavium: export the session to a new buffer [workflow|jsonl]',
+})
+
+command('RelaviumInstall', function(opts)
+  require('relavium.install').command(opts.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return require('relavium.install').METHODS
+  end,
+  desc = 'Relavium: install or upgrade the server [uv|pipx|venv]',
 })

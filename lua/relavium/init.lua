@@ -183,6 +183,13 @@ function M.rewind(to_sequence)
   require('relavium.rewind').pick(tonumber(to_sequence))
 end
 
+--- `:RelaviumChanges [message]`: review the files a turn changed (quickfix list, diffs,
+--- keep / undo per file).
+function M.changes(user_sequence)
+  ensure_setup()
+  require('relavium.review').open(tonumber(user_sequence))
+end
+
 --- Stop the server; `on_stopped()` runs when its process has exited.
 function M.stop(on_stopped)
   require('relavium.client').stop(on_stopped)

@@ -19,7 +19,11 @@ from relavium_lsp.contracts.session import FsScopeTier
 
 ApprovalMode = Literal["ask", "auto_edits", "never_ask"]
 OnExceed = Literal["fail", "pause_for_approval", "warn"]
-ProviderKind = Literal["openai", "anthropic", "cassette"]
+ProviderKind = Literal["openai", "anthropic", "cassette", "azure", "gemini", "vertex", "bedrock"]
+# openai / azure: Chat Completions (default) or the Responses API; bedrock: Converse or
+# Claude's Messages API (default: Messages for Claude models, Converse for the rest).
+ProviderApi = Literal["chat", "responses", "converse", "messages"]
+AzureAuth = Literal["api-key", "entra-id"]
 
 DEFAULT_MAX_TURNS = 50
 DEFAULT_MAX_TOOL_TURNS = 25
@@ -66,8 +70,17 @@ class ProviderConfig(AuthoredModel):
     timeout_s: float = Field(default=120.0, gt=0, le=3_600)
     context_window: int | None = Field(default=None, ge=1_024)
     cassette: str | None = None
-    # Anthropic only: place cache_control breakpoints (history is billed at cache rates).
+    # Anthropic, Bedrock and Vertex Claude: place cache breakpoints (history is billed at
+    # cache rates).
     prompt_caching: bool = True
+    # Cloud platforms (docs/design.md §5): which API, and where the credentials are.
+    api: ProviderApi | None = None
+    api_version: str | None = Field(default=None, min_length=1, max_length=64)  # Azure
+    auth: AzureAuth | None = None  # Azure: the key is an api-key, or use Entra ID
+    region: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]{1,40}$")
+    project: str | None = Field(default=None, min_length=1, max_length=100)  # Vertex
+    profile: str | None = Field(default=None, min_length=1, max_length=128)  # AWS profile
+    credentials_file: str | None = None  # Vertex: a Google credentials file
 
     @field_validator("preset")
     @classmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from relavium_lsp.contracts.content import (
     ContentPart,
@@ -53,6 +53,10 @@ from relavium_lsp.llm.seam import (
     ToolSpec,
 )
 from relavium_lsp.tools.base import ToolCallContext
+
+if TYPE_CHECKING:
+    from relavium_lsp.contracts.session import SessionMessage
+    from relavium_lsp.store.sessions import SessionStore
 
 # How long a fully buffered stream is parsed before the loop gets a turn (see _call_model).
 YIELD_EVERY_S = 0.001
@@ -305,8 +309,11 @@ class TurnRunner:
         """Commit one message; returns its id."""
         session_id = self._scope.session_id
         durable = de_inline(parts, self._scope.media)
-        message = await self._scope.store.run(
-            lambda s: s.append_message(
+        # The durable form drops reasoning signatures; they are kept beside it (§5).
+        signatures = [part.signature for part in parts if isinstance(part, ReasoningPart)]
+
+        def append(s: SessionStore) -> SessionMessage:
+            message = s.append_message(
                 session_id,
                 role,
                 durable,
@@ -316,7 +323,10 @@ class TurnRunner:
                 parent_message_id=parent_message_id,
                 agent_slug=self._plan.agent_slug if role == "assistant" else None,
             )
-        )
+            s.keep_reasoning_signatures(message.id, signatures)
+            return message
+
+        message = await self._scope.store.run(append)
         self.last_sequence = message.sequence_number
         return message.id
 

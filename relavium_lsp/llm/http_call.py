@@ -22,13 +22,14 @@ import logging
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.redaction import user_safe_detail
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
@@ -82,6 +83,16 @@ def context_overflow(text: str) -> tuple[bool, int | None]:
         if found is not None:
             return True, int(found.group(1).replace(",", ""))
     return True, None
+
+
+class CredentialsUnavailable(RelaviumError):
+    """No usable credential; the message says where they were looked for and what to do."""
+
+    code = "provider_auth"
+
+
+# Adds a request's credentials to its headers, given the exact body (``llm/authorized_http.py``).
+Authorize = Callable[[Mapping[str, str], bytes], Awaitable[Mapping[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -258,6 +269,8 @@ def error_from_status(
 
 def error_from_exception(target: CallTarget, exc: Exception) -> LlmError:
     """Build the user-safe error for a transport-level failure."""
+    if isinstance(exc, CredentialsUnavailable):
+        return LlmError(kind="auth", message=exc.message)
     if isinstance(exc, httpx.TimeoutException):
         phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
         return LlmError(
@@ -320,17 +333,25 @@ class StreamDecoder(Protocol):
 
 
 DecoderFactory = Callable[[str], StreamDecoder]
+# Builds the error for a non-2xx answer: ``(target, status, headers, body)``.
+StatusExplainer = Callable[[CallTarget, int, httpx.Headers, bytes], LlmError]
 
 
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
-    build_body: Callable[[], dict[str, Any]],
+    build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
+    explain: StatusExplainer = error_from_status,
+    authorize: Authorize | None = None,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
 
-    ``make_decoder`` receives the response's content type. Whatever the decoder makes of the
+    ``make_decoder`` receives the response's content type; ``explain`` turns an HTTP error
+    answer into the error (a provider whose errors say more than the status overrides it).
+    A body given as bytes is sent as they are (JSON), after ``authorize`` added the
+    credentials worked out for those very bytes (a token, a signature) — one that cannot be
+    had is an ``auth`` error. Whatever the decoder makes of the
     body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
     exactly one final chunk, and an error after billable output is never retryable. Only
     ``asyncio.CancelledError`` (and closing the generator) escape; either leaves the
@@ -343,18 +364,23 @@ async def stream_call(
     decoder: StreamDecoder | None = None
     guard = StreamGuard()
     try:
+        body = build_body()
+        headers = dict(target.headers)
+        if isinstance(body, bytes):
+            headers["content-type"] = "application/json"
+            if authorize is not None:
+                headers = dict(await authorize(headers, body))
         async with client.stream(
             "POST",
             target.url,
-            json=build_body(),
-            headers=dict(target.headers),
+            content=body if isinstance(body, bytes) else None,
+            json=None if isinstance(body, bytes) else body,
+            headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)
-                failure = error_from_status(
-                    target, response.status_code, response.headers, error_body
-                )
+                failure = explain(target, response.status_code, response.headers, error_body)
             else:
                 decoder = make_decoder(response.headers.get("content-type", ""))
                 admit = guard.admit

@@ -497,8 +497,20 @@ def add_turn_reviews(connection: Connection) -> None:
     )
 
 
+def add_reasoning_signatures(connection: Connection) -> None:
+    """Version 11: providers' opaque reasoning state, kept with its message (§5)."""
+    connection.execute(
+        """
+        CREATE TABLE message_reasoning_signatures (
+            message_id TEXT PRIMARY KEY REFERENCES session_messages (id) ON DELETE CASCADE,
+            signatures TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+    )
+
+
 def add_memory_proposals(connection: Connection) -> None:
-    """Version 11: workspace-memory proposals of automatic passes, pending the user's decision.
+    """Version 12: workspace-memory proposals of automatic passes, pending the user's decision.
 
     An introspection pass no longer writes the workspace memory (issue 35): what it proposes
     waits here, marked with its session and reason, in no prompt, until the user accepts it
