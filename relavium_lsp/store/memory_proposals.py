@@ -3,7 +3,7 @@
 An introspection pass (automatic or asked for) never changes the workspace memory: what its
 answer proposes is stored here, marked with the session and the reason of the pass, and is
 in no prompt. The user accepts it — then it is merged into the document as a new revision,
-``source = 'introspection'`` with that session — or rejects it (migration 11, issue 35).
+``source = 'introspection'`` with that session — or rejects it (migration 12, issue 35).
 """
 
 from __future__ import annotations
