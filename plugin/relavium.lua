@@ -74,6 +74,10 @@ command('RelaviumMemory', function()
   relavium().memory()
 end, { desc = "Relavium: edit the workspace's long-term memory (:w saves it)" })
 
+command('RelaviumMemoryProposals', function()
+  relavium().memory_proposals()
+end, { desc = 'Relavium: review proposed workspace-memory notes (a: accept, r: reject)' })
+
 command('RelaviumSessions', function()
   relavium().sessions()
 end, { desc = 'Relavium: search sessions and resume one' })

@@ -80,6 +80,7 @@ local function handlers()
   -- Each handler looks its module up when called, so a reloaded module takes effect.
   return {
     [protocol.SESSION_EVENT] = function(_, params)
+      require('relavium.memory_proposals').on_event(params)
       require('relavium.chat').on_session_event(params)
     end,
     [protocol.SESSIONS_CHANGED] = function(_, params)

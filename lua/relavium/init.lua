@@ -148,6 +148,11 @@ function M.memory()
   return require('relavium.memory').open()
 end
 
+function M.memory_proposals()
+  ensure_setup()
+  return require('relavium.memory_proposals').open()
+end
+
 --- `:RelaviumSessions`: search this workspace's sessions and resume one.
 function M.sessions()
   ensure_setup()

@@ -58,6 +58,8 @@ M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
 M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
 M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
+M.LIST_MEMORY_PROPOSALS = 'relavium/listMemoryProposals'
+M.DECIDE_MEMORY_PROPOSAL = 'relavium/decideMemoryProposal'
 M.LIST_PROVIDER_PRESETS = 'relavium/listProviderPresets'
 M.SETUP_MODEL = 'relavium/setupModel'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
@@ -275,6 +277,19 @@ M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
 M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
   USER = 'user',
   INTROSPECTION = 'introspection',
+})
+
+--- `ProposalStatus` values.
+M.PROPOSAL_STATUS = closed('.PROPOSAL_STATUS', {
+  PENDING = 'pending',
+  ACCEPTED = 'accepted',
+  REJECTED = 'rejected',
+})
+
+--- `ProposalDecision` values.
+M.PROPOSAL_DECISION = closed('.PROPOSAL_DECISION', {
+  ACCEPT = 'accept',
+  REJECT = 'reject',
 })
 
 --- `KeyStorage` values.

@@ -186,7 +186,11 @@ class RelaviumAcpAgent:
             context = await context_for(cwd)
             note_unsupported(additional_directories)
             session = await runtime.start(
-                context=context, agent_ref=options.agent_ref, title=options.title, source=ACP_SOURCE
+                context=context,
+                agent_ref=options.agent_ref,
+                title=options.title,
+                source=ACP_SOURCE,
+                allow_broad_working_dir=options.allow_broad_working_dir,
             )
             self._mcp.bind(runtime, session.id, mcp_servers, context.working_dir)
             self._views.attach(session)

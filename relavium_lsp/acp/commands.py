@@ -54,7 +54,11 @@ COMMANDS = (
         "List file checkpoints, or put the files the agent changed back to before a message",
         "message number | undo <rewind id>",
     ),
-    _command("memory", "Show this workspace's long-term memory (what every new chat is given)"),
+    _command(
+        "memory",
+        "Show this workspace's long-term memory, or the changes checkpoints propose for it",
+        "proposals | accept <id> | reject <id>",
+    ),
 )
 _NAMES = frozenset(command.name for command in COMMANDS)
 
@@ -111,7 +115,7 @@ async def run_command(
         if command.name == "rewind":
             return await _rewind(engine, session_id, command.argument)
         if command.name == "memory":
-            return await _memory(engine, session_id)
+            return await _memory(engine, session_id, command.argument)
         return await _model(engine, session_id, command.argument, hooks)
     except RelaviumError as error:
         return f"/{command.name} failed: {error.message}"
@@ -149,15 +153,47 @@ async def _usage(engine: Engine, session_id: str) -> str:
     )
 
 
-async def _memory(engine: Engine, session_id: str) -> str:
+async def _memory(engine: Engine, session_id: str, argument: str) -> str:
     record = await engine.record(session_id)
-    memory = await engine.memory.read(record.context.working_dir)
+    working_dir = record.context.working_dir
+    words = argument.split()
+    if words and words[0] == "proposals":
+        return await _proposals(engine, working_dir)
+    if len(words) == 2 and words[0] in ("accept", "reject"):
+        decided = await engine.memory.decide(
+            words[1], "accept" if words[0] == "accept" else "reject"
+        )
+        if decided.memory is None:
+            return f"Proposal {words[1]} {decided.proposal.status}; the memory is unchanged."
+        return f"Proposal {words[1]} accepted: the memory is at revision {decided.memory.revision}."
+    if words:
+        return "Usage: /memory, /memory proposals, /memory accept <id>, /memory reject <id>"
+    memory = await engine.memory.read(working_dir)
+    pending = len(await engine.memory.proposals(working_dir))
+    waiting = f"\n\n{pending} proposed change(s) wait: /memory proposals" if pending else ""
     if not memory.text.strip():
         return (
-            "This workspace has no long-term memory yet. Checkpoints add to it, and an editor "
-            "edits it (VS Code: Relavium: Edit Workspace Memory; Neovim: :RelaviumMemory)."
+            "This workspace has no long-term memory yet. Checkpoints propose additions you "
+            "accept, and an editor edits it (VS Code: Relavium: Edit Workspace Memory; Neovim: "
+            f":RelaviumMemory).{waiting}"
         )
-    return f"Workspace memory (revision {memory.revision}, by {memory.source}):\n\n{memory.text}"
+    return (
+        f"Workspace memory (revision {memory.revision}, by {memory.source}):\n\n"
+        f"{memory.text}{waiting}"
+    )
+
+
+async def _proposals(engine: Engine, working_dir: str) -> str:
+    """The pending proposals, each with its diff: what accepting it would change."""
+    proposals = await engine.memory.proposals(working_dir)
+    if not proposals:
+        return "No proposed changes to the workspace memory."
+    blocks = [
+        f"Proposal {p.id} (from session {p.session_id}, {p.reason} checkpoint):\n"
+        f"{p.diff.unified if p.diff is not None else p.text}"
+        for p in proposals
+    ]
+    return "\n\n".join([*blocks, "Accept with /memory accept <id>, or /memory reject <id>."])
 
 
 async def _rewind(engine: Engine, session_id: str, argument: str) -> str:

@@ -4,7 +4,8 @@ The PyPI SDK (``agent-client-protocol`` 0.12) routes every stable v1 agent metho
 ``session/delete``, which its schema defines but its router never registers. This
 connection takes the SDK's router, adds that route, and offers the agent the four client
 methods it calls (:class:`ClientPeer`) over the SDK's JSON-RPC :class:`~acp.connection.
-Connection` — the same framing, request ids and error handling as ``AgentSideConnection``.
+Connection` — the same request ids and error handling as ``AgentSideConnection``, over our
+bounded transport (:mod:`relavium_lsp.acp.transport`) instead of the SDK's stdio framing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from acp.schema import (
 from acp.utils import normalize_result, notify_model, request_model, request_optional_model
 
 from relavium_lsp.acp.outbox import SessionUpdate
+from relavium_lsp.acp.transport import BoundedNdjsonTransport
 
 
 class ClientPeer(Protocol):
@@ -78,7 +80,8 @@ class AgentConnection:
             "delete_session",
             adapt_result=normalize_result,
         )
-        self._conn = Connection(router, writer, reader, listening=False)
+        transport = BoundedNdjsonTransport(reader, writer)
+        self._conn = Connection(router, transport, listening=False)
         agent.on_connect(self)
 
     async def listen(self) -> None:

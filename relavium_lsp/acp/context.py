@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
-from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.base import WireModel, validate_request
 from relavium_lsp.contracts.session import SessionContext, SessionStatus
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.gitref import detect_git_ref
@@ -35,6 +35,8 @@ class NewSessionMeta(WireModel):
 
     agent_ref: str | None = Field(default=None, min_length=1, max_length=200)
     title: str | None = Field(default=None, max_length=500)
+    # The user chose a cwd at / or their home directory (refused otherwise).
+    allow_broad_working_dir: bool = False
 
 
 class ListSessionsMeta(WireModel):
@@ -46,7 +48,7 @@ class ListSessionsMeta(WireModel):
 
 def relavium_meta(extra: dict[str, Any], model: type[MetaT]) -> MetaT:
     """Validate the ``relavium`` entry of a request's ``_meta`` (absent → defaults)."""
-    return model.model_validate(extra.get(META_KEY) or {})
+    return validate_request(model, extra.get(META_KEY))
 
 
 def absolute_path(cwd: str) -> str:

@@ -19,7 +19,6 @@ from relavium_lsp.acp.tool_calls import CallRecord, describe_call
 from relavium_lsp.contracts.content import ToolCallPart
 from relavium_lsp.llm.seam import ToolSpec
 from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
-from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import ToolRegistry
 
 
@@ -51,7 +50,7 @@ class AcpToolDispatcher:
 
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
         """Record the call, then run it through the registry with a session-bound host."""
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         definition = self.registry.get(call.name) or ctx.turn_tools.get(call.name)
         record = CallRecord(
             session_id=ctx.session_id,

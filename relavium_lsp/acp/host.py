@@ -32,7 +32,7 @@ from relavium_lsp.acp.tool_calls import CallBook, CallRecord
 from relavium_lsp.acp.updates import ToolContent, status_update, text_content
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.errors import RelaviumError
-from relavium_lsp.tools.fs import decode_text
+from relavium_lsp.tools.file_text import decode_file_text
 from relavium_lsp.tools.host import ApprovalRequest, EditorHost, FilesystemHost, WriteOutcome
 from relavium_lsp.tools.jail import ScopeRoots, open_in_scope
 
@@ -76,7 +76,7 @@ def _read_disk_text(path: Path, roots: ScopeRoots) -> str | None:
     if len(data) > MAX_DIFF_CHARS * 4:
         return None
     try:
-        return decode_text(data, path.name)
+        return decode_file_text(data, path.name)
     except RelaviumError:
         return None
 

@@ -13,10 +13,9 @@ import os
 import sys
 from typing import BinaryIO
 
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-
 from relavium_lsp.acp.agent import RelaviumAcpAgent
 from relavium_lsp.acp.connection import AgentConnection
+from relavium_lsp.acp.transport import READ_LIMIT_BYTES
 
 
 def reserve_stdout() -> BinaryIO:
@@ -33,7 +32,7 @@ async def protocol_streams(
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Asyncio streams over stdin and the reserved stdout."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    reader = asyncio.StreamReader(limit=READ_LIMIT_BYTES)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(
         lambda: asyncio.streams.FlowControlMixin(loop), protocol_out

@@ -63,11 +63,13 @@ class ServerDefinition:
 
     def fingerprint(self) -> str:
         """sha256 of the definition as configured (what trust is remembered by)."""
+        # A field added later (issue 35) counts only when set: earlier answers keep their hash.
+        added_later = set() if self.config.allow_local_endpoint else {"allow_local_endpoint"}
         document = {
             "name": self.name,
             "origin": self.origin,
             "workspace": self.workspace,
-            "config": self.config.model_dump(mode="json"),
+            "config": self.config.model_dump(mode="json", exclude=added_later),
         }
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

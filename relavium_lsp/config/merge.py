@@ -5,18 +5,19 @@ Two exceptions to per-field merging:
 - ``allowed_commands`` and ``allowed_command_globs`` are a single allowlist. If a layer sets
   either, both come from that layer (the unset one as an empty list), so a project that
   narrows ``allowed_commands`` cannot silently inherit broad globs from the global file.
-- **A project file can tighten trust, never loosen it.** A repository you clone is not you:
-  its ``project.toml`` may make ``approval`` stricter, narrow ``fs_scope`` or lower the cost
-  cap, but anything looser (``never_ask``, a wider scope tier, extra ``allowed_paths`` beyond
-  what your own global config already permits, disk-write fallback) has to come from your
-  global config or editor settings; a looser project value is ignored with a warning.
+- **A project file can tighten trust, never loosen it** (:mod:`relavium_lsp.config.trust`):
+  every ``[chat]`` field has a rule, and a project value looser than the user's own (their
+  file's, else the default) is ignored with a warning — a more permissive ``approval`` or
+  ``on_exceed``, a wider scope tier, a higher limit, commands or domains the user's own
+  allowlist lacks, extra ``allowed_paths`` unless the user allows the project tier,
+  disk-write fallback.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from relavium_lsp.config.trust import tighten, tighten_paths
 from relavium_lsp.contracts.config import (
     ChatConfig,
     EffectiveChatPolicy,
@@ -27,10 +28,8 @@ from relavium_lsp.contracts.config import (
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 
 COMMAND_ALLOWLIST_FIELDS = ("allowed_commands", "allowed_command_globs")
-# From least to most permissive.
-APPROVAL_ORDER = ("ask", "auto_edits", "never_ask")
-SCOPE_ORDER = ("sandboxed", "project", "full")
-_log = logging.getLogger(__name__)
+# Merged by their own rule below, not field by field.
+_SPECIAL_FIELDS = (*COMMAND_ALLOWLIST_FIELDS, "allowed_paths", "default_model")
 # Provider ids whose ``kind`` defaults to the id itself.
 SELF_NAMED_KINDS = ("openai", "anthropic")
 
@@ -38,63 +37,27 @@ SELF_NAMED_KINDS = ("openai", "anthropic")
 def merge_policy(
     global_chat: ChatConfig, project_chat: ChatConfig, *, default_model: str | None
 ) -> EffectiveChatPolicy:
-    """The effective ``[chat]`` policy: project, then global, then built-in defaults."""
-    values: dict[str, Any] = {}
-    for name in EffectiveChatPolicy.model_fields:
-        if name in COMMAND_ALLOWLIST_FIELDS or name not in ChatConfig.model_fields:
-            continue
-        project_value = getattr(project_chat, name)
-        value = project_value if project_value is not None else getattr(global_chat, name)
-        if value is not None:
-            values[name] = value
-    for layer in (project_chat, global_chat):
-        if any(getattr(layer, name) is not None for name in COMMAND_ALLOWLIST_FIELDS):
-            for name in COMMAND_ALLOWLIST_FIELDS:
-                values[name] = list(getattr(layer, name) or [])
-            break
-    values["default_model"] = default_model
-    _keep_project_from_loosening(values, global_chat, project_chat)
-    return EffectiveChatPolicy.model_validate(values)
-
-
-def _keep_project_from_loosening(
-    values: dict[str, Any], global_chat: ChatConfig, project_chat: ChatConfig
-) -> None:
+    """The effective ``[chat]`` policy: project (no looser than the user's), global, defaults."""
     defaults = EffectiveChatPolicy()
-    own_approval = global_chat.approval or defaults.approval
-    if _looser(project_chat.approval, own_approval, APPROVAL_ORDER):
-        _ignored("approval", project_chat.approval)
-        values["approval"] = own_approval
-    own_scope = global_chat.fs_scope or defaults.fs_scope
-    if _looser(project_chat.fs_scope, own_scope, SCOPE_ORDER):
-        _ignored("fs_scope", project_chat.fs_scope)
-        values["fs_scope"] = own_scope
-    if project_chat.allowed_paths is not None and own_scope == "sandboxed":
-        _ignored("allowed_paths", "(a path list)")
-        values["allowed_paths"] = list(global_chat.allowed_paths or [])
-    if project_chat.disk_write_fallback and not global_chat.disk_write_fallback:
-        _ignored("disk_write_fallback", True)
-        values["disk_write_fallback"] = bool(global_chat.disk_write_fallback)
-    # Protected paths add up: a project protecting more files is stricter, never looser.
-    values["protected_paths"] = [
-        *(global_chat.protected_paths or []),
-        *(project_chat.protected_paths or []),
-    ]
-    own_cap, project_cap = global_chat.max_cost_microcents, project_chat.max_cost_microcents
-    if own_cap is not None and project_cap is not None:
-        values["max_cost_microcents"] = min(own_cap, project_cap)
-
-
-def _looser(project_value: str | None, own_value: str, order: tuple[str, ...]) -> bool:
-    return project_value is not None and order.index(project_value) > order.index(own_value)
-
-
-def _ignored(field: str, value: object) -> None:
-    _log.warning(
-        "project.toml sets [chat].%s = %r, which is looser than your own configuration; "
-        "ignored (set it in ~/.relavium/config.toml or your editor settings to allow it)",
-        field,
-        value,
+    values: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    for name in ChatConfig.model_fields:
+        mine = getattr(global_chat, name)
+        own[name] = mine if mine is not None else getattr(defaults, name, None)
+        if name not in _SPECIAL_FIELDS:
+            values[name] = tighten("chat", name, own[name], getattr(project_chat, name))
+    if any(getattr(project_chat, name) is not None for name in COMMAND_ALLOWLIST_FIELDS):
+        for name in COMMAND_ALLOWLIST_FIELDS:
+            project_list = list(getattr(project_chat, name) or [])
+            values[name] = tighten("chat", name, own[name], project_list)
+    else:
+        values.update({name: list(own[name]) for name in COMMAND_ALLOWLIST_FIELDS})
+    values["allowed_paths"] = tighten_paths(
+        own["fs_scope"], own["allowed_paths"], project_chat.allowed_paths
+    )
+    values["default_model"] = default_model
+    return EffectiveChatPolicy.model_validate(
+        {name: value for name, value in values.items() if value is not None}
     )
 
 

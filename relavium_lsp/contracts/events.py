@@ -301,7 +301,11 @@ class SessionCheckpoint(WireModel):
     description: str
     working_memory: str
     # The workspace memory revision this checkpoint's proposal made (absent: none, §2.6).
+    # Set by older releases only: a pass now proposes (``memoryProposalId``) instead.
     workspace_memory_revision: int | None = None
+    # The proposal of workspace-memory changes this checkpoint left for the user to accept
+    # (``relavium/listMemoryProposals``; absent: it proposed none, §2.6).
+    memory_proposal_id: str | None = None
 
 
 class SessionCheckpointFailed(WireModel):

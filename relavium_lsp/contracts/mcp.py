@@ -70,6 +70,9 @@ class McpServerConfig(AuthoredModel):
     # config only: a project file cannot switch approvals off.
     auto_approve_read_only: bool = False
     enabled: bool = True
+    # A url on this machine or the local network (loopback, private, link-local) or plain
+    # http://: refused by the egress guard unless set, as for providers (issue 35).
+    allow_local_endpoint: bool = False
 
     @field_validator("headers", mode="before")
     @classmethod
@@ -100,8 +103,11 @@ class McpServerConfig(AuthoredModel):
             raise ValueError("set either command (a stdio server) or url (Streamable HTTP)")
         if self.url is not None and (self.args or self.env or self.cwd is not None):
             raise ValueError("args, env and cwd apply to stdio servers (command), not url")
-        if self.command is not None and self.headers:
-            raise ValueError("headers apply to Streamable HTTP servers (url), not command")
+        if self.command is not None and (self.headers or self.allow_local_endpoint):
+            raise ValueError(
+                "headers and allow_local_endpoint apply to Streamable HTTP servers (url), "
+                "not command"
+            )
         return self
 
 

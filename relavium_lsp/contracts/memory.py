@@ -3,8 +3,10 @@
 A workspace's long-term memory is one plain-text (Markdown) document per workspace root: the
 agent is given it when a session starts, the user reads and edits it
 (``relavium/getWorkspaceMemory`` / ``relavium/setWorkspaceMemory``), and introspection
-checkpoints propose additions to it. Every write names the revision it was based on, so two
-windows editing it cannot overwrite each other without noticing.
+checkpoints propose additions to it — proposals the user accepts or rejects
+(``relavium/listMemoryProposals`` / ``relavium/decideMemoryProposal``; until then they are in
+no prompt). Every write names the revision it was based on, so two windows editing it cannot
+overwrite each other without noticing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.diff import FileDiff
 
 # The whole document; what reaches a prompt is bounded separately (a smaller budget).
 WORKSPACE_MEMORY_MAX_CHARS = 32_000
@@ -22,6 +25,8 @@ WORKSPACE_MEMORY_MAX_CHARS = 32_000
 INTROSPECTION_REQUEST = "Write the checkpoint now."
 
 MemorySource = Literal["user", "introspection"]
+ProposalStatus = Literal["pending", "accepted", "rejected"]
+ProposalDecision = Literal["accept", "reject"]
 
 
 class WorkspaceMemoryParams(WireModel):
@@ -72,6 +77,44 @@ class WorkspaceMemory(WireModel):
     max_chars: int = WORKSPACE_MEMORY_MAX_CHARS
     # The kept revisions, newest first (their metadata; the texts stay in the store).
     history: list[WorkspaceMemoryRevision] = Field(default_factory=list)
+
+
+class MemoryProposal(WireModel):
+    """Changes an introspection pass proposes to the workspace memory (§2.6, issue 35).
+
+    Kept apart, marked with where it came from (``sessionId``, ``reason``), and given to no
+    model until the user accepts it. ``text`` is the proposal's ``## Title`` sections;
+    ``diff`` is what accepting it would do to the document as it is now.
+    """
+
+    id: str
+    workspace: str
+    session_id: str | None = None
+    reason: str
+    status: ProposalStatus
+    created_at: str
+    text: str
+    diff: FileDiff | None = None
+
+
+class MemoryProposals(WireModel):
+    """Result of ``relavium/listMemoryProposals``: the pending ones, oldest first."""
+
+    proposals: list[MemoryProposal] = Field(default_factory=list)
+
+
+class DecideMemoryProposalParams(WireModel):
+    """``relavium/decideMemoryProposal``: accept (merge into the document) or reject."""
+
+    proposal_id: str = Field(min_length=1, max_length=64)
+    decision: ProposalDecision
+
+
+class DecideMemoryProposalResult(WireModel):
+    """The decided proposal and, after an accept that changed it, the new document."""
+
+    proposal: MemoryProposal
+    memory: WorkspaceMemory | None = None
 
 
 class WorkspaceMemoryChangedParams(WireModel):

@@ -55,6 +55,9 @@ class StartSessionParams(WireModel):
     description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
     # Runtime hints and UI state (at most 16 KiB of JSON; stored and exported, never secrets).
     metadata: dict[str, Any] | None = None
+    # The user chose a working directory at / or their home directory (refused otherwise:
+    # the sandbox would be every file under it).
+    allow_broad_working_dir: bool = False
 
     _metadata_size = field_validator("metadata")(check_metadata)
 

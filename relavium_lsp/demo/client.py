@@ -25,9 +25,14 @@ from pygls.lsp.client import LanguageClient
 
 from relavium_lsp import __version__
 from relavium_lsp._compat.pygls import client_process
-from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.wire import ApprovalDecision
-from relavium_lsp.demo.edits import PlannedWrite, UnsupportedEdit, plan_workspace_edit
+from relavium_lsp.demo.edits import (
+    PlannedWrite,
+    UnsupportedEdit,
+    plan_workspace_edit,
+    read_editor_text,
+    save_editor_text,
+)
 from relavium_lsp.demo.render import Console, one_line
 from relavium_lsp.server import methods
 from relavium_lsp.server.core import relavium_converter
@@ -214,7 +219,7 @@ class DemoEditor:
     def open_document(self, path: Path, language_id: str) -> str:
         """``textDocument/didOpen`` with the file's text, as an editor opening a tab."""
         uri = path.as_uri()
-        text = path.read_text(encoding="utf-8")
+        text = read_editor_text(path) or ""
         self.documents[uri] = OpenDocument(version=1, text=text)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -275,10 +280,7 @@ class DemoEditor:
         document = self.documents.get(path.as_uri())
         if document is not None:
             return document.text
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+        return read_editor_text(path)
 
     def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         """Plan the whole edit first, then update the buffers (telling the server) and save."""
@@ -290,7 +292,7 @@ class DemoEditor:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason=str(error))
         for write in planned:
             self._update_buffer(write)
-            atomic_write_text(write.path, write.text)
+            save_editor_text(write.path, write.text)
             self._saved(write.path)
             self.record.applied_writes.append(write)
             verb = "created" if write.created else "changed"

@@ -1,7 +1,11 @@
-"""Applying an LSP ``WorkspaceEdit`` to text the way an editor does.
+r"""Applying an LSP ``WorkspaceEdit`` to text the way an editor does.
 
-Positions in LSP count UTF-16 code units, not Python characters, so a line holding an emoji
-or a CJK character is converted before slicing. Only what the server sends is supported:
+Positions follow the LSP rules exactly: lines end at ``\r\n``, ``\r`` or ``\n``; a
+character counts UTF-16 code units (a line holding an emoji or a CJK character is converted
+before slicing) and past the end of its line means the line's end (never into its line
+break); a line past the end means the end of the text. Files are read and saved as editors
+do (:func:`read_editor_text`, :func:`save_editor_text`): line endings untouched, a
+byte-order mark hidden from the text and kept on save. Only what the server sends is supported:
 ``CreateFile`` (an empty document if the file is new) and ``TextDocumentEdit`` with plain or
 annotated text edits (plus the older ``changes`` map); anything else — renames, deletes,
 snippets — is refused before anything is applied.
@@ -9,6 +13,7 @@ snippets — is refused before anything is applied.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +45,27 @@ def _utf16_offset_to_index(line: str, units: int) -> int:
     return len(line)
 
 
-def _offset(lines: Sequence[str], position: types.Position) -> int:
-    """The absolute index in the joined text of an LSP position (clamped like editors do)."""
-    if position.line >= len(lines):
-        return sum(len(line) + 1 for line in lines) - 1
-    before = sum(len(line) + 1 for line in lines[: position.line])
-    return before + _utf16_offset_to_index(lines[position.line], position.character)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BOM = "\ufeff"
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """Each LSP line of ``text`` as (start, end of its content), line breaks excluded."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for found in _LINE_BREAK.finditer(text):
+        spans.append((start, found.start()))
+        start = found.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def _offset(text: str, spans: Sequence[tuple[int, int]], position: types.Position) -> int:
+    """The absolute index in ``text`` of an LSP position (clamped like editors do)."""
+    if position.line >= len(spans):
+        return len(text)
+    start, end = spans[position.line]
+    return start + _utf16_offset_to_index(text[start:end], position.character)
 
 
 PlainEdit = types.TextEdit | types.AnnotatedTextEdit
@@ -53,10 +73,14 @@ PlainEdit = types.TextEdit | types.AnnotatedTextEdit
 
 def apply_text_edits(text: str, edits: Sequence[PlainEdit]) -> str:
     """``text`` with every edit applied; ranges refer to the original text, as in LSP."""
-    lines = text.split("\n")
+    lines = line_spans(text)
     spans = sorted(
         (
-            (_offset(lines, edit.range.start), _offset(lines, edit.range.end), edit.new_text)
+            (
+                _offset(text, lines, edit.range.start),
+                _offset(text, lines, edit.range.end),
+                edit.new_text,
+            )
             for edit in edits
         ),
         key=lambda span: (span[0], span[1]),
@@ -70,6 +94,22 @@ def apply_text_edits(text: str, edits: Sequence[PlainEdit]) -> str:
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def read_editor_text(path: Path) -> str | None:
+    """A file's text as an editor shows it (``None`` when there is no file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return data.decode("utf-8").removeprefix(_BOM)
+
+
+def save_editor_text(path: Path, text: str) -> None:
+    """Save ``text`` as an editor does: the file's byte-order mark kept, endings untouched."""
+    bom = path.exists() and path.read_bytes().startswith(_BOM.encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(((_BOM if bom else "") + text).encode("utf-8"))
 
 
 def uri_to_path(uri: str) -> Path:

@@ -111,7 +111,7 @@ from relavium_lsp.store.rows.session_ops import PurgeReport
 from relavium_lsp.store.sessions import SessionPage
 from relavium_lsp.tools.base import ToolDispatcher, close_tools
 from relavium_lsp.tools.host import EditorHost
-from relavium_lsp.tools.jail import ScopeRoots
+from relavium_lsp.tools.jail import ScopeRoots, broad_root_reason
 from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
@@ -229,8 +229,21 @@ class Engine:
         source: str = "cli",
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
+        allow_broad_working_dir: bool = False,
     ) -> SessionSnapshot:
-        """Open a new session for an agent (``session:started``)."""
+        """Open a new session for an agent (``session:started``).
+
+        A working directory at ``/`` or the home directory is refused unless
+        ``allow_broad_working_dir`` says the user chose it (the jail's root would be
+        everything).
+        """
+        broad = broad_root_reason(context.working_dir)
+        if broad is not None and not allow_broad_working_dir:
+            raise InvalidInput(
+                f"workingDir {context.working_dir!r} is {broad}: the session's sandbox would "
+                "hold every file under it. Open a project folder instead, or pass "
+                "allowBroadWorkingDir: true if the user chose this directory"
+            )
         session = await self._live.create(
             context=context,
             agent_ref=agent_ref,
@@ -526,6 +539,7 @@ class Engine:
             files=files,
             conversation=conversation,
             host=host or self._services.host,
+            roots=await self.tool_roots(session_id),
             paths=paths,
         )
 
@@ -536,7 +550,11 @@ class Engine:
         self._refuse_busy(session_id)
         record = await self.record(session_id)
         return await undo_session_rewind(
-            self._services, record, rewind_id, host=host or self._services.host
+            self._services,
+            record,
+            rewind_id,
+            host=host or self._services.host,
+            roots=await self.tool_roots(session_id),
         )
 
     # -- reviewing a turn's changes (docs/design.md §6.4) ------------------------------------
@@ -577,6 +595,7 @@ class Engine:
             user_sequence,
             decision,
             paths,
+            await self.tool_roots(session_id),
         )
 
     async def import_jsonl(self, text: str) -> str:
@@ -666,7 +685,7 @@ class Engine:
         return await self._models.report(sources, refresh=refresh)
 
     async def tool_roots(self, session_id: str) -> ScopeRoots:
-        """The filesystem roots the session's tool calls are jailed to."""
+        """The filesystem roots the session's tools — and its rewinds — may write in."""
         session = await self._live.get(session_id)
         context = session.record.context
         return ScopeRoots.build(

@@ -37,9 +37,9 @@ from relavium_lsp.llm.keys import KeychainUnavailable, key_env_var, key_lookup_f
 from relavium_lsp.llm.model_directory import ModelSources
 from relavium_lsp.llm.openai.provider import DEFAULT_OPENAI_BASE_URL
 from relavium_lsp.llm.provider_probe import probe_provider
-from relavium_lsp.log_secrets import redact, register_secret
+from relavium_lsp.log_secrets import register_secret
 from relavium_lsp.paths import global_config_path
-from relavium_lsp.secret_shapes import secret_reason
+from relavium_lsp.secret_shapes import redact_secrets, secret_reason
 
 # The built-in providers (no preset: their kind is their id), offered first.
 HOSTED_PROVIDERS = (
@@ -103,7 +103,7 @@ async def setup_model(
         default_model=default_model,
         config_path=str(config_path),
         key_stored=key_stored,
-        check=check.model_copy(update={"message": redact(check.message)}),
+        check=check.model_copy(update={"message": redact_secrets(check.message)}),
     )
 
 

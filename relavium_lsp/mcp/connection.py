@@ -7,10 +7,14 @@ that opens the client, reports ready, and holds it open until :meth:`McpConnecti
 (an aborted turn, a timeout) makes the SDK send ``notifications/cancelled`` for it.
 
 A stdio server's stderr goes to our log line by line (logger ``relavium_lsp.mcp.stderr``)
-through a pipe we read; the pipe reaching end-of-file means the process is gone, which marks
-the connection dead so the next use restarts it. Its environment is the SDK's small safe set
-(``HOME``, ``PATH``, ``USER``…) plus what the definition sets — never our own environment, so
-no ``*_API_KEY`` or database key reaches a server.
+through a pipe we read — escaped (no control characters or terminal escapes reach the log),
+cut, and rate-limited; the pipe reaching end-of-file means the process is gone, which marks
+the connection dead so the next use restarts it. Its stdout reaches the SDK through
+:mod:`relavium_lsp.mcp.stdout_guard` (lines capped at :data:`MAX_MESSAGE_BYTES` *while they
+are read*, only JSON-RPC passed on); an HTTP server's answers are capped while read the same
+way (:class:`~relavium_lsp.mcp.http_caps.CappedResponses`) (issue 35). Its environment is
+the SDK's small safe set (``HOME``, ``PATH``, ``USER``…) plus what the definition sets —
+never our own environment, so no ``*_API_KEY`` or database key reaches a server.
 
 SDK types stay in this module and :mod:`relavium_lsp.mcp.results`: the rest of the package
 sees :class:`ListedTool` / :class:`ListedPrompt`.
@@ -22,14 +26,21 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
+import sys
 from collections import deque
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from relavium_lsp import __version__
 from relavium_lsp.config.mcp_servers import ServerDefinition
+from relavium_lsp.errors import RelaviumError
+from relavium_lsp.json_guard import RateLimitedLog
+from relavium_lsp.secret_shapes import redact_secrets
+from relavium_lsp.tools.netguard import EgressGuard
 
 _log = logging.getLogger(__name__)
 _stderr_log = logging.getLogger("relavium_lsp.mcp.stderr")
@@ -42,6 +53,12 @@ _READ_CHUNK = 4_096
 # The MCP SDK's HTTP timeouts: 30 s to connect and write, 300 s between reads of a stream.
 MCP_HTTP_TIMEOUT_S = 30.0
 MCP_HTTP_READ_TIMEOUT_S = 300.0
+# The largest message a server may send (a tool result with a few images fits): a larger
+# one is read past, never held, and its call fails.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Stderr lines logged per server per minute (a flood is counted, not logged).
+STDERR_LINES_PER_MINUTE = 60
+_STDOUT_GUARD = Path(__file__).with_name("stdout_guard.py")
 
 
 class ConnectionLost(Exception):
@@ -90,6 +107,7 @@ class _StderrPump:
         self._reader_file = os.fdopen(read_fd, "rb", buffering=0)
         self.errlog: TextIO = open(write_fd, "w", encoding="utf-8")
         self.tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._log = RateLimitedLog(_stderr_log, burst=STDERR_LINES_PER_MINUTE, window_s=60.0)
         self.closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -124,10 +142,11 @@ class _StderrPump:
             self.closed.set()
 
     def _emit(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE]
+        text = raw.decode("utf-8", errors="replace").rstrip()[:MAX_STDERR_LINE]
+        line = escaped(redact_secrets(text)) if text else ""
         if line:
             self.tail.append(line)
-            _stderr_log.info("[%s] %s", self._server_name, line)
+            self._log.log(logging.INFO, "[%s] %s", self._server_name, line)
 
     async def aclose(self) -> None:
         """Log what the stopped server still had in the pipe, then close it."""
@@ -154,8 +173,10 @@ class McpConnection:
         cwd: str | None,
         env: Mapping[str, str],
         headers: Mapping[str, str],
+        egress: EgressGuard,
     ) -> None:
         self.server = server
+        self._egress = egress
         self._cwd = cwd
         self._env = dict(env)
         self._headers = dict(headers)
@@ -244,19 +265,16 @@ class McpConnection:
             self._stderr = _StderrPump(self.server.name)
             self._stderr.start()
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=self._env, cwd=self._cwd
+                command=sys.executable,
+                args=guarded_command(config.command, config.args, self._env),
+                env=self._env,
+                cwd=self._cwd,
             )
             transport = stdio_client(params, errlog=self._stderr.errlog)
         else:
-            import httpx2
-
-            # The SDK's own defaults (a response stream may stay open for minutes); our
-            # client only to send the configured headers, as the SDK documents.
-            timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
-            http_client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=self._headers or None, timeout=timeout)
-            )
-            transport = streamable_http_client(str(config.url), http_client=http_client)
+            http_client, url = await self._pinned_client(str(config.url))
+            await stack.enter_async_context(http_client)
+            transport = streamable_http_client(url, http_client=http_client)
         client = Client(
             transport,
             client_info=Implementation(name="relavium-lsp", version=__version__),
@@ -264,6 +282,42 @@ class McpConnection:
             cache=None,
         )
         return await stack.enter_async_context(client)
+
+    async def _pinned_client(self, configured_url: str) -> tuple[Any, str]:
+        """An HTTP client for the server, through the egress guard (issue 35).
+
+        The URL passes the same guard as ``http_request`` (minus the allowlist; local
+        addresses and plain http only with ``allow_local_endpoint``) and every request goes
+        to the address that was checked: the URL names it, the Host header and TLS name
+        the server, so a second DNS answer is never used. No proxy from the environment,
+        no redirects. The SDK's own timeouts (a response stream may stay open for minutes);
+        the configured headers, as the SDK documents.
+        """
+        import httpx2
+
+        from relavium_lsp.mcp.http_caps import CappedResponses
+
+        target = await self._egress.authorize_endpoint(
+            configured_url, allow_local=self.server.config.allow_local_endpoint
+        )
+        checked = target.checked
+
+        async def pin(request: Any) -> None:
+            request.headers["Host"] = checked.authority
+            if checked.sni_hostname is not None:
+                request.extensions["sni_hostname"] = checked.sni_hostname
+
+        timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
+        transport = httpx2.AsyncHTTPTransport(verify=self._egress.ssl_context, trust_env=False)
+        client = httpx2.AsyncClient(
+            headers=self._headers or None,
+            timeout=timeout,
+            transport=CappedResponses(transport, MAX_MESSAGE_BYTES),
+            trust_env=False,
+            follow_redirects=False,
+            event_hooks={"request": [pin]},
+        )
+        return client, str(target.pinned_url())
 
     async def _on_message(self, message: Any) -> None:
         from mcp_types import ToolListChangedNotification
@@ -371,6 +425,28 @@ class McpConnection:
                 raise
 
 
+def escaped(text: str) -> str:
+    """``text`` with every control character written as an escape.
+
+    No terminal codes, and no fake log lines, from a server's output.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def guarded_command(command: str, args: list[str], env: Mapping[str, str]) -> list[str]:
+    """The interpreter's arguments that run ``command`` behind the stdout guard.
+
+    The command is looked up here (on the PATH the server gets), so a missing one is still
+    "the command was not found", not a guard that exits at once.
+    """
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH")))
+    if found is None:
+        raise FileNotFoundError(2, "not found", command)
+    return ["-I", "-S", str(_STDOUT_GUARD), str(MAX_MESSAGE_BYTES), found, *args]
+
+
 def _is_transport_error(error: Exception) -> bool:
     """HTTP transport failures (httpx2) and broken anyio streams mean the server is gone."""
     import anyio
@@ -395,7 +471,7 @@ def _describe(error: BaseException) -> str:
         return f"the command was not found ({error.filename or 'unknown'})"
     if isinstance(error, PermissionError):
         return "the command is not executable"
-    if isinstance(error, StartFailed):
+    if isinstance(error, StartFailed | RelaviumError):  # ours: user-safe (the egress guard's)
         return str(error)
     if isinstance(error, BaseExceptionGroup):
         inner = error.exceptions[0] if error.exceptions else error

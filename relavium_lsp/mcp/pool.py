@@ -28,7 +28,6 @@ from typing import Any, Literal, TypeVar
 from relavium_lsp.config.mcp_servers import ServerDefinition
 from relavium_lsp.errors import ToolError
 from relavium_lsp.llm.keys import keychain_key
-from relavium_lsp.log_secrets import redact
 from relavium_lsp.mcp.connection import (
     ConnectionLost,
     ListedPrompt,
@@ -38,7 +37,9 @@ from relavium_lsp.mcp.connection import (
 )
 from relavium_lsp.mcp.results import tool_run_from_result
 from relavium_lsp.mcp.secrets import KeychainLookup, MissingSecret, resolve_secrets
+from relavium_lsp.secret_shapes import redact_secrets
 from relavium_lsp.tools.base import ToolRun
+from relavium_lsp.tools.netguard import EgressGuard
 
 ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped"]
 MAX_BACKOFF_S = 30.0
@@ -81,9 +82,11 @@ class ManagedServer:
         cwd: str | None,
         lookup: KeychainLookup,
         clock: Clock,
+        egress: EgressGuard,
     ) -> None:
         self.definition = definition
         self.cwd = cwd
+        self._egress = egress
         self._lookup = lookup
         self._clock = clock
         self._lock = asyncio.Lock()
@@ -189,7 +192,11 @@ class ManagedServer:
         except MissingSecret as missing:
             raise self._start_failed(str(missing)) from None
         connection = McpConnection(
-            self.definition, cwd=self.cwd, env=secrets.env, headers=secrets.headers
+            self.definition,
+            cwd=self.cwd,
+            env=secrets.env,
+            headers=secrets.headers,
+            egress=self._egress,
         )
         try:
             await connection.start(self.definition.config.startup_timeout_s)
@@ -199,7 +206,7 @@ class ManagedServer:
             reason = _start_reason(error)
             tail = connection.stderr_tail()
             if tail:
-                reason += f" (its last words: {redact(tail[-1])[:300]})"
+                reason += f" (its last words: {redact_secrets(tail[-1])[:300]})"
             raise self._start_failed(reason) from None
         except asyncio.CancelledError:
             self._retire(connection)
@@ -261,10 +268,15 @@ class McpServerPool:
     """Every MCP server this process runs, by definition and working directory."""
 
     def __init__(
-        self, *, lookup: KeychainLookup = keychain_key, clock: Clock = time.monotonic
+        self,
+        *,
+        lookup: KeychainLookup = keychain_key,
+        clock: Clock = time.monotonic,
+        egress: EgressGuard | None = None,
     ) -> None:
         self._lookup = lookup
         self._clock = clock
+        self._egress = egress or EgressGuard()
         self._servers: dict[str, ManagedServer] = {}
         self._closed = False
 
@@ -280,6 +292,7 @@ class McpServerPool:
                 cwd=definition.resolved_cwd(working_dir),
                 lookup=self._lookup,
                 clock=self._clock,
+                egress=self._egress,
             )
             self._servers[key] = managed
         return managed

@@ -35,11 +35,12 @@ import logging
 import re
 from typing import Protocol
 
+from relavium_lsp.json_guard import MAX_MESSAGE_BYTES
+
+__all__ = ["MAX_MESSAGE_BYTES", "ByteSource", "FrameParser", "FrameReader", "FramingError"]
+
 logger = logging.getLogger(__name__)
 
-# The largest message body accepted. An editor's biggest honest message is a document's text
-# (didOpen/didChange); 64 MiB is far beyond any file a chat server should be sent whole.
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # The longest header line (real ones are under 100 bytes) and the most header lines per message.
 MAX_HEADER_LINE_BYTES = 8 * 1024
 MAX_HEADER_LINES = 16

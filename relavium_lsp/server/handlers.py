@@ -1,9 +1,10 @@
 """Registering a custom request: validate params, call, dump the result, map errors.
 
 Every custom method goes through :func:`register_request`, so each one validates its params
-with pydantic first, answers camelCase JSON, and turns failures into the right JSON-RPC error
-(see :mod:`relavium_lsp.server.errors`). The same handler backs the matching
-``workspace/executeCommand`` command.
+with pydantic first (strictly, integers within 64 bits:
+:func:`~relavium_lsp.contracts.base.validate_request`), answers camelCase JSON, and turns
+failures into the right JSON-RPC error (see :mod:`relavium_lsp.server.errors`). The same
+handler backs the matching ``workspace/executeCommand`` command.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.base import WireModel, validate_request
 from relavium_lsp.server.errors import to_jsonrpc_error
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def validated_handler(
 
     async def handle(ls: RelaviumServer, raw_params: Any) -> Any:
         try:
-            params = params_model.model_validate({} if raw_params is None else raw_params)
+            params = validate_request(params_model, raw_params)
             result = await implementation(ls, params)
         except asyncio.CancelledError:
             raise

@@ -43,6 +43,8 @@ APPLY_CODE = "relavium/applyCode"
 # The workspace's long-term memory document (§2.6).
 GET_WORKSPACE_MEMORY = "relavium/getWorkspaceMemory"
 SET_WORKSPACE_MEMORY = "relavium/setWorkspaceMemory"
+LIST_MEMORY_PROPOSALS = "relavium/listMemoryProposals"
+DECIDE_MEMORY_PROPOSAL = "relavium/decideMemoryProposal"
 # Setting up a real model from the editor (§8.1).
 LIST_PROVIDER_PRESETS = "relavium/listProviderPresets"
 SETUP_MODEL = "relavium/setupModel"
@@ -88,6 +90,8 @@ REQUESTS = (
     APPLY_CODE,
     GET_WORKSPACE_MEMORY,
     SET_WORKSPACE_MEMORY,
+    LIST_MEMORY_PROPOSALS,
+    DECIDE_MEMORY_PROPOSAL,
     LIST_PROVIDER_PRESETS,
     SETUP_MODEL,
 )

@@ -33,7 +33,6 @@ process open after ``exit``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
@@ -45,6 +44,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 
 from relavium_lsp._compat.pygls import use_stop_event
+from relavium_lsp.json_guard import (
+    RateLimitedLog,
+    UntrustedJson,
+    decode_message,
+    top_level_member,
+)
 from relavium_lsp.server.framing import (
     MAX_MESSAGE_BYTES,
     READ_CHUNK_BYTES,
@@ -245,6 +250,7 @@ class LoopInput:
         self._stop_event = stop_event
         self._watching = False
         self._draining = False  # a _dispatch_ready is scheduled: complete bodies may be held
+        self._complaints = RateLimitedLog(logger)
         self.finished: asyncio.Future[None] = self._loop.create_future()
 
     def start(self) -> bool:
@@ -306,7 +312,7 @@ class LoopInput:
                         logger.info("the client closed the server's input; exiting")
                         self._finish()
                     return  # otherwise the framer needs more input: the next readiness reads
-                dispatch(body, self._parser, self._protocol)
+                dispatch(body, self._parser, self._protocol, self._complaints)
                 if self._stop_event.is_set():
                     self._finish()
                     return
@@ -337,6 +343,7 @@ async def serve_from_thread(
     loop = asyncio.get_running_loop()
     bodies: asyncio.Queue[bytes | None] = asyncio.Queue()
     handed = threading.Semaphore(0)
+    complaints = RateLimitedLog(logger)
 
     def pump() -> None:
         # Runs on the reader thread; waits for each body to be dispatched before reading on.
@@ -357,23 +364,35 @@ async def serve_from_thread(
             logger.info("the client closed the server's input; exiting")
             break
         try:
-            dispatch(body, reader, protocol)
+            dispatch(body, reader, protocol, complaints)
         finally:
             handed.release()
 
 
-def dispatch(body: bytes, reader: Rejecter, protocol: MessageSink) -> None:
-    """Parse one body and hand it to pygls, answering what pygls would drop."""
+def dispatch(
+    body: bytes, reader: Rejecter, protocol: MessageSink, complaints: RateLimitedLog
+) -> None:
+    """Decode one body and hand it to pygls, answering what pygls would drop.
+
+    Nothing the body holds raises out of here (issue 35: one message must not end the
+    server): the decode is bounded (:func:`~relavium_lsp.json_guard.decode_message`), and
+    every failure is answered when the message has an id, else logged through ``complaints``.
+    """
     try:
-        message: Any = json.loads(body, object_hook=protocol.structure_message)
-    except JsonRpcException as error:
-        _answer_undeserialisable(body, error, protocol)
+        message: Any = decode_message(
+            body, max_bytes=MAX_MESSAGE_BYTES, object_hook=protocol.structure_message
+        )
+    except UntrustedJson as error:
+        if error.too_deep:
+            _answer_undecodable(body, error, protocol, complaints)
+        else:  # not JSON at all: the framer searches it (a too-long length gives back the next)
+            reader.reject(body)
         return
-    except ValueError:  # not JSON at all (UnicodeDecodeError is a ValueError too)
-        reader.reject(body)
+    except JsonRpcException as error:
+        _answer_undeserialisable(body, error, reader, protocol, complaints)
         return
     if not hasattr(message, "jsonrpc"):
-        _answer_not_jsonrpc(message, protocol)
+        _answer_not_jsonrpc(message, protocol, complaints)
         return
     try:
         protocol.handle_message(message)
@@ -382,17 +401,45 @@ def dispatch(body: bytes, reader: Rejecter, protocol: MessageSink) -> None:
         protocol.report_error(error, JsonRpcException)
 
 
-def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: MessageSink) -> None:
-    raw: Any = json.loads(body)
+def _answer_undecodable(
+    body: bytes, error: UntrustedJson, protocol: MessageSink, complaints: RateLimitedLog
+) -> None:
+    request_id = top_level_member(body, "id")
+    method = top_level_member(body, "method")
+    complaints.log(
+        logging.INFO,
+        "a %s from the client was refused: it %s",
+        "request" if request_id is not None else "message",
+        error.reason,
+    )
+    if request_id is not None and isinstance(method, str):
+        protocol.send_error(request_id, JsonRpcInvalidRequest(f"the message {error.reason}"))
+
+
+def _answer_undeserialisable(
+    body: bytes,
+    error: JsonRpcException,
+    reader: Rejecter,
+    protocol: MessageSink,
+    complaints: RateLimitedLog,
+) -> None:
+    try:
+        raw: Any = decode_message(body, max_bytes=MAX_MESSAGE_BYTES)
+    except UntrustedJson:
+        # pygls choked on the first object, and more follows it ("Extra data"): a length that
+        # was too long swallowed the next message's start. The framer searches the body.
+        reader.reject(body)
+        return
     request_id = raw.get("id") if isinstance(raw, dict) else None
     method = raw.get("method") if isinstance(raw, dict) else None
-    if not isinstance(request_id, int | str):
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         request_id = None
     # INFO: the client's mistake, answered; stderr (the editor's output) stays quiet.
-    logger.info(
-        "a %s from the client could not be read as %r (JSON-RPC %s: %s)",
+    complaints.log(
+        logging.INFO,
+        "a %s from the client could not be read as %s (JSON-RPC %s: %s)",
         "request" if request_id is not None else "message",
-        method,
+        _printable_method(method),
         error.code,
         error.message,
     )
@@ -400,9 +447,16 @@ def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: Mes
         protocol.send_error(request_id, error)
 
 
-def _answer_not_jsonrpc(message: Any, protocol: MessageSink) -> None:
+def _answer_not_jsonrpc(message: Any, protocol: MessageSink, complaints: RateLimitedLog) -> None:
     kind = type(message).__name__
-    logger.info("the client sent JSON that is not a JSON-RPC message (a %s)", kind)
-    if isinstance(message, dict) and isinstance(message.get("id"), int | str):
-        error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
-        protocol.send_error(message["id"], error)
+    complaints.log(logging.INFO, "the client sent JSON that is not a JSON-RPC message (a %s)", kind)
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+        protocol.send_error(request_id, JsonRpcInvalidRequest("not a JSON-RPC 2.0 message"))
+
+
+def _printable_method(method: object) -> str:
+    """A method name for the log: escaped, cut, and only if it is a string."""
+    if not isinstance(method, str):
+        return f"a method of type {type(method).__name__}"
+    return ascii(method[:100])

@@ -39,7 +39,9 @@ from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalAction, ApprovalPreview, ErrorCode, EventPayload
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.seam import ToolSpec
+from relavium_lsp.paths import relavium_home
 from relavium_lsp.tools.host import Approver, EditorHost, FileChange
+from relavium_lsp.tools.jail import ScopeRoots
 
 SideEffect = Literal["read", "fs_write", "process", "egress"]
 EventSink = Callable[[EventPayload], None]
@@ -191,6 +193,16 @@ class ToolCallContext:
     journal: ChangeJournal | None = None
     # What the ``delegate`` tool hands child sessions to (None: delegation unavailable).
     delegator: Delegator | None = None
+
+    def scope_roots(self) -> ScopeRoots:
+        """The filesystem roots this call's session context and policy allow."""
+        return ScopeRoots.build(
+            self.context.working_dir,
+            self.context.fs_scope_tier,
+            self.temp_dir,
+            self.policy.allowed_paths,
+            forbidden=(relavium_home(), *self.protected_paths),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
-"""``edit_file``: exact-text replacements on the editor's current text.
+r"""``edit_file``: exact-text replacements on the editor's current text.
 
 The model names text it has read (``old``) and what replaces it (``new``); each ``old`` must
 occur exactly once — unless ``replaceAll`` — in the text as the previous replacements left
-it. Everything is checked before the user is asked: a replacement that does not apply is a
-failed call naming the first line that differs, and nothing changes. The result reaches the
+it, line breaks compared as ``\n`` whatever the file uses (its own endings are put back:
+:mod:`~relavium_lsp.tools.line_endings`). Everything is checked before the user is asked: a
+replacement that does not apply is a failed call naming the first line that differs, and
+nothing changes. The result reaches the
 editor as ranged edits (see :func:`~relavium_lsp.tools.text_edit.minimal_edits`), never as a
 whole-file replacement, and the approval carries the diff.
 """
@@ -28,7 +30,8 @@ from relavium_lsp.tools.fs import (
     write_through_host,
 )
 from relavium_lsp.tools.host import FileChange
-from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
+from relavium_lsp.tools.jail import resolve_in_scope
+from relavium_lsp.tools.line_endings import keep_line_endings, normalize_newlines
 from relavium_lsp.tools.text_edit import (
     Replacement,
     apply_replacements,
@@ -70,7 +73,7 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
     """``edit_file`` with the given limits."""
 
     async def prepare_edit(args: EditFileArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=True)
         if resolved.is_dir():
             raise ToolError(f"{args.path!r} is a directory")
@@ -81,17 +84,21 @@ def edit_tools(limits: ToolLimits) -> list[ToolDefinition[EditFileArgs]]:
         old_text = await read_current_text(ctx, resolved, roots, limits.read_max_bytes)
         if old_text is None:
             raise ToolError(f"{label!r} does not exist; create it with write_file")
-        replacements = [Replacement(e.old, e.new, e.replace_all) for e in args.edits]
-        new_text = apply_replacements(old_text, replacements, label)
+        # Matched and replaced with every line break a \n (a model copies \r\n text as \n),
+        # then the file's own endings put back (issue 35).
+        replacements = [
+            Replacement(normalize_newlines(e.old), normalize_newlines(e.new), e.replace_all)
+            for e in args.edits
+        ]
+        replaced = apply_replacements(normalize_newlines(old_text), replacements, label)
+        new_text = keep_line_endings(old_text, replaced)
         size = len(new_text.encode("utf-8"))
         if size > limits.write_max_bytes:
             raise ToolError(f"the edited file would be {size:,} bytes, over the write limit")
         change = FileChange(resolved, old_text, new_text, file_diff(label, old_text, new_text))
 
         async def run() -> ToolRun:
-            again = resolve_in_scope(
-                args.path, ScopeRoots.for_call(ctx), must_exist=True, for_write=True
-            )
+            again = resolve_in_scope(args.path, ctx.scope_roots(), must_exist=True, for_write=True)
             if again != resolved:
                 raise ToolDenied(f"{args.path!r} changed while waiting for approval")
             failed = await write_through_host(ctx, resolved, change, label)

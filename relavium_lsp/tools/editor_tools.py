@@ -134,7 +134,7 @@ def editor_tools() -> list[ToolDefinition[Any]]:
 
     def prepare_for(kind: EditorFeature) -> Any:
         async def prepare(args: ToolArgs, ctx: ToolCallContext) -> PreparedCall:
-            roots = ScopeRoots.for_call(ctx)
+            roots = ctx.scope_roots()
             path: str | None = getattr(args, "path", None)
             absolute = None
             if path is not None:

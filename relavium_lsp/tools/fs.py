@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import ApprovalPreview
 from relavium_lsp.errors import ToolDenied, ToolError
-from relavium_lsp.log_secrets import redact
+from relavium_lsp.secret_shapes import redact_secrets
 from relavium_lsp.tools.base import (
     ApprovalNeed,
     PreparedCall,
@@ -30,8 +30,19 @@ from relavium_lsp.tools.base import (
     ToolLimits,
     ToolRun,
 )
+from relavium_lsp.tools.file_text import decode_file_text
 from relavium_lsp.tools.host import FileChange
-from relavium_lsp.tools.jail import ScopeRoots, open_in_scope, resolve_in_scope
+from relavium_lsp.tools.jail import (
+    ScopeRoots,
+    check_write_target,
+    open_in_scope,
+    resolve_in_scope,
+)
+from relavium_lsp.tools.line_endings import (
+    keep_final_newline,
+    keep_line_endings,
+    normalize_newlines,
+)
 from relavium_lsp.tools.protected import protected_pattern
 from relavium_lsp.tools.text_edit import (
     TRANSCRIPT_DIFF_CHARS,
@@ -41,7 +52,6 @@ from relavium_lsp.tools.text_edit import (
 )
 
 SKIPPED_DIRECTORIES = frozenset({".git"})
-_BINARY_PROBE = 8192
 # Files the agent changes are read whole for their diff; the write limit bounds what it sends.
 _NO_READ_LIMIT = 64 * 1024 * 1024
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -75,16 +85,6 @@ class ListDirectoryArgs(ToolArgs):
     depth: int = Field(default=1, ge=1, le=10, description="How many levels to descend.")
 
 
-def decode_text(data: bytes, label: str) -> str:
-    """Decode file bytes as UTF-8 text, refusing binary content clearly."""
-    if b"\0" in data[:_BINARY_PROBE]:
-        raise ToolError(f"{label!r} is a binary file ({len(data):,} bytes); it cannot be read")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ToolError(f"{label!r} is not UTF-8 text ({len(data):,} bytes)") from None
-
-
 def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) -> str:
     descriptor = open_in_scope(resolved, roots)
     with os.fdopen(descriptor, "rb") as handle:
@@ -97,7 +97,7 @@ def _read_disk(resolved: Path, roots: ScopeRoots, max_bytes: int, label: str) ->
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ToolError(f"{label!r} grew past the {max_bytes:,}-byte read limit while reading")
-    return decode_text(data, label)
+    return decode_file_text(data, label)
 
 
 async def read_current_text(
@@ -130,10 +130,14 @@ async def write_through_host(
 ) -> ToolRun | None:
     """Apply a prepared change through the editor; a failed result, or ``None`` when applied.
 
-    The file is read again first: if it no longer holds the text the diff was computed on
-    (the user typed while the prompt was up), nothing is written.
+    The path is checked against the scope at this moment (a file or parent replaced by a
+    symlink while the prompt was up is refused), and the file is read again: if it no
+    longer holds the text the diff was computed on (the user typed meanwhile), nothing is
+    written.
     """
-    now = await read_current_text(ctx, resolved, ScopeRoots.for_call(ctx), _NO_READ_LIMIT)
+    roots = ctx.scope_roots()
+    check_write_target(resolved, roots)
+    now = await read_current_text(ctx, resolved, roots, _NO_READ_LIMIT)
     if now != change.old_text:
         return changed_meanwhile(label)
     if ctx.journal is not None:
@@ -220,11 +224,12 @@ def _list(resolved: Path, roots: ScopeRoots, depth: int, max_entries: int) -> st
 def transcript_diff(change: FileChange) -> FileDiff:
     """The diff a file tool's result shows in the transcript: cut, and no known secret in it.
 
-    It lands in the durable event log and goes to every client, so a configured API key or
-    the database key the agent wrote into a file is replaced, as in the logs.
+    It lands in the durable event log and goes to every client, so a configured API key,
+    the database key, or anything else the one secret detector finds (a private key, a
+    token, credentials in a URL: :mod:`relavium_lsp.secret_shapes`) is replaced.
     """
     diff = cut_diff(change.diff, TRANSCRIPT_DIFF_CHARS)
-    shown = redact(diff.unified)
+    shown = redact_secrets(diff.unified)
     return diff if shown == diff.unified else diff.model_copy(update={"unified": shown})
 
 
@@ -258,7 +263,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
     """``read_file``, ``write_file`` and ``list_directory`` with the given limits."""
 
     async def prepare_read(args: ReadFileArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
         if resolved.is_dir():
             raise ToolError(f"{args.path!r} is a directory; use list_directory")
@@ -273,7 +278,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
         return PreparedCall(run=run)
 
     async def prepare_write(args: WriteFileArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=False, for_write=True)
         size = len(args.content.encode("utf-8"))
         if size > limits.write_max_bytes:
@@ -284,21 +289,21 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
             # Before the approval prompt: nobody should approve a write that cannot happen.
             raise ToolError(f"{label} was not written: {refusal}")
         old_text = await read_current_text(ctx, resolved, roots, _NO_READ_LIMIT)
-        change = FileChange(
-            resolved, old_text, args.content, file_diff(label, old_text, args.content)
-        )
+        content = args.content
+        if old_text is not None:  # an existing file keeps its line endings (issue 35)
+            changed = keep_line_endings(old_text, normalize_newlines(content))
+            content = keep_final_newline(old_text, changed)
+        change = FileChange(resolved, old_text, content, file_diff(label, old_text, content))
 
         async def run() -> ToolRun:
             # Re-validate after the approval wait: the path must still resolve the same way.
-            again = resolve_in_scope(
-                args.path, ScopeRoots.for_call(ctx), must_exist=False, for_write=True
-            )
+            again = resolve_in_scope(args.path, ctx.scope_roots(), must_exist=False, for_write=True)
             if again != resolved:
                 raise ToolDenied(f"{args.path!r} changed while waiting for approval")
             failed = await write_through_host(ctx, resolved, change, label)
             if failed is not None:
                 return failed
-            lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
+            lines = content.count("\n") + (0 if content.endswith("\n") else 1)
             verb = "Replaced" if old_text is not None else "Created"
             stat = diff_stat_text(change.diff.stat)
             return ToolRun(
@@ -312,7 +317,7 @@ def fs_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
         )
 
     async def prepare_list(args: ListDirectoryArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
         if not stat.S_ISDIR(os.stat(resolved).st_mode):
             raise ToolError(f"{args.path!r} is not a directory; use read_file")

@@ -127,7 +127,7 @@ def git_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
     """``git_status`` and ``git_commit`` with the given limits."""
 
     async def prepare_status(args: GitStatusArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
 
         async def run() -> ToolRun:
             status = await _git(
@@ -157,7 +157,7 @@ def git_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
     async def prepare_commit(args: GitCommitArgs, ctx: ToolCallContext) -> PreparedCall:
         if "\0" in args.message:
             raise ToolDenied("the commit message contains a NUL byte")
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         pathspecs = _commit_pathspecs(args.paths or [], roots)
         first_line = args.message.strip().splitlines()[0] if args.message.strip() else ""
         # The prompt shows the subject: no escape sequences or bidi tricks in it.

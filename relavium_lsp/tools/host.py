@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.diff import FileDiff
 from relavium_lsp.contracts.events import AgentApprovalRequested, ApprovalAction, ApprovalPreview
 from relavium_lsp.contracts.wire import ApprovalDecision
+from relavium_lsp.errors import ToolDenied
+from relavium_lsp.tools.file_text import delete_file, write_file_text
 
 
 @dataclass(frozen=True)
@@ -112,15 +113,35 @@ class FilesystemHost:
         return None
 
     async def write_file(self, path: Path, text: str, *, label: str) -> WriteOutcome:
-        """Write atomically (temp file + rename) so a crash never leaves half a file."""
-        await asyncio.to_thread(atomic_write_text, path, text)
-        return WriteOutcome(applied=True)
+        """Write atomically, never through a symlink (:func:`write_to_disk`)."""
+        return await write_to_disk(path, text)
 
     async def delete_file(self, path: Path, *, label: str) -> WriteOutcome:
-        """Remove the file (a missing one counts as deleted)."""
-        await asyncio.to_thread(path.unlink, missing_ok=True)
-        return WriteOutcome(applied=True)
+        """Remove the file (a missing one counts as deleted), never through a symlink."""
+        return await delete_from_disk(path)
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Delegate to the configured approver."""
         return await self._approver(request)
+
+
+async def write_to_disk(path: Path, text: str) -> WriteOutcome:
+    """:func:`~relavium_lsp.tools.file_text.write_file_text` off the loop, refusals as outcomes.
+
+    Every host that writes the disk itself (the filesystem host, an LSP or ACP client without
+    its own writes) goes through here: atomic, the BOM kept, no symlink followed.
+    """
+    try:
+        await asyncio.to_thread(write_file_text, path, text)
+    except ToolDenied as refused:
+        return WriteOutcome(applied=False, reason=str(refused))
+    return WriteOutcome(applied=True)
+
+
+async def delete_from_disk(path: Path) -> WriteOutcome:
+    """:func:`~relavium_lsp.tools.file_text.delete_file` off the loop, refusals as outcomes."""
+    try:
+        await asyncio.to_thread(delete_file, path)
+    except ToolDenied as refused:
+        return WriteOutcome(applied=False, reason=str(refused))
+    return WriteOutcome(applied=True)

@@ -32,14 +32,10 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from relavium_lsp.contracts.session import FsScopeTier
 from relavium_lsp.errors import ToolDenied, ToolError
 from relavium_lsp.paths import relavium_home
-
-if TYPE_CHECKING:
-    from relavium_lsp.tools.base import ToolCallContext
 
 MAX_PATH_CHARS = 4096
 PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -95,17 +91,6 @@ class ScopeRoots:
             forbidden=tuple(_realpath(path) for path in forbidden),
         )
 
-    @classmethod
-    def for_call(cls, ctx: ToolCallContext) -> ScopeRoots:
-        """The roots for one tool call's session context and policy."""
-        return cls.build(
-            ctx.context.working_dir,
-            ctx.context.fs_scope_tier,
-            ctx.temp_dir,
-            ctx.policy.allowed_paths,
-            forbidden=(relavium_home(), *ctx.protected_paths),
-        )
-
     def contains(self, resolved: Path) -> bool:
         """Whether an already-resolved path is inside the tier's roots."""
         if self.tier == "full":
@@ -130,6 +115,21 @@ class ScopeRoots:
         if self.tier == "project":
             return "the project scope (the workspace, the server temp dir and allowed_paths)"
         return "the full scope"
+
+
+def broad_root_reason(working_dir: str | Path) -> str | None:
+    """Why ``working_dir`` is too broad to be a session's root, or ``None``.
+
+    The root of the jail is the workspace: at ``/`` or the home directory a "sandboxed"
+    session could reach every file (issue 35). A session may start there only when the
+    client says the user chose it (``allowBroadWorkingDir``).
+    """
+    real = _realpath(working_dir)
+    if real == Path(real.anchor):
+        return "the root of the filesystem"
+    if real == _realpath(Path.home()):
+        return "the home directory"
+    return None
 
 
 def _check_raw(raw: str) -> None:
@@ -207,6 +207,28 @@ def resolve_in_scope(raw: str, roots: ScopeRoots, *, must_exist: bool, for_write
     if for_write and stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{raw!r} is a directory")
     return resolved
+
+
+def check_write_target(path: Path, roots: ScopeRoots) -> None:
+    """Prove, at the moment of writing, that ``path`` is still the file the scope allowed.
+
+    ``path`` was resolved when the write was decided (a tool's check, a checkpoint's row).
+    Every symlink of the file and of each parent is resolved again: the result must be
+    ``path`` itself — a file or a directory replaced by a link since, even a link that stays
+    inside the workspace, is refused — and inside the roots under the write rules of
+    :func:`resolve_in_scope`. Every writer calls it: the file tools, rewind and its undo
+    (issue 35; the editor follows a link, so this is the last look before the write).
+    """
+    label = roots.display(path)
+    now = _realpath(path)
+    if now != path:
+        inside = roots.contains(now)
+        where = f"to {roots.display(now)}" if inside else f"outside {roots.describe()}"
+        raise ToolDenied(f"{label} now leads {where} through a symbolic link")
+    try:
+        resolve_in_scope(str(path), roots, must_exist=False, for_write=True)
+    except ToolError as error:
+        raise ToolDenied(f"{label} can no longer be written: {error}") from None
 
 
 def _check_kind(raw: str, mode: int) -> None:

@@ -1,4 +1,4 @@
-"""The SSRF guard for ``http_request``: which URLs may be fetched, and at which address.
+"""The SSRF guard for ``http_request`` and MCP over HTTP: which URLs, at which address.
 
 Decision (:func:`check_url`, pure — no network):
 
@@ -16,6 +16,11 @@ resolved address is blocked (:func:`relavium_lsp.netaddr.blocked_reason` — pri
 loopback, link-local, CGNAT, multicast, unspecified, metadata, reserved, mapped forms) the
 request is refused. The returned :class:`EgressTarget` pins the first checked address; the
 HTTP layer connects to that address only, so a second DNS answer can never be used.
+
+Configured endpoints (:meth:`EgressGuard.authorize_endpoint`, MCP servers over HTTP) pass the
+same checks without the allowlist: an IP literal is checked as an address, and non-public
+addresses and plain ``http://`` need the entry's ``allow_local_endpoint``; the connection is
+pinned to the checked address all the same.
 
 Test hooks are explicit and constructor-only: a resolver, an SSL context and a set of
 addresses to treat as public. Production builds ``EgressGuard()`` and nothing reads an
@@ -53,8 +58,14 @@ class CheckedUrl:
 
     @property
     def authority(self) -> str:
-        """``host`` or ``host:port`` when the port is not 443: the Host header and scope key."""
-        return self.host if self.port == DEFAULT_PORT else f"{self.host}:{self.port}"
+        """``host``, or ``host:port`` when the port is not the scheme's: the Host header."""
+        default = DEFAULT_PORT if self.url.scheme == "https" else 80
+        return self.host if self.port == default else f"{self.host}:{self.port}"
+
+    @property
+    def sni_hostname(self) -> str | None:
+        """The name TLS verifies (None for an IP address, which has no name to send)."""
+        return None if _looks_like_ip(self.host) else self.host
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,23 @@ def check_url(raw_url: str, allowed_domains: Iterable[str]) -> CheckedUrl:
         raise ToolError(
             "http_request is disabled: [chat].allowed_domains is empty", code="tool_unavailable"
         )
+    url, raw_host = _parse(raw_url, schemes=("https",))
+    if _looks_like_ip(raw_host):
+        raise ToolDenied(
+            f"{raw_host!r} is an IP address; only domain names from allowed_domains are allowed"
+        )
+    host = normalize_host(raw_host)
+    port = DEFAULT_PORT if url.port is None else url.port
+    if not 0 < port < 65536:
+        raise ToolDenied(f"port {port} is not a valid TCP port")
+    if (host, port) not in allowlist:
+        where = host if port == DEFAULT_PORT else f"{host}:{port}"
+        raise ToolDenied(f"{where!r} is not in allowed_domains (exact names only)")
+    return CheckedUrl(url=url, host=host, port=port)
+
+
+def _parse(raw_url: str, *, schemes: tuple[str, ...]) -> tuple[httpx.URL, str]:
+    """The URL and its raw host, refusing what could be read two ways (module doc)."""
     if len(raw_url) > MAX_URL_CHARS:
         raise ToolDenied(f"the URL is longer than {MAX_URL_CHARS} characters")
     bad = next(
@@ -141,24 +169,27 @@ def check_url(raw_url: str, allowed_domains: Iterable[str]) -> CheckedUrl:
         url = httpx.URL(raw_url)
     except (httpx.InvalidURL, ValueError, UnicodeError) as error:
         raise ToolDenied(f"the URL could not be parsed safely ({error})") from None
-    if url.scheme != "https":
-        raise ToolDenied(f"only https:// URLs are allowed, not {url.scheme or 'no'} scheme")
+    if url.scheme not in schemes:
+        allowed = " or ".join(f"{scheme}://" for scheme in schemes)
+        raise ToolDenied(f"only {allowed} URLs are allowed, not {url.scheme or 'no'} scheme")
     if url.userinfo:
         raise ToolDenied("URLs with user-info (user@host) are not allowed")
     raw_host = url.raw_host.decode("ascii", errors="replace")
     if not raw_host:
         raise ToolDenied("the URL has no host")
-    if _looks_like_ip(raw_host):
-        raise ToolDenied(
-            f"{raw_host!r} is an IP address; only domain names from allowed_domains are allowed"
-        )
+    return url, raw_host
+
+
+def check_endpoint_url(raw_url: str, *, allow_local: bool) -> CheckedUrl:
+    """A configured endpoint (an MCP server's ``url``): :func:`check_url` without an allowlist.
+
+    The user (or a project the user trusted) named it, so an IP address is fine here — it is
+    checked like a resolved one. Plain ``http://`` only with the entry's
+    ``allow_local_endpoint`` opt-in, as for providers.
+    """
+    url, raw_host = _parse(raw_url, schemes=("https", "http") if allow_local else ("https",))
     host = normalize_host(raw_host)
-    port = DEFAULT_PORT if url.port is None else url.port
-    if not 0 < port < 65536:
-        raise ToolDenied(f"port {port} is not a valid TCP port")
-    if (host, port) not in allowlist:
-        where = host if port == DEFAULT_PORT else f"{host}:{port}"
-        raise ToolDenied(f"{where!r} is not in allowed_domains (exact names only)")
+    port = url.port if url.port is not None else (DEFAULT_PORT if url.scheme == "https" else 80)
     return CheckedUrl(url=url, host=host, port=port)
 
 
@@ -202,7 +233,29 @@ class EgressGuard:
 
     async def authorize(self, raw_url: str, allowed_domains: Iterable[str]) -> EgressTarget:
         """Check the URL, resolve its host, refuse if any address is blocked, pin one."""
-        checked = check_url(raw_url, allowed_domains)
+        return await self._pin(check_url(raw_url, allowed_domains), check_addresses=True)
+
+    async def authorize_endpoint(self, raw_url: str, *, allow_local: bool) -> EgressTarget:
+        """A configured endpoint (an MCP server over HTTP, issue 35), checked and pinned.
+
+        The same guard as ``http_request`` but for the allowlist: resolved here, refused when
+        any address is private, loopback, link-local or metadata unless the entry sets
+        ``allow_local_endpoint``, and pinned to the checked address either way.
+        """
+        checked = check_endpoint_url(raw_url, allow_local=allow_local)
+        return await self._pin(checked, check_addresses=not allow_local)
+
+    async def _pin(self, checked: CheckedUrl, *, check_addresses: bool) -> EgressTarget:
+        if _looks_like_ip(checked.host):
+            literal = checked.host.strip("[]")
+            try:
+                address = _parse_address(literal)
+            except ValueError:  # a legacy spelling (0x7f.1): refused, never interpreted
+                raise ToolDenied(f"{checked.host!r} is not a plain IP address") from None
+            reason = self.address_refusal(address) if check_addresses else None
+            if reason is not None:
+                raise ToolDenied(f"{checked.host!r} is {reason}")
+            return EgressTarget(checked=checked, address=address)
         try:
             answers = await self._resolver(checked.host, checked.port)
         except (OSError, UnicodeError) as error:
@@ -215,7 +268,7 @@ class EgressGuard:
                 raise ToolDenied(f"{checked.host!r} resolved to an unusable address") from None
         if not addresses:
             raise ToolError(f"{checked.host!r} did not resolve to any address")
-        for address in addresses:
+        for address in addresses if check_addresses else ():
             reason = self.address_refusal(address)
             if reason is not None:
                 raise ToolDenied(f"{checked.host!r} resolves to {address}, {reason}")

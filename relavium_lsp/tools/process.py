@@ -35,7 +35,7 @@ from relavium_lsp.tools.base import (
 )
 from relavium_lsp.tools.command_changes import record_after, snapshot_before
 from relavium_lsp.tools.command_policy import CommandPolicy
-from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
+from relavium_lsp.tools.jail import resolve_in_scope
 from relavium_lsp.tools.output_stream import OutputStream
 from relavium_lsp.tools.pty_runner import PtyResult, run_in_pty
 from relavium_lsp.tools.runner import SAFE_PATH, minimal_env
@@ -82,7 +82,7 @@ def check_command(args: RunCommandArgs, ctx: ToolCallContext) -> CheckedCommand:
     policy = CommandPolicy.from_lists(ctx.policy.allowed_commands, ctx.policy.allowed_command_globs)
     argv = list(args.command)
     policy.check(argv)
-    roots = ScopeRoots.for_call(ctx)
+    roots = ctx.scope_roots()
     cwd = resolve_in_scope(args.cwd or ".", roots, must_exist=True, for_write=False)
     if not cwd.is_dir():
         raise ToolError(f"cwd {args.cwd!r} is not a directory")

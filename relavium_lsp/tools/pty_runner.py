@@ -10,7 +10,10 @@ hanging until the timeout). Output post-processing is off, so lines end as the p
 Output goes two ways: to ``on_output`` as decoded text (the caller throttles and streams it)
 and into an :class:`OutputKeeper`, which keeps the head and the tail of what was written up to
 a byte cap and counts what it dropped between them. On timeout, on :meth:`PtyProcess.kill`
-and on cancellation the whole process group is killed with ``SIGKILL`` and reaped.
+and on cancellation every descendant is killed and reaped: on Linux the command runs under
+its own subreaper (:mod:`relavium_lsp.tools.reaper`), which is asked to stop with ``SIGTERM``
+and kills everything below it — a grandchild that left the process group with ``setsid()``
+too (issue 35) — then the whole process group gets ``SIGKILL`` as before.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import os
 import pty
 import signal
 import struct
+import sys
 import termios
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +36,16 @@ _READ = 64 * 1024
 COLUMNS, ROWS = 120, 40
 # After the group is killed, how long to wait for the terminal to report that all are gone.
 _DRAIN_AFTER_EXIT_S = 2.0
+# How long the subreaper may take to kill what is below it before the group gets SIGKILL.
+_REAPER_GRACE_S = 5.0
+_REAPER = Path(__file__).with_name("reaper.py")
+
+
+def with_subreaper(argv: Sequence[str]) -> list[str]:
+    """``argv`` run under :mod:`relavium_lsp.tools.reaper` where the system has subreapers."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-I", "-S", str(_REAPER), *argv]
 
 
 class OutputKeeper:
@@ -122,7 +136,7 @@ class PtyProcess:
         master, slave = _open_terminal()
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv,
+                *with_subreaper(argv),
                 cwd=cwd,
                 env=dict(env),
                 stdin=asyncio.subprocess.DEVNULL,
@@ -139,7 +153,7 @@ class PtyProcess:
 
     @property
     def pid(self) -> int:
-        """The process (and process group) id."""
+        """The process (and process group) id: the command's subreaper where there is one."""
         return self.process.pid
 
     @property
@@ -171,7 +185,18 @@ class PtyProcess:
         self._eof.set_result(None)
 
     def kill(self) -> None:
-        """SIGKILL the whole process group (children and grandchildren too)."""
+        """Ask the subreaper to kill every descendant, or SIGKILL the group where there is none.
+
+        :meth:`stop` follows up with ``SIGKILL`` to the group either way.
+        """
+        number = signal.SIGTERM if sys.platform.startswith("linux") else signal.SIGKILL
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if number == signal.SIGTERM:
+                os.kill(self.process.pid, number)
+            else:
+                os.killpg(self.process.pid, number)
+
+    def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
@@ -189,7 +214,12 @@ class PtyProcess:
         (the terminal reports end-of-file), or after a short grace period for one that left
         the group on its own.
         """
-        self.kill()
+        if self.running:
+            self.kill()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_REAPER_GRACE_S):
+                    await asyncio.shield(self.process.wait())
+        self._kill_group()
         await asyncio.shield(self.process.wait())
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_DRAIN_AFTER_EXIT_S):

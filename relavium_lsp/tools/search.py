@@ -221,7 +221,7 @@ def search_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
     """``search_files`` and ``find_files`` with the given limits."""
 
     async def prepare_search(args: SearchFilesArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
         if not resolved.is_dir() and args.glob:
             raise ToolError("glob applies to directory searches; path is a file")
@@ -253,7 +253,7 @@ def search_tools(limits: ToolLimits) -> list[ToolDefinition[Any]]:
         return PreparedCall(run=run)
 
     async def prepare_find(args: FindFilesArgs, ctx: ToolCallContext) -> PreparedCall:
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         resolved = resolve_in_scope(args.path, roots, must_exist=True, for_write=False)
         if not resolved.is_dir():
             raise ToolError(f"{args.path!r} is not a directory")

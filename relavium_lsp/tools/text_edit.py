@@ -5,8 +5,9 @@ r"""Exact-text replacements, minimal ranged edits and unified diffs (pure functi
 that turn the old text into the new one (:func:`minimal_edits`), so the cursor, marks, folds
 and undo granularity of the untouched lines survive; approvals carry :func:`file_diff`.
 
-Positions are LSP positions: 0-based lines split at ``\n`` (a ``\r\n`` ending keeps its
-``\r`` at the end of the line's text) and characters counted in UTF-16 code units.
+Positions are LSP positions: 0-based lines ending at ``\r\n``, ``\r`` or ``\n`` (as the client
+counts them) and characters counted in UTF-16 code units; no edit starts or ends between
+the two characters of a ``\r\n``. The diff itself works on lines split at ``\n``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ DIFF_CONTEXT_LINES = 3
 _SHOWN_LINE_CHARS = 120
 
 Opcode = tuple[str, int, int, int, int]
+_LSP_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,7 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _opcodes(old_lines: Sequence[str], new_lines: Sequence[str]) -> list[Opcode]:
+def line_opcodes(old_lines: Sequence[str], new_lines: Sequence[str]) -> list[Opcode]:
     """Line opcodes like :meth:`SequenceMatcher.get_opcodes`, fast for long equal ends."""
     head = 0
     limit = min(len(old_lines), len(new_lines))
@@ -237,16 +239,17 @@ def minimal_edits(old: str, new: str) -> list[RangedEdit]:
     new_starts = [0]
     for line in new_lines:
         new_starts.append(new_starts[-1] + len(line))
-    # Where each LSP line of ``old`` starts: the line starts above, and the empty line after
-    # a final newline (a last line without one does not start at len(old)).
-    text_starts = line_starts if old.endswith("\n") or not old else line_starts[:-1]
+    # Where each LSP line of ``old`` starts: after every \r\n, \r or \n (the client's rule,
+    # not ours: a lone \r is a line break to it, so counting only \n misplaced every edit
+    # after one).
+    text_starts = [0, *(found.end() for found in _LSP_LINE_BREAK.finditer(old))]
 
     def position(offset: int) -> Position:
         line = bisect.bisect_right(text_starts, offset) - 1
         return Position(line, _utf16_length(old[text_starts[line] : offset]))
 
     edits: list[RangedEdit] = []
-    for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if tag == "equal":
             continue
         start, end = line_starts[i1], line_starts[i2]
@@ -301,7 +304,7 @@ def file_diff(
     hunks: list[DiffHunk] = []
     body: list[str] = []
     added = removed = 0
-    for group in _grouped(_opcodes(old_lines, new_lines), DIFF_CONTEXT_LINES):
+    for group in _grouped(line_opcodes(old_lines, new_lines), DIFF_CONTEXT_LINES):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
         hunk = DiffHunk(

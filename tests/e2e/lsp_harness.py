@@ -32,7 +32,7 @@ from pygls.protocol import (
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from relavium_lsp.demo.edits import apply_text_edits
+from relavium_lsp.demo.edits import apply_text_edits, read_editor_text, save_editor_text
 from relavium_lsp.server import methods
 from tests.unit.llm.wire_servers import SSE_HEADERS, ScriptedResponse, openai_events
 
@@ -139,7 +139,7 @@ class EditorClient:
 
     def open_document(self, path: Path, language: str = "python") -> str:
         uri = path.as_uri()
-        text = path.read_text(encoding="utf-8")
+        text = read_editor_text(path) or ""
         self.buffers[uri] = (1, text)
         self.lsp.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -175,8 +175,7 @@ class EditorClient:
                 plain = [e for e in change.edits if isinstance(e, types.TextEdit)]
                 self.type_into(uri, apply_text_edits(self.buffer_text(uri), plain))
                 if self.save_after_edit:
-                    path = Path(uri.removeprefix("file://"))
-                    path.write_text(self.buffer_text(uri), encoding="utf-8", newline="")
+                    save_editor_text(Path(uri.removeprefix("file://")), self.buffer_text(uri))
             else:
                 _apply_to_disk(types.WorkspaceEdit(document_changes=[change]))
 
@@ -230,22 +229,26 @@ def client_capabilities(
 
 
 def _apply_to_disk(edit: types.WorkspaceEdit) -> None:
-    """Apply create-file + ranged text edits the way an editor would (then save)."""
+    """Apply create-file + ranged text edits the way an editor would (then save).
+
+    Like an editor, it follows symlinks, hides a byte-order mark from the text and keeps it
+    on save, and leaves line endings alone (the server must compute positions on exactly
+    the text the file holds).
+    """
     for change in edit.document_changes or []:
         if isinstance(change, types.CreateFile):
             path = Path(change.uri.removeprefix("file://"))
             if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text("", encoding="utf-8")
+                save_editor_text(path, "")
         elif isinstance(change, types.DeleteFile):
             Path(change.uri.removeprefix("file://")).unlink(missing_ok=True)
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(change.text_document.uri.removeprefix("file://"))
-            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            text = read_editor_text(path) or ""
             plain = [e for e in change.edits if isinstance(e, types.TextEdit)]
             assert len(plain) == len(change.edits)
             # Every range refers to the text before the edit, as in LSP.
-            path.write_text(apply_text_edits(text, plain), encoding="utf-8", newline="")
+            save_editor_text(path, apply_text_edits(text, plain))
 
 
 @asynccontextmanager

@@ -166,3 +166,33 @@ async def test_a_plain_client_reads_the_diff_and_write_file_sends_a_ranged_edit(
             assert (workspace / "app.py").read_text(encoding="utf-8") == new_text
             results: list[dict[str, Any]] = client.events_of(session, "agent:tool_result")
             assert results[0]["success"] is True
+
+
+@pytest.mark.parametrize("open_in_editor", [False, True], ids=["on disk", "open"])
+async def test_a_crlf_file_with_a_bom_keeps_its_bytes(
+    setup: tuple[Path, Path], open_in_editor: bool
+) -> None:
+    """The reported attack (issue 35 item 3): positions on the exact text, endings kept."""
+    workspace, home = setup
+    path = workspace / "crlf.txt"
+    path.write_bytes(b"\xef\xbb\xbfalpha\r\nbeta\r\ngamma\r\n")
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(
+            openai_stream(
+                tool_calls=[edit_call("crlf.txt", ("beta", "BETA"), ("gamma\n", "gamma\nnew\n"))]
+            ),
+            openai_stream(text=["Done."]),
+        )
+        async with editor(workspace, home) as client:
+            if open_in_editor:
+                client.open_document(path, "plaintext")
+            session = await start(client)
+            result = await client.request(
+                methods.SEND_MESSAGE, {"sessionId": session, "text": "shout"}
+            )
+            assert result["stopReason"] == "stop", result
+            assert "Edited crlf.txt" in last_tool_message(model)
+            assert path.read_bytes() == b"\xef\xbb\xbfalpha\r\nBETA\r\ngamma\r\nnew\r\n"
+            [edit] = client.edits[-1:]
+            assert all("\r\r" not in e.new_text for e in text_edits(edit))

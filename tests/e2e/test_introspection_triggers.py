@@ -35,6 +35,15 @@ def project_toml(workspace: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def user_toml(home: Path, text: str) -> None:
+    """Add to the user's own config.toml: passes more often than the default are theirs to
+    allow, not a project's (issue 35)."""
+    path = home / ".relavium" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(before + "\n" + text, encoding="utf-8")
+
+
 def local_agent(workspace: Path) -> None:
     """An agent on a model the catalog does not price, served from a local endpoint: free."""
     agents = workspace / ".relavium" / "agents"
@@ -70,7 +79,7 @@ def workspace(tmp_path: Path) -> Path:
 async def test_idle_pass_on_the_offline_model_is_listed_and_exported(
     workspace: Path, tmp_path: Path
 ) -> None:
-    project_toml(workspace, "[introspection]\nidle_seconds = 0.05\n")
+    user_toml(tmp_path / "home", "[introspection]\nidle_seconds = 0.05\n")
     async with editor(workspace, tmp_path / "home") as client:
         session = await start(client, "relavium-default")
         await send(client, session, "hello")
@@ -96,12 +105,12 @@ async def test_idle_is_off_by_default_for_a_paid_model(tmp_path: Path) -> None:
     home = tmp_path / "home"
     # The paid session's delay is the shorter one: had its timer been armed (first), it would
     # have fired, and its pass been recorded, before the free session's.
-    project_toml(paid, "[introspection]\nidle_seconds = 0.05\nevery_turns = 0\n")
-    project_toml(free, "[introspection]\nidle_seconds = 0.1\nevery_turns = 0\n")
+    project_toml(free, "[introspection]\nidle_seconds = 0.1\n")  # rarer: a project may
     with LoopbackServer() as model:
         configure_loopback_provider(
             home, paid, model.url + "/v1", introspection=True
         )  # coder: gpt-4o-mini
+        user_toml(home, "[introspection]\nidle_seconds = 0.05\nevery_turns = 0\n")
         local_agent(free)
         model.script(
             openai_stream(text=["paid answer"]),
@@ -126,9 +135,9 @@ async def test_turn_limit_then_new_session_over_a_loopback_provider(
     workspace: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    project_toml(workspace, "[introspection]\nevery_turns = 2\n")
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1", introspection=True)
+        user_toml(home, "[introspection]\nevery_turns = 2\n")
         model.script(
             openai_stream(text=["one"]),
             openai_stream(text=["two"]),

@@ -56,6 +56,12 @@ def _project_toml(workspace: Path, text: str) -> Path:
     return path
 
 
+def _user_toml(home: Path, text: str) -> None:
+    """Add to the user's own config.toml (a looser value is theirs to set, not a project's)."""
+    path = home / ".relavium" / "config.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
+
+
 async def test_delegation_limits_come_from_configuration(setup: tuple[Path, Path]) -> None:
     """An agent's ``[delegation.agents.*]`` table refuses what the defaults would allow, and
     a malformed block is an error naming the file and line."""
@@ -118,7 +124,7 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
         _add_agent(workspace, "lead", "delegate")
-        _project_toml(workspace, f'[chat]\nmax_cost_microcents = {cap}\non_exceed = "warn"\n')
+        _user_toml(home, f'[chat]\nmax_cost_microcents = {cap}\non_exceed = "warn"\n')
         model.script(
             openai_stream(tool_calls=[_delegate("d1", "Sum it up.")], usage=(100_000, 5)),
             openai_stream(text=["Summed."], usage=(200_000, 5)),
@@ -184,7 +190,7 @@ async def test_handoff_input_filters(setup: tuple[Path, Path]) -> None:
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
         _add_agent(workspace, "lead", "read_file, delegate")
-        _project_toml(workspace, '[delegation.agents.lead]\ninput_filter = "full_history"\n')
+        _user_toml(home, '[delegation.agents.lead]\ninput_filter = "full_history"\n')
         read = ScriptedToolCall("r1", "read_file", json.dumps({"path": "app.py"}))
         model.script(
             openai_stream(tool_calls=[read]),

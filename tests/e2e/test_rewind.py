@@ -165,3 +165,109 @@ async def test_rewind_works_after_a_restart_and_can_be_undone(
             await client.request(methods.DELETE_SESSION, {"sessionId": session})
             gone = await client.request(methods.LIST_CHECKPOINTS, {"sessionId": fork})
             assert [turn["userSequence"] for turn in gone["checkpoints"]] == [users[0]]
+
+
+# -- the scope at the moment of writing (issue 35 item 2) ---------------------------------
+
+AGENT_LEFT = "after the agent\n"
+
+
+def script_two_edits(model: LoopbackServer) -> None:
+    model.script(
+        _write("s1", "r1.txt", AGENT_LEFT),
+        _write("s2", "sub/r2.txt", AGENT_LEFT),
+        openai_stream(text=["done"]),
+    )
+
+
+def _link_out(link: Path, target: Path, text: str | None) -> None:
+    """Replace ``link`` (a file or a directory) by a symlink to ``target``."""
+    if link.is_dir() and not link.is_symlink():
+        for child in link.iterdir():
+            child.unlink()
+        link.rmdir()
+    else:
+        link.unlink()
+    if text is not None:
+        target.write_text(text, encoding="utf-8")
+    link.symlink_to(target)
+
+
+@pytest.fixture
+def two_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    workspace = make_git_workspace(tmp_path / "repo")
+    (workspace / "r1.txt").write_text("before\n", encoding="utf-8")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "r2.txt").write_text("before\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return workspace, tmp_path / "home", outside
+
+
+async def test_rewind_refuses_a_file_or_a_parent_replaced_by_a_symlink(
+    two_files: tuple[Path, Path, Path],
+) -> None:
+    workspace, home, outside = two_files
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        script_two_edits(model)
+        async with editor(workspace, home) as client:
+            started = await client.request(methods.START_SESSION, {"agentRef": "coder"})
+            session = str(started["sessionId"])
+            sent = await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "go"})
+            assert sent["stopReason"] == "stop", sent
+            [turn] = client.events_of(session, "session:turn_started")
+            assert (workspace / "r1.txt").read_text() == AGENT_LEFT
+
+            # The file, and the other file's directory, now lead outside the workspace, to
+            # files that hold exactly what the agent left (so only the scope can refuse).
+            _link_out(workspace / "r1.txt", outside / "victim.txt", AGENT_LEFT)
+            (outside / "dir").mkdir()
+            (outside / "dir" / "r2.txt").write_text(AGENT_LEFT, encoding="utf-8")
+            _link_out(workspace / "sub", outside / "dir", None)
+
+            edits_before = len(client.edits)
+            result = await client.request(
+                methods.REWIND,
+                {"sessionId": session, "toSequence": turn["userMessageSequence"]},
+            )
+            assert result["restored"] == [] and result["deleted"] == []
+            conflicts = {c["path"]: c["reason"] for c in result["conflicts"]}
+            assert set(conflicts) == {"r1.txt", "sub/r2.txt"}
+            assert all("outside" in reason for reason in conflicts.values()), conflicts
+            assert len(client.edits) == edits_before  # nothing was sent to the editor
+            assert (outside / "victim.txt").read_text() == AGENT_LEFT
+            assert (outside / "dir" / "r2.txt").read_text() == AGENT_LEFT
+
+
+async def test_undo_rewind_refuses_a_file_replaced_by_a_symlink_meanwhile(
+    two_files: tuple[Path, Path, Path],
+) -> None:
+    workspace, home, outside = two_files
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        script_two_edits(model)
+        async with editor(workspace, home) as client:
+            started = await client.request(methods.START_SESSION, {"agentRef": "coder"})
+            session = str(started["sessionId"])
+            await client.request(methods.SEND_MESSAGE, {"sessionId": session, "text": "go"})
+            [turn] = client.events_of(session, "session:turn_started")
+            rewound = await client.request(
+                methods.REWIND,
+                {"sessionId": session, "toSequence": turn["userMessageSequence"]},
+            )
+            assert sorted(rewound["restored"]) == ["r1.txt", "sub/r2.txt"]
+            # r1.txt now points at another file *inside* the workspace: still not the file
+            # the rewind replaced, so the undo must not write through it either.
+            (workspace / "inside.txt").write_text("before\n", encoding="utf-8")
+            _link_out(workspace / "r1.txt", workspace / "inside.txt", None)
+            _link_out(workspace / "sub", outside, None)
+            (outside / "r2.txt").write_text("before\n", encoding="utf-8")
+
+            undone = await client.request(
+                methods.UNDO_REWIND, {"sessionId": session, "rewindId": rewound["rewindId"]}
+            )
+            assert undone["restored"] == []
+            assert {c["path"] for c in undone["conflicts"]} == {"r1.txt", "sub/r2.txt"}
+            assert (workspace / "inside.txt").read_text() == "before\n"
+            assert (outside / "r2.txt").read_text() == "before\n"

@@ -24,7 +24,7 @@ async def main(db: Path, workspace_root: Path, turns: int) -> None:
     key = DbKey(bytes.fromhex(os.environ[KEY_ENV]), "env")
     provider = scripted(*(text_reply(f"answer {n}") for n in range(turns)))
     toml = f"[chat]\nmax_turns = {turns + 1}\n"
-    async with engine(workspace_root, provider, db_path=db, key=key, project_toml=toml) as h:
+    async with engine(workspace_root, provider, db_path=db, key=key, user_toml=toml) as h:
         session = (await h.start()).record.id
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.readline)

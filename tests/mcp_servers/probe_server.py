@@ -1,17 +1,19 @@
 """A small MCP server for the tests, written with the official SDK's server side (MCPServer).
 
-Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN]``:
+Run as ``python probe_server.py [--marker FILE] [--http] [--token TOKEN] [--host-name NAME]``:
 
 - stdio by default; with ``--http`` it serves Streamable HTTP on 127.0.0.1 (a free port,
   printed as ``PORT <n>`` on stdout) and refuses every request whose ``Authorization`` is not
-  ``Bearer <TOKEN>``;
+  ``Bearer <TOKEN>``; with ``--host-name NAME`` it accepts only requests whose ``Host`` is
+  that name (the SDK's DNS-rebinding check), so a test can prove which name a client sent;
 - ``--marker FILE`` appends one line to FILE when the process starts, so a test can prove a
   server's command did (or did not) run.
 
 Tools: ``echo`` (readOnlyHint), ``add``, ``pid``, ``env_names``, ``crash`` (the process
 exits), ``hang`` (never returns; records its cancellation), ``hang_started`` and
 ``cancellations`` (wait until a hang call runs / was cancelled), ``picture`` (an image and an
-embedded resource), ``big`` (a long text). Prompt: ``review``.
+embedded resource), ``big`` (a long text), ``garbage`` (junk on stdout and terminal codes on
+stderr), ``huge`` (megabytes of text), ``noisy`` (many stderr lines). Prompt: ``review``.
 """
 
 from __future__ import annotations
@@ -112,17 +114,41 @@ def big(lines: int) -> str:
     return "\n".join(f"line {number}" for number in range(lines))
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def garbage() -> str:
+    """Write junk between the protocol's lines on stdout (and terminal codes on stderr)."""
+    os.write(1, b'\x1b[31mnot json\x1b[0m\n[1,2,3]\n{"not": "jsonrpc"}\n')
+    os.write(2, b"\x1b[2Jcleared\rFAKE 2026 ERROR forged line\x07\n")
+    return "after the junk"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def huge(megabytes: int) -> str:
+    """A text of the given size."""
+    return "x" * (megabytes * 1024 * 1024)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def noisy(lines: int) -> int:
+    """Write many lines to stderr."""
+    for number in range(lines):
+        os.write(2, f"noise {number}\n".encode())
+    return lines
+
+
 @server.prompt()
 def review(topic: str) -> str:
     """Ask for a review of a topic."""
     return f"Please review {topic} carefully."
 
 
-def _serve_http(token: str) -> None:
+def _serve_http(token: str, host_name: str | None) -> None:
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    app = server.streamable_http_app()
+    security = TransportSecuritySettings(allowed_hosts=[f"{host_name}:*"]) if host_name else None
+    app = server.streamable_http_app(transport_security=security)
 
     def guarded(inner: ASGIApp) -> ASGIApp:
         async def guard(scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,13 +174,14 @@ def main() -> None:
     parser.add_argument("--marker")
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--token", default="")
+    parser.add_argument("--host-name")
     options = parser.parse_args()
     if options.marker:
         with open(options.marker, "a", encoding="utf-8") as marker:
             marker.write(f"started {os.getpid()}\n")
     print("probe: ready", file=sys.stderr, flush=True)
     if options.http:
-        _serve_http(options.token)
+        _serve_http(options.token, options.host_name)
     else:
         server.run()
 

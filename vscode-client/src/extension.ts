@@ -8,6 +8,7 @@ import type { RequestApprovalResult } from './protocol';
 import { ApprovalBroker } from './chat/approvals';
 import { ChatController } from './chat/chatController';
 import { MemoryFileSystem, editWorkspaceMemory } from './chat/memoryFileSystem';
+import { MemoryProposalReview } from './chat/memoryProposals';
 import { ProposedChanges } from './chat/proposedChanges';
 import { setUpModel } from './chat/modelSetup';
 import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
@@ -40,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
     {
       onSessionEvent: (event) => {
         chat.onSessionEvent(event);
+        proposals.onSessionEvent(event);
       },
       onSessionsChanged: (params) => {
         chat.onSessionsChanged(params);
@@ -56,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): void {
   server = relavium;
   const chat: ChatController = new ChatController(relavium, context.workspaceState);
   const memory: MemoryFileSystem = new MemoryFileSystem(relavium);
+  const proposals: MemoryProposalReview = new MemoryProposalReview(relavium);
   const proposed = new ProposedChanges();
   const answerFromDiff = (decision: 'approve' | 'reject') => (uri?: vscode.Uri) => {
     const callId = proposed.callIdOf(uri ?? vscode.window.activeTextEditor?.document.uri);
@@ -125,6 +128,7 @@ export function activate(context: vscode.ExtensionContext): void {
     memory,
     vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memory, { isCaseSensitive: true }),
     vscode.commands.registerCommand('relavium.editWorkspaceMemory', () => editWorkspaceMemory()),
+    vscode.commands.registerCommand('relavium.reviewMemoryProposals', () => proposals.review()),
     proposed,
     vscode.commands.registerCommand('relavium.acceptChange', answerFromDiff('approve')),
     vscode.commands.registerCommand('relavium.rejectChange', answerFromDiff('reject')),

@@ -54,6 +54,8 @@ export const Methods = {
   applyCode: 'relavium/applyCode',
   getWorkspaceMemory: 'relavium/getWorkspaceMemory',
   setWorkspaceMemory: 'relavium/setWorkspaceMemory',
+  listMemoryProposals: 'relavium/listMemoryProposals',
+  decideMemoryProposal: 'relavium/decideMemoryProposal',
   listProviderPresets: 'relavium/listProviderPresets',
   setupModel: 'relavium/setupModel',
   editorState: 'relavium/editorState',
@@ -121,6 +123,10 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'a
 
 export type MemorySource = 'user' | 'introspection';
 
+export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
+
+export type ProposalDecision = 'accept' | 'reject';
+
 export type KeyStorage = 'keychain' | 'file' | 'none';
 
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
@@ -150,6 +156,7 @@ export interface StartSessionParams {
   source?: string;
   description?: string;
   metadata?: Record<string, unknown>;
+  allowBroadWorkingDir?: boolean;
 }
 
 /** Result of `relavium/startSession`. */
@@ -539,6 +546,23 @@ export interface SetWorkspaceMemoryParams {
   baseRevision: number;
 }
 
+/** Result of `relavium/listMemoryProposals`: the pending ones, oldest first. */
+export interface MemoryProposals {
+  proposals: MemoryProposal[];
+}
+
+/** `relavium/decideMemoryProposal`: accept (merge into the document) or reject. */
+export interface DecideMemoryProposalParams {
+  proposalId: string;
+  decision: ProposalDecision;
+}
+
+/** The decided proposal and, after an accept that changed it, the new document. */
+export interface DecideMemoryProposalResult {
+  proposal: MemoryProposal;
+  memory?: WorkspaceMemory;
+}
+
 /** `relavium/listProviderPresets`: hosted providers first, then the presets. */
 export interface ListProviderPresetsResult {
   presets: ProviderPresetInfo[];
@@ -821,6 +845,7 @@ export interface SessionCheckpointPayload {
   description: string;
   workingMemory: string;
   workspaceMemoryRevision?: number;
+  memoryProposalId?: string;
 }
 
 /** An automatic introspection pass failed; the session is untouched (§2.5). */
@@ -1289,6 +1314,18 @@ export interface WorkspaceMemoryRevision {
   sessionId?: string;
   updatedAt: string;
   chars: number;
+}
+
+/** Changes an introspection pass proposes to the workspace memory (§2.6, issue 35). */
+export interface MemoryProposal {
+  id: string;
+  workspace: string;
+  sessionId?: string;
+  reason: string;
+  status: ProposalStatus;
+  createdAt: string;
+  text: string;
+  diff?: FileDiff;
 }
 
 /** One provider a setup picker offers. */

@@ -31,13 +31,15 @@ from relavium_lsp.contracts.rewind import (
 )
 from relavium_lsp.contracts.session import AgentSessionRecord
 from relavium_lsp.engine.scope import EngineServices
-from relavium_lsp.errors import InvalidInput
+from relavium_lsp.errors import InvalidInput, ToolError
 from relavium_lsp.export.documents import fork_record
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.rows import file_checkpoints as checkpoints
 from relavium_lsp.store.rows.file_checkpoints import CheckpointRow, text_digest
 from relavium_lsp.store.sessions import SessionStore
+from relavium_lsp.tools.file_text import read_file_text
 from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.jail import ScopeRoots, check_write_target
 
 REWIND_LABEL = "Relavium: rewind"
 UNDO_LABEL = "Relavium: undo rewind"
@@ -92,18 +94,15 @@ async def list_turn_checkpoints(
 
 
 async def current_text(host: EditorHost, path: Path) -> str | None:
-    """The editor's text of ``path`` (its buffer, else the disk); ``None`` when absent."""
+    """The editor's text of ``path`` (its buffer, else the disk); ``None`` when absent.
+
+    The disk is read as the tools read it (:func:`~relavium_lsp.tools.file_text.
+    read_file_text`: BOM set aside, line endings kept), so digests compare like for like.
+    """
     text = await host.read_open_buffer(path)
     if text is not None:
         return text
-
-    def read() -> str | None:
-        try:
-            return path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            return None
-
-    return await asyncio.to_thread(read)
+    return await asyncio.to_thread(read_file_text, path)
 
 
 @dataclass(frozen=True)
@@ -145,17 +144,28 @@ async def _apply_targets(
     targets: Sequence[tuple[str, str | None, str | None, str | None]],
     blobs: dict[str, str],
     working_dir: str,
+    roots: ScopeRoots,
     label: str,
     result: RewindResult,
 ) -> _Applied:
-    """Put each ``(path, target digest, expected digest, conflict reason)`` in place."""
+    """Put each ``(path, target digest, expected digest, conflict reason)`` in place.
+
+    Each path is checked against the session's scope right before it is read and written
+    (:func:`~relavium_lsp.tools.jail.check_write_target`): a file or a parent replaced by a
+    symlink since the agent's change is a conflict, never written through (issue 35).
+    """
     applied = _Applied(result, [], [])
     for path, target_digest, expected_digest, conflict in targets:
         shown = shown_path(path, working_dir)
+        if conflict is None:
+            try:
+                check_write_target(Path(path), roots)
+                current = await current_text(host, Path(path))
+            except ToolError as error:
+                conflict = f"{error}; left as it is"
         if conflict is not None:
             result.conflicts.append(FileProblem(path=shown, reason=conflict))
             continue
-        current = await current_text(host, Path(path))
         current_digest = text_digest(current) if current is not None else None
         if current_digest != expected_digest:
             what = "was deleted" if current is None else "was changed"
@@ -228,11 +238,13 @@ async def rewind(
     files: bool,
     conversation: bool,
     host: EditorHost,
+    roots: ScopeRoots,
     paths: Sequence[str] | None = None,
 ) -> RewindResult:
     """Rewind a session to before the turn of user message ``to_sequence`` (module doc).
 
-    ``paths`` limits the files to those (as :func:`shown_path` names them).
+    ``paths`` limits the files to those (as :func:`shown_path` names them); ``roots`` is the
+    session's scope, which every restored path is checked against.
     """
     session_id = record.id
     await services.store.run(lambda s: _check_user_message(s, session_id, to_sequence))
@@ -241,6 +253,7 @@ async def rewind(
         record,
         to_sequence,
         host=host,
+        roots=roots,
         paths=paths,
         files=files,
         conversation=conversation,
@@ -253,6 +266,7 @@ async def rewind_files(
     to_sequence: int,
     *,
     host: EditorHost,
+    roots: ScopeRoots,
     paths: Sequence[str] | None,
     files: bool = True,
     conversation: bool = False,
@@ -291,7 +305,7 @@ async def rewind_files(
         for plan in plans
     ]
     applied = await _apply_targets(
-        host, targets, blobs, record.context.working_dir, REWIND_LABEL, result
+        host, targets, blobs, record.context.working_dir, roots, REWIND_LABEL, result
     )
     forked: str | None = None
     if conversation:
@@ -323,7 +337,12 @@ async def rewind_files(
 
 
 async def undo_rewind(
-    services: EngineServices, record: AgentSessionRecord, rewind_id: str, *, host: EditorHost
+    services: EngineServices,
+    record: AgentSessionRecord,
+    rewind_id: str,
+    *,
+    host: EditorHost,
+    roots: ScopeRoots,
 ) -> RewindResult:
     """Put back what a rewind replaced (files the user changed since are conflicts)."""
     store = services.store
@@ -339,7 +358,9 @@ async def undo_rewind(
     blobs = await store.run(lambda s: checkpoints.load_blobs(s.connection, wanted))
     result = RewindResult(rewind_id=rewind_id, session_id=recorded.session_id)
     targets = [(row.path, row.before_digest, row.after_digest, None) for row in recorded.files]
-    await _apply_targets(host, targets, blobs, record.context.working_dir, UNDO_LABEL, result)
+    await _apply_targets(
+        host, targets, blobs, record.context.working_dir, roots, UNDO_LABEL, result
+    )
     await store.run(lambda s: checkpoints.mark_rewind_undone(s.connection, rewind_id))
     services.bus.emit(
         recorded.session_id,

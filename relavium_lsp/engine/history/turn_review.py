@@ -36,6 +36,7 @@ from relavium_lsp.store.rows import file_checkpoints as checkpoints
 from relavium_lsp.store.rows.file_checkpoints import CheckpointRow
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.tools.host import EditorHost
+from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.text_edit import file_diff
 
 _STATES: dict[str | None, ReviewState] = {None: "pending", "kept": "kept", "undone": "undone"}
@@ -180,8 +181,12 @@ async def review_changes(
     user_sequence: int,
     decision: ReviewDecision,
     paths: Sequence[str] | None,
+    roots: ScopeRoots,
 ) -> ReviewChangesResult:
-    """Keep or undo files of a turn (module doc); conflicts and failures stay pending."""
+    """Keep or undo files of a turn (module doc); conflicts and failures stay pending.
+
+    ``roots`` is the session's scope: an undo checks every path against it as it writes.
+    """
     turn, rows = await _turn_rows(services, record, user_sequence)
     working_dir = record.context.working_dir
     chosen = select_paths(turn, paths, working_dir, f"the turn of message {user_sequence}")
@@ -192,7 +197,9 @@ async def review_changes(
         decided, review, through = chosen, "kept", user_sequence
     else:
         shown = [shown_path(row.path, working_dir) for row in chosen]
-        rewound = await rewind_files(services, record, user_sequence, host=host, paths=shown)
+        rewound = await rewind_files(
+            services, record, user_sequence, host=host, roots=roots, paths=shown
+        )
         result.restored, result.deleted = rewound.restored, rewound.deleted
         result.unchanged = rewound.unchanged
         result.conflicts, result.failed = rewound.conflicts, rewound.failed

@@ -19,8 +19,8 @@ from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
 from relavium_lsp.contracts.memory import INTROSPECTION_REQUEST
 from relavium_lsp.engine.memory.workspace import (
     INTROSPECTION_INSTRUCTIONS,
-    apply_proposal,
     introspection_context,
+    keep_proposal,
     split_proposal,
 )
 from relavium_lsp.engine.sessions.session import AgentSession
@@ -112,9 +112,10 @@ async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> Sessio
     )
     answer, proposal = split_proposal(await _ask(session, request))
     description, memory = _parse(answer)
-    revision = await apply_proposal(scope.memory, working_dir, proposal, session.id)
-    if revision is not None:
-        session.workspace_memory = None  # this session's next turn reads the new revision
+    # Kept for the user to accept, in no prompt until then (§2.6, issue 35).
+    proposal_id = await keep_proposal(
+        scope.memory, working_dir, proposal, session_id=session.id, reason=reason
+    )
     # An automatic pass never replaces a description the user wrote (a manual one may).
     if reason == "manual" or session.record.description_source != "user":
         await scope.store.run(lambda s: s.set_description(session.id, description, "introspection"))
@@ -126,7 +127,7 @@ async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> Sessio
         through_sequence=through,
         description=description,
         working_memory=memory,
-        workspace_memory_revision=revision,
+        memory_proposal_id=proposal_id,
     )
     scope.emit(event)
     await scope.flush_events()

@@ -8,7 +8,11 @@ database with a revision counter (``store/rows/workspace_memory.py``). Three thi
 - **the user**: :class:`WorkspaceMemories` reads and writes it for the front ends
   (optimistic concurrency on the revision; text shaped like a secret is refused);
 - **introspection**: a checkpoint's answer may end with a ``WORKSPACE MEMORY:`` part of
-  ``## Title`` sections, merged in section by section (:func:`merge_sections`).
+  ``## Title`` sections. It is a **proposal** (issue 35): stored apart, marked with its
+  session and reason (``store/memory_proposals.py``), in no prompt, until the user accepts
+  it — then merged in section by section (:func:`merge_sections`) — or rejects it. The
+  model that wrote it read files and tool output a repository controls ("save this to
+  workspace memory" in a README), so nothing it proposes reaches later sessions unseen.
 
 Every new revision is announced to :meth:`WorkspaceMemories.watch` listeners: this process's
 own writes at once, other processes' when the shared-log watcher sees their commits (§3.1).
@@ -24,7 +28,11 @@ from dataclasses import dataclass
 
 from relavium_lsp.contracts.memory import (
     WORKSPACE_MEMORY_MAX_CHARS,
+    DecideMemoryProposalResult,
+    MemoryProposal,
     MemorySource,
+    ProposalDecision,
+    ProposalStatus,
     WorkspaceMemory,
     WorkspaceMemoryChangedParams,
 )
@@ -32,12 +40,20 @@ from relavium_lsp.contracts.session import AgentSessionRecord
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.secret_shapes import text_secret_reason
 from relavium_lsp.store.async_store import AsyncSessionStore
+from relavium_lsp.store.rows.memory_proposals import (
+    ProposalRow,
+    add_proposal,
+    get_proposal,
+    mark_decided,
+    pending_proposals,
+)
 from relavium_lsp.store.rows.workspace_memory import (
     newest_revisions,
     read_memory,
     update_memory,
     write_memory,
 )
+from relavium_lsp.tools.text_edit import file_diff
 
 _log = logging.getLogger(__name__)
 MemoryListener = Callable[[WorkspaceMemoryChangedParams], None]
@@ -221,30 +237,77 @@ class WorkspaceMemories:
         self._announce(memory.workspace, memory.revision, "user")
         return memory
 
-    async def merge_proposal(
-        self, working_dir: str, proposal: str, *, session_id: str
-    ) -> WorkspaceMemory | None:
-        """Merge an introspection proposal; None when it changed nothing or was refused."""
+    async def propose(
+        self, working_dir: str, proposal: str, *, session_id: str, reason: str
+    ) -> str | None:
+        """Keep an introspection pass's proposal for the user; its id, or None if refused.
+
+        Refused (logged, never stored): a proposal holding a secret, or one that changes
+        nothing in the document as it is now.
+        """
         if text_secret_reason(proposal) is not None:
             _log.warning("an introspection memory update of %s looked like a secret", session_id)
             return None
         key = workspace_key(working_dir)
-
-        def change(document: str) -> str | None:
-            merged = merge_sections(document, proposal)
-            if len(merged) > WORKSPACE_MEMORY_MAX_CHARS:
-                _log.warning("the workspace memory is full; %s's update was not merged", session_id)
-                return None
-            return merged
-
-        memory = await self._store.run(
-            lambda s: update_memory(
-                s.connection, key, change, source="introspection", session_id=session_id
+        current = (await self.read(working_dir)).text
+        if merge_sections(current, proposal) == current:
+            return None
+        row = await self._store.run(
+            lambda s: add_proposal(
+                s.connection, key, proposal, session_id=session_id, reason=reason
             )
         )
-        if memory is not None:
-            self._announce(memory.workspace, memory.revision, "introspection")
-        return memory
+        return row.id
+
+    async def proposals(self, working_dir: str) -> list[MemoryProposal]:
+        """The workspace's pending proposals, each with the diff accepting it would make."""
+        key = workspace_key(working_dir)
+        rows = await self._store.run(lambda s: pending_proposals(s.connection, key))
+        current = (await self.read(working_dir)).text
+        return [_shown(row, current) for row in rows]
+
+    async def decide(
+        self, proposal_id: str, decision: ProposalDecision
+    ) -> DecideMemoryProposalResult:
+        """The user's answer: accept merges the proposal into the document, reject drops it."""
+        row = await self._store.run(lambda s: get_proposal(s.connection, proposal_id))
+        if row is None:
+            raise InvalidInput(f"there is no workspace-memory proposal {proposal_id!r}")
+        if row.status != "pending":
+            raise InvalidInput(f"the proposal {proposal_id!r} was {row.status} already")
+        memory: WorkspaceMemory | None = None
+        if decision == "accept":
+
+            def change(document: str) -> str | None:
+                merged = merge_sections(document, row.text)
+                if len(merged) > WORKSPACE_MEMORY_MAX_CHARS:
+                    raise InvalidInput(
+                        f"accepting it would make the workspace memory longer than "
+                        f"{WORKSPACE_MEMORY_MAX_CHARS:,} characters; edit the memory first"
+                    )
+                return merged
+
+            memory = await self._store.run(
+                lambda s: update_memory(
+                    s.connection,
+                    row.workspace,
+                    change,
+                    source="introspection",
+                    session_id=row.session_id,
+                )
+            )
+            if memory is not None:
+                self._announce(memory.workspace, memory.revision, "introspection")
+        status: ProposalStatus = "accepted" if decision == "accept" else "rejected"
+        revision = memory.revision if memory is not None else None
+        if not await self._store.run(
+            lambda s: mark_decided(s.connection, proposal_id, status, revision)
+        ):
+            raise InvalidInput(f"the proposal {proposal_id!r} was decided meanwhile")
+        decided = await self._store.run(lambda s: get_proposal(s.connection, proposal_id))
+        assert decided is not None
+        current = (await self.read(decided.workspace)).text if memory is None else memory.text
+        return DecideMemoryProposalResult(proposal=_shown(decided, current), memory=memory)
 
     async def watch(self, listener: MemoryListener) -> Callable[[], None]:
         """Call ``listener`` for every new revision from now on; returns an unsubscribe."""
@@ -289,14 +352,36 @@ async def introspection_context(memories: WorkspaceMemories | None, working_dir:
     return f"\n\nThe workspace memory now:\n{text or '(empty)'}"
 
 
-async def apply_proposal(
-    memories: WorkspaceMemories | None, working_dir: str, proposal: str | None, session_id: str
-) -> int | None:
-    """Merge a checkpoint's proposal; the new revision, or None when nothing changed."""
+async def keep_proposal(
+    memories: WorkspaceMemories | None,
+    working_dir: str,
+    proposal: str | None,
+    *,
+    session_id: str,
+    reason: str,
+) -> str | None:
+    """Keep a checkpoint's proposal for the user; its id, or None when there is none."""
     if memories is None or proposal is None:
         return None
-    merged = await memories.merge_proposal(working_dir, proposal, session_id=session_id)
-    return None if merged is None else merged.revision
+    return await memories.propose(working_dir, proposal, session_id=session_id, reason=reason)
+
+
+def _shown(row: ProposalRow, current: str) -> MemoryProposal:
+    """A stored proposal as the wire shows it; pending ones with their diff against now."""
+    diff = None
+    if row.status == "pending":
+        merged = merge_sections(current, row.text)
+        diff = file_diff("Workspace Memory.md", current or None, merged)
+    return MemoryProposal(
+        id=row.id,
+        workspace=row.workspace,
+        session_id=row.session_id,
+        reason=row.reason,
+        status=row.status,
+        created_at=row.created_at,
+        text=row.text,
+        diff=diff,
+    )
 
 
 async def prompt_memory(memories: WorkspaceMemories | None, record: AgentSessionRecord) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig, WorkspaceConfigs
-from relavium_lsp.config.merge import SCOPE_ORDER
+from relavium_lsp.config.trust import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted

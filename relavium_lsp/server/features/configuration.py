@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pydantic import ValidationError
 
+from relavium_lsp.contracts.base import validate_request
 from relavium_lsp.contracts.wire import ConfigurationSettings
 from relavium_lsp.rpc_errors import describe_validation_error
 from relavium_lsp.server.features.lifecycle import warn
@@ -32,7 +33,7 @@ def setup(server: RelaviumServer) -> None:
         if section is None:
             return
         try:
-            changed = ConfigurationSettings.model_validate(section)
+            changed = validate_request(ConfigurationSettings, section)
         except ValidationError as exc:
             warn(ls, describe_validation_error(f"settings.{SECTION}", exc) + "; ignoring them")
             return

@@ -61,12 +61,13 @@ def setup_editor_state(server: RelaviumServer) -> None:
     """The ``relavium/editorState`` notification: one of the features loaded after start-up."""
     from pydantic import ValidationError
 
+    from relavium_lsp.contracts.base import validate_request
     from relavium_lsp.contracts.wire import EditorStateParams
 
     @server.feature(EDITOR_STATE)
     def on_editor_state(ls: RelaviumServer, params: Any) -> None:
         try:
-            state = EditorStateParams.model_validate(params)
+            state = validate_request(EditorStateParams, params)
         except ValidationError:
             _log.info("ignoring an invalid %s notification", EDITOR_STATE)  # client's mistake
             return

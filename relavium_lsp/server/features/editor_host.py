@@ -26,7 +26,6 @@ from lsprotocol import types
 from pydantic import ValidationError
 from pygls.uris import from_fs_path
 
-from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.editor_tools import EditorQueryParams, EditorQueryResult
 from relavium_lsp.contracts.wire import (
     ApprovalDecision,
@@ -35,7 +34,8 @@ from relavium_lsp.contracts.wire import (
 )
 from relavium_lsp.errors import ToolError
 from relavium_lsp.server.methods import EDITOR_QUERY, REQUEST_APPROVAL
-from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
+from relavium_lsp.tools.file_text import read_file_text
+from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome, delete_from_disk, write_to_disk
 from relavium_lsp.tools.text_edit import RangedEdit, diff_stat_text, minimal_edits
 
 if TYPE_CHECKING:
@@ -97,8 +97,7 @@ class LspEditorHost:
         """Apply the write as a workspace edit (or a disk write where explicitly allowed)."""
         if not self._can_apply_edits():
             if self._server.state.options.allow_disk_writes:
-                await asyncio.to_thread(atomic_write_text, path, text)
-                return WriteOutcome(applied=True)
+                return await write_to_disk(path, text)
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
         changed = self._changed_since_read(path)
         if changed is not None:
@@ -148,8 +147,7 @@ class LspEditorHost:
         """Delete through a ``DeleteFile`` workspace edit when the client declares it."""
         if not self._can_apply_edits():
             if self._server.state.options.allow_disk_writes:
-                await asyncio.to_thread(path.unlink, missing_ok=True)
-                return WriteOutcome(applied=True)
+                return await delete_from_disk(path)
             return WriteOutcome(applied=False, reason=self.write_refusal(creating=False))
         if not self._supports_resource_operation(types.ResourceOperationKind.Delete):
             return WriteOutcome(
@@ -227,7 +225,7 @@ class LspEditorHost:
             old_text: str | None = document.source
             version: int | None = document.version
         else:
-            old_text = await asyncio.to_thread(_read_if_exists, path)
+            old_text = await asyncio.to_thread(read_file_text, path)
             version = None
         if old_text is not None:
             if old_text == text:
@@ -281,13 +279,6 @@ class LspEditorHost:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _read_if_exists(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
 
 
 def _text_edit(edit: RangedEdit) -> types.TextEdit:

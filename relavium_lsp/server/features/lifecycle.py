@@ -65,16 +65,17 @@ def settle_initialization(ls: RelaviumServer) -> None:
     """Validate what ``initialize`` stored; warn about (and drop) anything invalid."""
     from pydantic import ValidationError
 
+    from relavium_lsp.contracts.base import validate_request
     from relavium_lsp.contracts.wire import InitializationOptions, RelaviumClientCapabilities
     from relavium_lsp.rpc_errors import describe_validation_error
 
     state = ls.state
     try:
-        state.options = InitializationOptions.model_validate(state.raw_options or {})
+        state.options = validate_request(InitializationOptions, state.raw_options)
     except ValidationError as exc:
         warn(ls, describe_validation_error("initializationOptions", exc) + "; using defaults")
     try:
-        state.client = RelaviumClientCapabilities.model_validate(state.raw_client or {})
+        state.client = validate_request(RelaviumClientCapabilities, state.raw_client)
     except ValidationError as exc:
         warn(ls, describe_validation_error("experimental.relavium", exc) + "; ignoring it")
 

@@ -93,6 +93,7 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         source=params.source or client_source(ls),
         description=params.description,
         metadata=params.metadata,
+        allow_broad_working_dir=params.allow_broad_working_dir,
     )
 
 

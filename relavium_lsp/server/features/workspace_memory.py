@@ -1,4 +1,8 @@
-"""The workspace memory requests (``docs/design.md`` §2.6): read and replace the document."""
+"""The workspace memory requests (``docs/design.md`` §2.6).
+
+Read and replace the document; list the proposals automatic passes left, accept or reject
+them.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,12 @@ from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from relavium_lsp.contracts.memory import SetWorkspaceMemoryParams, WorkspaceMemoryParams
+from relavium_lsp.contracts.memory import (
+    DecideMemoryProposalParams,
+    MemoryProposals,
+    SetWorkspaceMemoryParams,
+    WorkspaceMemoryParams,
+)
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.secret_shapes import text_secret_reason
 from relavium_lsp.server import methods
@@ -27,6 +36,12 @@ def setup(server: RelaviumServer) -> None:
     )
     register_request(
         server, methods.SET_WORKSPACE_MEMORY, SetWorkspaceMemoryParams, set_workspace_memory
+    )
+    register_request(
+        server, methods.LIST_MEMORY_PROPOSALS, WorkspaceMemoryParams, list_memory_proposals
+    )
+    register_request(
+        server, methods.DECIDE_MEMORY_PROPOSAL, DecideMemoryProposalParams, decide_memory_proposal
     )
 
 
@@ -48,6 +63,19 @@ async def set_workspace_memory(ls: RelaviumServer, params: SetWorkspaceMemoryPar
     engine = await get_engine(ls)
     working_dir = await _working_dir(ls, engine, params)
     return await engine.memory.write(working_dir, params.text, base_revision=params.base_revision)
+
+
+async def list_memory_proposals(ls: RelaviumServer, params: WorkspaceMemoryParams) -> Result:
+    """The pending proposals of the workspace's automatic passes, each with its diff."""
+    engine = await get_engine(ls)
+    working_dir = await _working_dir(ls, engine, params)
+    return MemoryProposals(proposals=await engine.memory.proposals(working_dir))
+
+
+async def decide_memory_proposal(ls: RelaviumServer, params: DecideMemoryProposalParams) -> Result:
+    """Accept (merge into the document) or reject a proposal."""
+    engine = await get_engine(ls)
+    return await engine.memory.decide(params.proposal_id, params.decision)
 
 
 async def _working_dir(ls: RelaviumServer, engine: Engine, params: WorkspaceMemoryParams) -> str:

@@ -21,6 +21,7 @@ from relavium_lsp.store.db.schema_steps import (
     add_event_inbox,
     add_file_checkpoints,
     add_leases_and_changes,
+    add_memory_proposals,
     add_model_choice,
     add_peers,
     add_reasoning_signatures,
@@ -54,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         11, "providers' reasoning signatures, kept with their message", add_reasoning_signatures
     ),
+    Migration(12, "workspace-memory proposals awaiting the user", add_memory_proposals),
 )
 
 

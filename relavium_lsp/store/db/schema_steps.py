@@ -507,3 +507,31 @@ def add_reasoning_signatures(connection: Connection) -> None:
         ) WITHOUT ROWID
         """
     )
+
+
+def add_memory_proposals(connection: Connection) -> None:
+    """Version 12: workspace-memory proposals of automatic passes, pending the user's decision.
+
+    An introspection pass no longer writes the workspace memory (issue 35): what it proposes
+    waits here, marked with its session and reason, in no prompt, until the user accepts it
+    (merged as a new revision) or rejects it. Purging the session erases its proposals.
+    """
+    connection.execute(
+        """
+        CREATE TABLE workspace_memory_proposals (
+            id TEXT PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            session_id TEXT,
+            reason TEXT NOT NULL,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected')),
+            created_at TEXT NOT NULL,
+            decided_at TEXT,
+            revision INTEGER
+        )
+        """
+    )
+    connection.execute(
+        "CREATE INDEX workspace_memory_proposals_by_workspace"
+        " ON workspace_memory_proposals (workspace, status, created_at)"
+    )

@@ -43,6 +43,7 @@ _TABLES_BY_SESSION = (
     "session_artifacts",
     "session_handoffs",
     "session_handoff_audit",
+    "workspace_memory_proposals",
 )
 
 

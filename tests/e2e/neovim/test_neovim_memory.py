@@ -106,3 +106,43 @@ def test_memory_buffer_saves_follows_and_refuses_a_stale_save(tmp_path: Path) ->
         # :RelaviumMemory again goes back to the same buffer.
         again = nvim.lua("return require('relavium').memory()")
         assert again == nvim.lua("return require('relavium.memory').state().bufnr")
+
+
+CHECKPOINT = """
+T.checkpoint = nil
+require('relavium.client').request(require('relavium.protocol').CHECKPOINT_SESSION,
+  { sessionId = T.chat().session_id },
+  function(err, result) T.checkpoint = result or err end)
+vim.wait(60000, function() return T.checkpoint ~= nil end, 10)
+return T.checkpoint
+"""
+
+
+def test_a_checkpoints_memory_proposal_is_reviewed_and_accepted(tmp_path: Path) -> None:
+    """Issue 35: the offline model's checkpoint proposes notes; they reach the memory only
+    when the user accepts them in `:RelaviumMemoryProposals` (`a` on the proposal)."""
+    workspace = make_git_workspace(tmp_path / "repo")
+    with neovim(workspace, tmp_path / "home") as nvim:
+        nvim.setup(agent="relavium-default")
+        nvim.api.command("RelaviumChat")
+        nvim.api.command("RelaviumSend remember the pelican rule")
+        nvim.wait_for_turns(1)
+        checkpoint = nvim.lua(CHECKPOINT)
+        assert isinstance(checkpoint.get("memoryProposalId"), str), checkpoint
+        assert nvim.lua(STORED)["revision"] == 0  # proposed, not written
+
+        nvim.api.command("RelaviumMemoryProposals")
+        nvim.wait_until(
+            "#require('relavium.memory_proposals').state().ids > 0", "the proposal to be listed"
+        )
+        lines = nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+        assert lines[0].startswith("# Proposal " + checkpoint["memoryProposalId"])
+        assert "+## Offline model notes" in lines
+        nvim.lua("vim.api.nvim_win_set_cursor(0, {1, 0})")
+        nvim.api.feedkeys("a", "x", False)
+        nvim.wait_until(
+            "require('relavium.memory_proposals').state().last_decision == 'accepted'",
+            "the accept",
+        )
+        stored = nvim.lua(STORED)
+        assert stored["revision"] == 1 and "pelican rule" in stored["text"]

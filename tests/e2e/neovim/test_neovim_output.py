@@ -38,8 +38,9 @@ def test_command_output_streams_into_a_scratch_buffer(tmp_path: Path) -> None:
         configure_loopback_provider(home, workspace, model.url + "/v1")
         agent = workspace / ".relavium" / "agents" / "coder.agent.yaml"
         agent.write_text(agent.read_text().replace("tools: [", "tools: [run_command, "))
-        (workspace / ".relavium" / "project.toml").write_text(
-            f"[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n"
+        config = home / ".relavium" / "config.toml"  # the user's own allowlist
+        config.write_text(
+            config.read_text() + f"\n[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n"
         )
         model.script(
             openai_stream(

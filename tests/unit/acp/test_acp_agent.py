@@ -242,14 +242,15 @@ async def test_stop_reasons_and_typed_errors(workspace: Path, isolated_home: Pat
 async def test_the_cost_cap_pause_is_asked_as_a_permission(
     workspace: Path, isolated_home: Path
 ) -> None:
-    project = workspace / ".relavium" / "project.toml"
-    project.parent.mkdir(parents=True, exist_ok=True)
-    project.write_text(
-        '[chat]\nmax_cost_microcents = 1\non_exceed = "pause_for_approval"\n', encoding="utf-8"
-    )
     client = RecordingClient(decision="allow-once")
     with LoopbackServer() as model:
         configure_loopback_provider(isolated_home, workspace, model.url + "/v1")
+        config = isolated_home / ".relavium" / "config.toml"  # the user's own: not a project's
+        config.write_text(
+            config.read_text(encoding="utf-8")
+            + '\n[chat]\nmax_cost_microcents = 1\non_exceed = "pause_for_approval"\n',
+            encoding="utf-8",
+        )
         model.script(openai_stream(text=["within budget, approved"], usage=(10, 1)))
         async with connect_in_process(client) as (conn, _):
             sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id

@@ -94,8 +94,11 @@ async def test_a_running_command_streams_into_its_tool_call(
             agent.read_text(encoding="utf-8").replace("tools: [", "tools: [run_command, "),
             encoding="utf-8",
         )
-        (workspace / ".relavium" / "project.toml").write_text(
-            f"[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n", encoding="utf-8"
+        config = isolated_home / ".relavium" / "config.toml"  # the user's own allowlist
+        config.write_text(
+            config.read_text(encoding="utf-8")
+            + f"\n[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n",
+            encoding="utf-8",
         )
         model.script(
             openai_stream(

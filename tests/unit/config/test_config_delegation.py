@@ -29,7 +29,7 @@ def test_defaults_are_the_limits_delegation_always_had(tmp_path: Path) -> None:
     assert (DEFAULT_MAX_DEPTH, DEFAULT_MAX_CONCURRENT_CHILDREN) == (2, 2)
 
 
-def test_project_over_global_per_field_and_agent_tables_over_the_block(tmp_path: Path) -> None:
+def test_project_tightens_per_field_and_agent_tables_over_the_block(tmp_path: Path) -> None:
     home, workspace = tmp_path / "home", tmp_path / "ws"
     _write(
         home / "config.toml",
@@ -47,8 +47,9 @@ def test_project_over_global_per_field_and_agent_tables_over_the_block(tmp_path:
     )
     # lead: depth from the project's table, concurrency from the global one.
     assert delegation.for_agent("lead") == DelegationLimits(max_depth=0, max_concurrent_children=1)
+    # planner: the project's 5 children is more than the user's 3 — a project only tightens.
     assert delegation.for_agent("planner") == DelegationLimits(
-        max_depth=1, max_concurrent_children=5
+        max_depth=1, max_concurrent_children=3
     )
 
 
@@ -112,9 +113,11 @@ def test_the_input_filter_defaults_to_the_task_alone_and_merges_per_agent(tmp_pa
         4,
         False,
     )
+    # The project may strip tool results (tighter) but not hand over the full history when
+    # the user's own file says last_n (looser).
     lead = delegation.for_agent("lead")
     assert (lead.input_filter, lead.input_last_n, lead.strip_tool_results) == (
-        "full_history",
+        "last_n",
         4,
         True,
     )

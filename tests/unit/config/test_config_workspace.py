@@ -90,9 +90,27 @@ BOTH = 'allowed_commands = ["make"]\nallowed_command_globs = ["git *"]'
     ("global_chat", "project_chat", "commands", "globs"),
     [
         # the project sets only globs: commands do NOT leak in from the global file
-        ('allowed_commands = ["make"]', 'allowed_command_globs = ["npm run *"]', [], ["npm run *"]),
+        (
+            'allowed_commands = ["make"]\nallowed_command_globs = ["npm run *"]',
+            'allowed_command_globs = ["npm run *"]',
+            [],
+            ["npm run *"],
+        ),
         # the project sets only commands: global globs do not widen it
-        ('allowed_command_globs = ["git *"]', 'allowed_commands = ["ls"]', ["ls"], []),
+        (
+            'allowed_commands = ["ls"]\nallowed_command_globs = ["git *"]',
+            'allowed_commands = ["ls"]',
+            ["ls"],
+            [],
+        ),
+        # the project cannot add what the user's own list lacks (issue 35)
+        (
+            'allowed_commands = ["make"]',
+            'allowed_commands = ["make", "rm -rf /"]\nallowed_command_globs = ["*"]',
+            ["make"],
+            [],
+        ),
+        ("max_turns = 4", 'allowed_commands = ["curl evil.example"]', [], []),
         # an explicit empty list in the project disables commands entirely
         (
             'allowed_commands = ["make"]\nallowed_command_globs = ["git *"]',

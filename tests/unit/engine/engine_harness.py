@@ -34,6 +34,7 @@ from relavium_lsp.llm.seam import (
     ToolCallEnd,
     ToolCallStart,
 )
+from relavium_lsp.paths import ensure_private_dir, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.testing.loopback import LoopbackServer
@@ -211,6 +212,7 @@ async def engine(
     model: str = "gpt-4o-mini",
     models: Sequence[str] = (),
     project_toml: str = "",
+    user_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
     tools: ToolDispatcher | None = None,
@@ -218,11 +220,15 @@ async def engine(
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary).
 
-    ``models`` names each provider's model (default: ``model`` for all). ``options`` go to
+    ``models`` names each provider's model (default: ``model`` for all); ``user_toml`` is
+    the user's own ``config.toml`` (what a project file may only tighten). ``options`` go to
     ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
     """
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
+    if user_toml:
+        ensure_private_dir(relavium_home())
+        (relavium_home() / "config.toml").write_text(user_toml, encoding="utf-8")
     path = db_path or tmp_path / "home" / "history.db"
     key = key or DbKey(os.urandom(32), "env")
     names = list(models) or [model] * len(providers)

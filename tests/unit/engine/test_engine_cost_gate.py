@@ -92,8 +92,9 @@ async def test_a_delegated_child_pauses_under_the_parents_cap(tmp_path: Path) ->
         text_reply("child done", usage=(40_000, 5)),
         text_reply("parent done"),
     )
+    # Pausing is looser than failing: the user's own choice, not a project's (issue 35).
     toml = '[chat]\nmax_cost_microcents = 40000\non_exceed = "pause_for_approval"\n'
-    async with engine(tmp_path, provider, project_toml=toml) as h:
+    async with engine(tmp_path, provider, user_toml=toml) as h:
         delegating_agents(h)
         boss = await h.engine.start(
             context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"

@@ -112,7 +112,7 @@ async def test_idle_fires_after_the_delay_and_activity_restarts_it(tmp_path: Pat
         tmp_path,
         provider,
         model=OFFLINE_MODEL_ID,
-        project_toml=toml,
+        user_toml=toml,
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -138,12 +138,12 @@ async def test_idle_is_off_for_a_paid_model_unless_the_user_allows_it(tmp_path: 
     timers = FakeTimers()
     provider = scripted(text_reply("hi"), text_reply("again"), text_reply(MEMO))
     # A project file cannot allow idle passes on a paid model ...
-    toml = "[introspection]\nidle_seconds = 30\nidle_on_paid_providers = true\n"
     async with engine(
         tmp_path,
         provider,
         model="gpt-4o-mini",
-        project_toml=toml,
+        user_toml="[introspection]\nidle_seconds = 30\n",
+        project_toml="[introspection]\nidle_on_paid_providers = true\n",
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -154,7 +154,7 @@ async def test_idle_is_off_for_a_paid_model_unless_the_user_allows_it(tmp_path: 
         timers.advance(3600)
         assert await reasons(h, sid) == []
         # ... the user's own config.toml can.
-        global_config("[introspection]\nidle_on_paid_providers = true\n")
+        global_config("[introspection]\nidle_seconds = 30\nidle_on_paid_providers = true\n")
         await h.engine.send(sid, "more")
         await triggers(h).drain()
         assert triggers(h).idle_timers == {sid}
@@ -175,7 +175,7 @@ async def test_turn_limit_every_n_turns_and_at_max_turns(tmp_path: Path) -> None
     )
     toml = "[chat]\nmax_turns = 5\n\n[introspection]\nevery_turns = 2\nidle_seconds = 0\n"
     async with engine(
-        tmp_path, provider, project_toml=toml, auto_introspection=True, timers=FakeTimers()
+        tmp_path, provider, user_toml=toml, auto_introspection=True, timers=FakeTimers()
     ) as h:
         sid = (await h.start()).record.id
         await h.engine.send(sid, "1")
@@ -236,8 +236,12 @@ async def test_a_new_sessions_first_turn_waits_for_the_earlier_sessions_passes(
         provider.gate.set()
         assert (await turn).stop_reason == "stop"
         assert await reasons(h, first) == ["new_session"]
-        # What A's pass put in the workspace memory is in B's very first prompt.
-        assert "Indent with tabs." in provider.requests[2].system
+        # What A's pass proposed for the workspace memory waits for the user (issue 35): it
+        # is not in B's very first prompt, but it is there to accept.
+        assert "Indent with tabs." not in provider.requests[2].system
+        [proposal] = await h.engine.memory.proposals(str(h.workspace))
+        assert proposal.session_id == first and proposal.reason == "new_session"
+        assert "Indent with tabs." in proposal.text
 
 
 async def test_a_waiting_first_turn_can_be_aborted(tmp_path: Path) -> None:
@@ -270,7 +274,7 @@ async def test_switches_off(tmp_path: Path) -> None:
         tmp_path,
         provider,
         model=OFFLINE_MODEL_ID,
-        project_toml=toml,
+        user_toml=toml,
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -291,7 +295,7 @@ async def test_a_turn_cancels_a_running_pass_which_never_overlaps_it(tmp_path: P
         tmp_path,
         provider,
         model=OFFLINE_MODEL_ID,
-        project_toml="[introspection]\nidle_seconds = 5\n",
+        user_toml="[introspection]\nidle_seconds = 5\n",
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -321,7 +325,7 @@ async def test_a_turn_no_editor_started_also_stops_a_running_pass(tmp_path: Path
         tmp_path,
         provider,
         model=OFFLINE_MODEL_ID,
-        project_toml="[introspection]\nidle_seconds = 5\n",
+        user_toml="[introspection]\nidle_seconds = 5\n",
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -349,7 +353,7 @@ async def test_close_and_delete_cancel_pending_passes(tmp_path: Path) -> None:
         tmp_path,
         provider,
         model=OFFLINE_MODEL_ID,
-        project_toml=toml,
+        user_toml=toml,
         auto_introspection=True,
         timers=timers,
     ) as h:
@@ -386,7 +390,7 @@ async def test_a_failed_pass_is_recorded_and_the_session_goes_on(tmp_path: Path)
     provider = scripted(text_reply("a"), failing, text_reply("b"))
     toml = "[introspection]\nevery_turns = 1\nidle_seconds = 0\n"
     async with engine(
-        tmp_path, provider, project_toml=toml, auto_introspection=True, timers=FakeTimers()
+        tmp_path, provider, user_toml=toml, auto_introspection=True, timers=FakeTimers()
     ) as h:
         sid = (await h.start()).record.id
         await h.engine.send(sid, "hello")
@@ -439,4 +443,5 @@ def test_a_project_cannot_switch_on_what_the_user_switched_off(tmp_path: Path) -
     settings = load_workspace_config(tmp_path, home=home).introspection
     assert (settings.enabled, settings.on_new_session) == (False, False)
     assert not settings.idle_on_paid_providers
-    assert settings.every_turns == 3  # numbers: the project wins
+    # More often than the user's own (here the default, 20) is looser; rarer is tighter.
+    assert settings.every_turns == 20

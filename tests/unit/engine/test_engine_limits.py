@@ -81,7 +81,7 @@ async def test_cost_cap_fail_refuses_before_egress(tmp_path: Path) -> None:
 
 async def test_cost_cap_warn_emits_once_and_continues(tmp_path: Path) -> None:
     provider = scripted(text_reply("fine"), text_reply("still fine"))
-    async with engine(tmp_path, provider, project_toml=CAP.format(mode="warn")) as h:
+    async with engine(tmp_path, provider, user_toml=CAP.format(mode="warn")) as h:
         session = await h.start()
         assert (await h.engine.send(session.id, "hello " * 200)).stop_reason == "stop"
         assert (await h.engine.send(session.id, "again " * 200)).stop_reason == "stop"
@@ -93,7 +93,7 @@ async def test_cost_cap_warn_emits_once_and_continues(tmp_path: Path) -> None:
 
 async def test_cost_cap_pause_waits_for_the_user(tmp_path: Path) -> None:
     provider = scripted(text_reply("approved answer"))
-    async with engine(tmp_path, provider, project_toml=CAP.format(mode="pause_for_approval")) as h:
+    async with engine(tmp_path, provider, user_toml=CAP.format(mode="pause_for_approval")) as h:
         h.host.hold = asyncio.Event()
         session = await h.start()
         turn = asyncio.create_task(h.engine.send(session.id, "hello " * 200))
@@ -112,7 +112,7 @@ async def test_cost_cap_pause_waits_for_the_user(tmp_path: Path) -> None:
 
 async def test_cost_cap_pause_rejected_ends_with_budget_exceeded(tmp_path: Path) -> None:
     provider = scripted(text_reply("never"))
-    async with engine(tmp_path, provider, project_toml=CAP.format(mode="pause_for_approval")) as h:
+    async with engine(tmp_path, provider, user_toml=CAP.format(mode="pause_for_approval")) as h:
         h.host.decision = "reject"
         session = await h.start()
         result = await h.engine.send(session.id, "hello " * 200)

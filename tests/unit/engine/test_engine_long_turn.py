@@ -27,7 +27,7 @@ WINDOW = 16_384
 ROUNDS = 60
 FILES = 20
 ASK = "Go through every module, note what each one does, and fix the marked typos."
-PROJECT = "[chat]\nmax_tool_turns = 100\n"
+USER = "[chat]\nmax_tool_turns = 100\n"
 
 
 def _workspace(tmp_path: Path) -> list[str]:
@@ -69,7 +69,8 @@ def _plan(names: list[str]) -> list[Step]:
 async def test_a_sixty_round_turn_fits_a_16k_window_and_replays(tmp_path: Path) -> None:
     names = _workspace(tmp_path)
     agent = ScriptedAgent(_plan(names), summary="Read modules so far; each dispatches by route.")
-    async with agent_engine(tmp_path, agent, context_window=WINDOW, project_toml=PROJECT) as h:
+    # More tool rounds than the default is the user's to allow, not a project's (issue 35).
+    async with agent_engine(tmp_path, agent, context_window=WINDOW, user_toml=USER) as h:
         session = (await h.start(title="Long run")).record.id
         result = await h.engine.send(session, ASK)
         assert result.stop_reason == "stop", result.error

@@ -37,7 +37,7 @@ async def test_cancelling_a_session_kills_its_background_terminals(tmp_path: Pat
         text_reply("started"),
     )
     toml = f"[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n"
-    async with engine(tmp_path, provider, project_toml=toml) as h:
+    async with engine(tmp_path, provider, user_toml=toml) as h:
         session_id, pid = await _start_job(h, "call-t")
         exited = os.pidfd_open(pid)
         try:
@@ -55,7 +55,7 @@ async def test_closing_the_engine_kills_every_background_terminal(tmp_path: Path
         text_reply("started"),
     )
     toml = f"[chat]\nallowed_commands = [\"sh -c '{SCRIPT}'\"]\n"
-    async with engine(tmp_path, provider, project_toml=toml) as h:
+    async with engine(tmp_path, provider, user_toml=toml) as h:
         _, pid = await _start_job(h, "call-t")
         exited = os.pidfd_open(pid)
     try:

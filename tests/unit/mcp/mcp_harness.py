@@ -20,6 +20,7 @@ from relavium_lsp.mcp.secrets import KeychainLookup
 from relavium_lsp.mcp.source import McpToolSource
 from relavium_lsp.mcp.trust import TrustStore
 from relavium_lsp.paths import relavium_home
+from relavium_lsp.tools.netguard import EgressGuard
 from relavium_lsp.tools.registry import default_registry
 from tests.unit.engine.engine_harness import CountingProvider, Harness, engine
 
@@ -81,11 +82,19 @@ async def mcp_engine(
     tools: Sequence[str] = ("mcp:probe",),
     lookup: KeychainLookup | None = None,
     db_path: Path | None = None,
+    egress: EgressGuard | None = None,
 ) -> AsyncIterator[McpHarness]:
-    """An engine whose ``helper`` agent selects ``tools``; servers from the given configs."""
+    """An engine whose ``helper`` agent selects ``tools``; servers from the given configs.
+
+    ``egress`` is the guard HTTP servers are reached through (a test resolver, say).
+    """
     if user_toml:
         write_user_config(user_toml)
-    pool = McpServerPool(lookup=lookup) if lookup is not None else McpServerPool()
+    pool = (
+        McpServerPool(lookup=lookup, egress=egress)
+        if lookup is not None
+        else McpServerPool(egress=egress)
+    )
     source = McpToolSource(pool, TrustStore())
     registry = default_registry(sources=[source])
     try:

@@ -29,7 +29,7 @@ def test_doctor_starts_what_may_start_and_never_an_untrusted_server(
     assert code == 1  # the broken server is a problem
     probe = found["MCP server probe"]
     assert probe["status"] == "ok"
-    assert probe["summary"].startswith("starts; 10 tools (echo, add, pid, env_names, crash, hang")
+    assert probe["summary"].startswith("starts; 13 tools (echo, add, pid, env_names, crash, hang")
     broken = found["MCP server broken"]
     assert broken["status"] == "problem" and "the command was not found" in broken["summary"]
     assert found["MCP server off"]["status"] == "info"

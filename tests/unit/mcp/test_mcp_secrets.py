@@ -35,14 +35,18 @@ def keychain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Plaint
 
 
 @asynccontextmanager
-async def http_probe(token: str) -> AsyncIterator[str]:
-    """The probe server over Streamable HTTP, requiring ``Bearer <token>``; yields its URL."""
+async def http_probe(token: str, *, host_name: str | None = None) -> AsyncIterator[str]:
+    """The probe server over Streamable HTTP, requiring ``Bearer <token>``; yields its URL.
+
+    With ``host_name`` it answers only requests whose Host header is that name.
+    """
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(PROBE_SERVER),
         "--http",
         "--token",
         token,
+        *(("--host-name", host_name) if host_name else ()),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
@@ -57,8 +61,9 @@ async def http_probe(token: str) -> AsyncIterator[str]:
 
 
 def remote_table(url: str) -> str:
+    """A user-config table for the probe over HTTP on this machine (opted in: it is local)."""
     return (
-        f'[mcp.servers.remote]\nurl = "{url}"\n'
+        f'[mcp.servers.remote]\nurl = "{url}"\nallow_local_endpoint = true\n'
         '[mcp.servers.remote.headers]\nAuthorization = { keychain = "mcp-remote", '
         'prefix = "Bearer " }\n'
     )

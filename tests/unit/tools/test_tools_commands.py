@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,36 @@ async def _readable(descriptor: int) -> None:
 def _group_leader(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as handle:
         return int(handle.read().split(") ", 1)[1].split()[2])
+
+
+async def test_abort_kills_a_grandchild_that_left_the_group_with_setsid(harness) -> None:
+    """Issue 35: ``setsid`` puts a grandchild in a session (and group) of its own, and it
+    forks again and its parent exits, so it is nobody's child in the tool's tree any more:
+    killing the process group missed it. The command's own subreaper finds it."""
+    marker = harness.workspace / "gc.pid"
+    script = "setsid sh -c 'sleep 100 & echo $! > gc.pid'; echo started; exec sleep 100"
+    ctx = harness.context(allowed_commands=[shlex.join(["sh", "-c", script])], approval="never_ask")
+    started = asyncio.Event()
+    emit = ctx.emit
+
+    def watch(event) -> None:
+        emit(event)
+        if event.type == "agent:tool_output" and "started" in event.text:
+            started.set()
+
+    ctx.emit = watch
+    task = asyncio.create_task(harness.call("run_command", {"command": ["sh", "-c", script]}, ctx))
+    await asyncio.wait_for(started.wait(), 60)
+    grandchild = int(marker.read_text())
+    assert _alive(grandchild)
+    # It really left: its group is the one that leads the session setsid made.
+    assert _group_leader(grandchild) == os.getsid(grandchild)
+    gone = os.pidfd_open(grandchild)
+    try:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(_readable(gone), 30)
+        assert not _alive(grandchild)
+    finally:
+        os.close(gone)

@@ -23,7 +23,8 @@ from tests.hypothesis_profiles import examples
 SOURCE = "def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n"
 
 
-def _apply(old: str, new: str) -> str:
+def apply_minimal_edits(old: str, new: str) -> str:
+    """``old`` turned into ``new`` the way a client does it: minimal_edits, applied by LSP rules."""
     edits = [
         types.TextEdit(
             range=types.Range(
@@ -90,17 +91,18 @@ def test_minimal_edits_touch_only_the_changed_lines() -> None:
     ],
 )
 def test_minimal_edits_round_trip_edge_cases(old: str, new: str) -> None:
-    assert _apply(old, new) == new
+    assert apply_minimal_edits(old, new) == new
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    st.lists(st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n"]), max_size=12),
-    st.lists(st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n"]), max_size=12),
-)
+# Mixed line endings, a lone CR among them (an LSP line break too), and astral characters.
+PIECES = st.sampled_from(["a\n", "b\n", "c", "\r\n", "😀", "x y\n", "\n", "\r", "d\r", "é\r\n"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(PIECES, max_size=14), st.lists(PIECES, max_size=14))
 def test_minimal_edits_turn_old_into_new(old_parts: list[str], new_parts: list[str]) -> None:
     old, new = "".join(old_parts), "".join(new_parts)
-    assert _apply(old, new) == new
+    assert apply_minimal_edits(old, new) == new
 
 
 def test_file_diff_matches_difflib_and_counts_lines() -> None:
