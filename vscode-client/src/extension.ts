@@ -9,7 +9,13 @@ import { ApprovalBroker } from './chat/approvals';
 import { ChatController } from './chat/chatController';
 import { MemoryFileSystem, editWorkspaceMemory } from './chat/memoryFileSystem';
 import { ProposedChanges } from './chat/proposedChanges';
-import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
+import {
+  askAboutSelection,
+  exportCurrent,
+  openUntitled,
+  pickAndResume,
+  renameSession,
+} from './chat/sessionActions';
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
 import { publishTestDiagnostic } from './server/testDiagnostic';
@@ -81,7 +87,11 @@ export function activate(context: vscode.ExtensionContext): void {
     chat,
     editorState,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, provider),
-    relavium.onDidChangeState(() => {
+    relavium.onDidChangeState((state) => {
+      if (state.state !== 'running') {
+        // The server that asked is gone: its questions can no longer be answered.
+        approvals.dropAll();
+      }
       chat.onConnectionChanged();
     }),
     relavium.onDidBecomeReady(() => {
@@ -93,7 +103,15 @@ export function activate(context: vscode.ExtensionContext): void {
       await chat.newChat();
     }),
     vscode.commands.registerCommand('relavium.resumeChat', () => pickAndResume(chat)),
-    vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat)),
+    vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat, 'workflow')),
+    vscode.commands.registerCommand('relavium.exportChatMarkdown', () => exportCurrent(chat, 'markdown')),
+    vscode.commands.registerCommand('relavium.renameChat', () => renameSession(chat)),
+    vscode.commands.registerCommand('relavium.showHistory', async () => {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+      chat.post({ type: 'showHistory' });
+    }),
+    vscode.commands.registerCommand('relavium.keepFileChange', () => chat.review.decideActive('keep')),
+    vscode.commands.registerCommand('relavium.undoFileChange', () => chat.review.decideActive('undo')),
     vscode.commands.registerCommand('relavium.abortTurn', () => chat.abort()),
     vscode.commands.registerCommand('relavium.askAboutSelection', () => {
       editorState.flush(true);

@@ -303,9 +303,18 @@ describe('ChatModel: turn completion and errors', () => {
     assert.equal(error.retryText, 'explain');
   });
 
-  it('mirrors an abort: drops the message and partial answer, keeps tool cards, restores the draft', () => {
+  it('keeps an aborted message, marked, with what the turn did, and gives it back to the composer', () => {
     const model = fresh();
-    model.addPendingUser('long task');
+    const chip = {
+      id: 'a1',
+      kind: 'selection' as const,
+      path: 'src/app.py',
+      lines: { start: 1, end: 2 },
+      language: 'python',
+      text: 'x',
+    };
+    model.addPendingUser('long task', [chip]);
+    assert.equal(model.composerLocked, true, 'locked the moment the message is on its way');
     const effects = feed(
       model,
       stampAll(1, [
@@ -313,12 +322,73 @@ describe('ChatModel: turn completion and errors', () => {
         token('partial'),
         toolCall('c1'),
         toolResult('c1'),
+        toolCall('c2'),
+        approvalRequested('c2'),
         turnCompleted({ stopReason: 'aborted' }),
       ]),
     );
-    assert.deepEqual(kinds(model), ['tool', 'notice']);
-    assert.deepEqual(effects, [{ kind: 'restoreDraft', text: 'long task' }]);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'tool', 'tool', 'notice']);
+    assert.equal(nth(model, 'user').outcome, 'cancelled');
+    assert.equal(nth(model, 'assistant').text, 'partial');
+    const waiting = nth(model, 'tool', -1);
+    assert.equal(waiting.state, 'interrupted');
+    assert.equal(waiting.approval?.state, 'cancelled', 'nobody approved it');
+    assert.deepEqual(effects, [
+      { kind: 'restoreDraft', text: 'long task', attachments: [chip] },
+      { kind: 'fetchChanges', sessionId: SESSION, userSequence: 1 },
+    ]);
     assert.equal(model.header.status, 'idle');
+    assert.equal(model.composerLocked, false);
+  });
+
+  it('a tool result of an aborted call cancels its approval (never "approved")', () => {
+    const model = fresh();
+    feed(model, stampAll(1, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]));
+    feed(model, [
+      stamp(4, {
+        type: 'agent:tool_result',
+        toolId: 'write_file',
+        callId: 'c1',
+        success: false,
+        outputSummary: 'The turn was aborted; the call did not complete.',
+        durationMs: 3,
+        errorCode: 'cancelled',
+      }),
+    ]);
+    assert.equal(nth(model, 'tool').approval?.state, 'cancelled');
+  });
+
+  it('stops the turn when the server goes away: cards interrupted, approvals cancelled, Retry offered', () => {
+    const model = fresh();
+    model.addPendingUser('fix it');
+    feed(model, stampAll(1, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]));
+    model.openApproval({
+      sessionId: SESSION,
+      callId: 'c1',
+      toolId: 'write_file',
+      action: 'fs_write',
+      preview: { path: 'src/app.py' },
+    });
+    assert.equal(model.composerLocked, true);
+    model.serverStopped();
+    const card = nth(model, 'tool');
+    assert.equal(card.state, 'interrupted');
+    assert.deepEqual([card.approval?.state, card.approval?.answerable], ['cancelled', false]);
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    const notice = nth(model, 'notice', -1);
+    assert.match(notice.text, /server restarted — this turn was stopped/);
+    assert.deepEqual(notice.action, { kind: 'retry', label: 'Retry', text: 'fix it' });
+    assert.equal(model.composerLocked, false, 'Enter works again at once');
+    model.serverStopped();
+    assert.equal(only(model, 'notice').length, 1, 'said once');
+  });
+
+  it('a message whose turn never started is kept, marked, when the server goes away', () => {
+    const model = fresh();
+    model.addPendingUser('first message');
+    model.serverStopped();
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    assert.deepEqual(nth(model, 'notice').action, { kind: 'retry', label: 'Retry', text: 'first message' });
   });
 
   it('notes an answer cut off by the output limit', () => {
@@ -555,6 +625,69 @@ describe('ChatModel: rebuilding from the server', () => {
     assert.equal(nth(model, 'assistant', -1).text, 'still going');
     feed(model, [stamp(16, turnCompleted())]);
     assert.equal(model.header.status, 'idle');
+  });
+
+  it('after a server restart shows the cut turn as stopped, not as still waiting for approval', () => {
+    const model = new ChatModel();
+    model.beginLoading(SESSION);
+    // The log has the turn's start and its approval request, never its end: the old server
+    // died; the new one marked the turn interrupted when it loaded the session.
+    const recentEvents = stampAll(10, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]);
+    model.loadSession({
+      record: record({ status: 'idle' }),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'fix it' }]),
+        message(2, 'assistant', [
+          { type: 'tool_call', id: 'c1', name: 'write_file', args: { path: 'src/app.py' } },
+        ]),
+        { ...message(3, 'system', []), interruption: { interruptedAfterSequence: 2, reason: 'crash' } },
+      ],
+      hasMore: false,
+      lastEventSequence: 12,
+      recentEvents,
+    });
+    assert.equal(model.header.status, 'idle');
+    assert.equal(model.composerLocked, false);
+    const card = nth(model, 'tool');
+    assert.equal(card.state, 'interrupted');
+    assert.equal(card.approval?.state, 'cancelled', 'not "Waiting for your decision" for good');
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    const notice = nth(model, 'notice');
+    assert.match(notice.text, /server restarted/);
+    assert.deepEqual(notice.action, { kind: 'retry', label: 'Retry', text: 'fix it' });
+  });
+
+  it('puts a review card after its turn, updates it in place and drops it when empty', () => {
+    const model = new ChatModel();
+    model.beginLoading(SESSION);
+    model.loadSession({
+      record: record(),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'one' }]),
+        message(2, 'assistant', [{ type: 'text', text: 'done one' }]),
+        message(3, 'user', [{ type: 'text', text: 'two' }]),
+        message(4, 'assistant', [{ type: 'text', text: 'done two' }]),
+      ],
+      hasMore: false,
+      lastEventSequence: 0,
+      plan: [{ content: 'step', status: 'pending', priority: 'medium' }],
+    });
+    const file = {
+      path: 'a.py',
+      created: false,
+      deleted: false,
+      added: 2,
+      removed: 1,
+      review: 'pending' as const,
+    };
+    model.showChanges(1, [file]);
+    model.showChanges(3, [file]);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'changes', 'user', 'assistant', 'changes', 'plan']);
+    model.showChanges(1, [{ ...file, review: 'kept' }]);
+    assert.equal(nth(model, 'changes').files[0]?.review, 'kept');
+    assert.equal(only(model, 'changes').length, 2);
+    model.showChanges(3, []);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'changes', 'user', 'assistant', 'plan']);
   });
 
   it('prepends older pages without duplicating items', () => {

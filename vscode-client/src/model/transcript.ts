@@ -7,10 +7,11 @@
  */
 
 import type { DurableContentPart, SessionEvent, SessionMessage } from '../protocol';
-import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
+import type { AssistantItem, ChatItem, NoticeItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
 import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 import { peerOrigin } from './peerMessage';
+import { isReadOnlyTool, resultNote, toolTitle } from './toolTitles';
 
 /** Supplies a fresh, never reused item revision. */
 export type RevisionSource = () => number;
@@ -32,7 +33,23 @@ function partText(part: DurableContentPart): string {
   }
 }
 
-function systemNotice(message: SessionMessage, rev: RevisionSource): ChatItem | undefined {
+/** What the chat says where a turn stopped because the server went away (live or reloaded). */
+export const SERVER_STOPPED_TEXT = 'The server restarted — this turn was stopped.';
+
+/** The notice of a turn the server's exit stopped, with Retry when its message is known. */
+export function serverStoppedNotice(id: string, rev: number, retryText: string | undefined): NoticeItem {
+  const notice: NoticeItem = { kind: 'notice', id, rev, text: SERVER_STOPPED_TEXT, tone: 'warning' };
+  if (retryText !== undefined && retryText.trim() !== '') {
+    notice.action = { kind: 'retry', label: 'Retry', text: retryText };
+  }
+  return notice;
+}
+
+function systemNotice(
+  message: SessionMessage,
+  rev: RevisionSource,
+  lastUser: UserItem | undefined,
+): ChatItem | undefined {
   const id = `m${message.sequenceNumber}`;
   if (message.compaction !== undefined) {
     const text =
@@ -42,10 +59,45 @@ function systemNotice(message: SessionMessage, rev: RevisionSource): ChatItem | 
     return { kind: 'notice', id, rev: rev(), text, tone: 'info' };
   }
   if (message.interruption !== undefined) {
-    const text = 'A turn was interrupted before it finished (the server stopped).';
-    return { kind: 'notice', id, rev: rev(), text, tone: 'warning' };
+    if (lastUser !== undefined) {
+      lastUser.outcome = 'interrupted';
+    }
+    return serverStoppedNotice(id, rev(), lastUser?.text);
   }
   return undefined;
+}
+
+/** A tool card for a call (its title and grouping come from the tool and its arguments). */
+export function newToolCard(
+  id: string,
+  rev: number,
+  callId: string,
+  toolId: string,
+  input: Readonly<Record<string, unknown>> = {},
+): ToolItem {
+  return {
+    kind: 'tool',
+    id,
+    rev,
+    callId,
+    toolId,
+    title: toolTitle(toolId, input),
+    readOnly: isReadOnlyTool(toolId),
+    inputSummary: summarizeToolInput(input),
+    state: 'running',
+  };
+}
+
+/** Record a call's result on its card (live or from the transcript). */
+export function settleToolCard(card: ToolItem, success: boolean, output: string): void {
+  card.state = success ? 'succeeded' : 'failed';
+  card.outputSummary = truncate(output, OUTPUT_SUMMARY_CHARS);
+  const note = resultNote(card.toolId, success, output);
+  if (note === undefined) {
+    delete card.resultNote;
+  } else {
+    card.resultNote = note;
+  }
 }
 
 function userItem(message: SessionMessage, rev: number): UserItem {
@@ -128,16 +180,29 @@ export function enrichToolCards(
             card.diff = diffView(event.diff);
           }
           if (card.approval?.state === 'pending') {
-            card.approval = {
-              ...card.approval,
-              state: event.errorCode === 'tool_denied' ? 'rejected' : 'approved',
-            };
+            card.approval = { ...card.approval, state: approvalOutcome(event.success, event.errorCode) };
           }
         }
         card.rev = rev();
       }
+      if (card.approval?.state === 'pending') {
+        // Asked, never answered, no result: the turn ended while it waited.
+        card.approval = { ...card.approval, state: 'cancelled' };
+        card.rev = rev();
+      }
     });
   }
+}
+
+/** What a call's result says about an approval nobody in this window answered. */
+export function approvalOutcome(
+  success: boolean,
+  errorCode: string | undefined,
+): 'approved' | 'rejected' | 'cancelled' {
+  if (errorCode === 'tool_denied') {
+    return 'rejected';
+  }
+  return !success && errorCode === 'cancelled' ? 'cancelled' : 'approved';
 }
 
 /** Convert messages (oldest first) into items in display order. */
@@ -145,17 +210,19 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
   const items: ChatItem[] = [];
   const tools = new Map<string, ToolItem>();
   const occurrences = new Map<string, number>();
+  let lastUser: UserItem | undefined;
   for (const message of messages) {
     const sequence = message.sequenceNumber;
     if (message.role === 'system') {
-      const notice = systemNotice(message, rev);
+      const notice = systemNotice(message, rev, lastUser);
       if (notice !== undefined) {
         items.push(notice);
       }
       continue;
     }
     if (message.role === 'user') {
-      items.push(userItem(message, rev()));
+      lastUser = userItem(message, rev());
+      items.push(lastUser);
       continue;
     }
     let assistant: AssistantItem | undefined;
@@ -165,22 +232,20 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
         assistant = undefined;
         const occurrence = occurrences.get(content.id) ?? 0;
         occurrences.set(content.id, occurrence + 1);
-        const card: ToolItem = {
-          kind: 'tool',
-          id: toolItemId(content.id, occurrence),
-          rev: rev(),
-          callId: content.id,
-          toolId: content.name,
-          inputSummary: summarizeToolInput(content.args),
-          state: 'interrupted',
-        };
+        const card = newToolCard(
+          toolItemId(content.id, occurrence),
+          rev(),
+          content.id,
+          content.name,
+          content.args,
+        );
+        card.state = 'interrupted';
         tools.set(content.id, card);
         items.push(card);
       } else if (content.type === 'tool_result') {
         const card = tools.get(content.toolCallId);
         if (card !== undefined) {
-          card.state = content.isError ? 'failed' : 'succeeded';
-          card.outputSummary = truncate(content.result, OUTPUT_SUMMARY_CHARS);
+          settleToolCard(card, !content.isError, content.result);
           card.rev = rev();
         }
       } else if (message.role === 'assistant') {

@@ -2,23 +2,71 @@
  * Applies view patches to the transcript list: replaces changed items, keeps the order the
  * host sent, preserves which foldable sections the user opened, and follows the bottom while
  * the user is reading there.
+ *
+ * Long chats stay fast: a patch touches only the items it carries (a streamed token re-renders
+ * one message), whether a turn runs is a class on the list (no re-render of every message
+ * when a turn starts or ends), and items out of view are not laid out (`content-visibility`
+ * in chat.css). Because those items get their real height only when they scroll into view,
+ * "follow the bottom" is a state — set by where the user scrolled — that a resize observer
+ * keeps true, not a one-off scroll after each patch.
  */
 
-import type { ChatItem, ViewPatch } from '../shared/viewState';
+import type { DisplayItem, ViewPatch } from '../shared/viewState';
 import { renderItem, type ItemContext } from './items';
+
+/** The foldable sections of an item's element (itself included), by key and position. */
+function foldables(root: HTMLElement): Map<string, HTMLDetailsElement> {
+  const found = new Map<string, HTMLDetailsElement>();
+  const all = [root, ...root.querySelectorAll<HTMLElement>('details[data-key]')];
+  for (const node of all) {
+    if (node instanceof HTMLDetailsElement && node.dataset.key !== undefined) {
+      const owner = node.closest<HTMLElement>('[data-call-id]')?.dataset.callId ?? '';
+      let key = `${owner}/${node.dataset.key}`;
+      while (found.has(key)) {
+        key += '+';
+      }
+      found.set(key, node);
+    }
+  }
+  return found;
+}
+
+function foldStates(root: HTMLElement): Map<string, boolean> {
+  return new Map([...foldables(root)].map(([key, details]) => [key, details.open]));
+}
 
 /** Pixels from the bottom within which the view keeps following new output. */
 const FOLLOW_THRESHOLD = 48;
 
 export class TranscriptView {
   private readonly nodes = new Map<string, HTMLElement>();
-  private readonly items = new Map<string, ChatItem>();
-  private context: ItemContext = { canFork: false, canApply: false };
+  private readonly items = new Map<string, DisplayItem>();
+  private context: ItemContext = {};
+  /** Whether the view keeps the newest output in sight (the user is at the bottom). */
+  private following = true;
 
   constructor(
     private readonly scroller: HTMLElement,
     private readonly list: HTMLElement,
-  ) {}
+  ) {
+    scroller.addEventListener(
+      'scroll',
+      () => {
+        this.following =
+          scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < FOLLOW_THRESHOLD;
+      },
+      { passive: true },
+    );
+    new ResizeObserver(() => {
+      this.keepFollowing();
+    }).observe(list);
+  }
+
+  private keepFollowing(): void {
+    if (this.following) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+    }
+  }
 
   /** The text of a message (for "Copy"). */
   textOf(itemId: string): string {
@@ -38,36 +86,29 @@ export class TranscriptView {
     return text;
   }
 
-  /** Apply one patch from the host. */
-  apply(patch: ViewPatch, context: ItemContext): void {
-    const following =
-      this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < FOLLOW_THRESHOLD;
+  /** Apply one patch from the host; `running`: a turn runs, `hasSession`: a chat exists. */
+  apply(patch: ViewPatch, state: { running: boolean; hasSession: boolean }): void {
     if (patch.full) {
       this.nodes.clear();
       this.items.clear();
       this.list.replaceChildren();
+      this.following = true;
     }
-    const contextChanged =
-      context.canFork !== this.context.canFork || context.canApply !== this.context.canApply;
-    this.context = context;
+    this.list.classList.toggle('running', state.running);
+    this.list.classList.toggle('no-apply', state.running || !state.hasSession);
+    let users = patch.full || patch.order !== undefined;
     for (const item of patch.upserts) {
       this.items.set(item.id, item);
       this.render(item);
-    }
-    if (contextChanged) {
-      for (const item of this.items.values()) {
-        if (item.kind === 'user' || item.kind === 'assistant') {
-          this.render(item);
-        }
-      }
+      users ||= item.kind === 'user';
     }
     if (patch.order !== undefined) {
       this.reorder(patch.order);
     }
-    this.trackLastUser();
-    if (following || patch.full) {
-      this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (users) {
+      this.trackLastUser();
     }
+    this.keepFollowing();
   }
 
   /** "Retry" sits on the newest user message: move it when another one arrives. */
@@ -92,16 +133,16 @@ export class TranscriptView {
     }
   }
 
-  private render(item: ChatItem): void {
+  private render(item: DisplayItem): void {
     const fresh = renderItem(item, this.context);
     const previous = this.nodes.get(item.id);
     if (previous !== undefined) {
-      for (const details of previous.querySelectorAll<HTMLDetailsElement>('details[data-key]')) {
-        const twin = fresh.querySelector<HTMLDetailsElement>(
-          `details[data-key="${details.dataset.key ?? ''}"]`,
-        );
-        if (twin !== null) {
-          twin.open = details.open;
+      // What the user unfolded stays unfolded (and the reverse) across re-renders.
+      const opened = foldStates(previous);
+      for (const [key, details] of foldables(fresh)) {
+        const open = opened.get(key);
+        if (open !== undefined) {
+          details.open = open;
         }
       }
       previous.replaceWith(fresh);
