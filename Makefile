@@ -39,7 +39,7 @@ fuzz: setup
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m hypothesis -q --hypothesis-seed="$$seed"
 
 # Regenerate docs/protocol.md and the clients' protocol modules (vscode-client/src/protocol.ts,
-# editors/neovim/lua/relavium/protocol.lua) from the contracts; `make unit` checks they are current.
+# lua/relavium/protocol.lua) from the contracts; `make unit` checks they are current.
 protocol: setup
 	$(BIN)/python docs/generate_protocol.py
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.paced import Latencies, PacedProvider, Turn, percentile
+from bench.paced import PER_TURN_GOAL_MS, Latencies, PacedProvider, Turn, percentile
 from bench.report import Goal, Row, print_rows
 from bench.token_stages import StageClock, instrument
 from relavium_lsp.contracts.content import TextPart
@@ -129,7 +129,7 @@ async def run(quick: bool) -> list[Row]:
             "ms",
             anchor="its p50",
             anchor_value=statistics.median(overheads[1:]) * 1000,
-            goal=Goal(10.0, on="value", strict=True),
+            goal=Goal(PER_TURN_GOAL_MS, on="value", strict=True),
             note=f"{len(overheads) - 1} turns after the first; the user message is committed "
             "before the request, its fsync overlaps it",
         ),

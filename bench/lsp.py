@@ -4,10 +4,9 @@ Each measure has its anchor measured in the same run against a bare pygls server
 (:mod:`bench.baseline_server`):
 
 1. cold start: spawn ``relavium-lsp serve`` → its ``initialize`` result (p50), against the
-   bare pygls server; after one unmeasured start of each (ours writes its attrs code cache,
-   ``relavium_lsp.commands.code_cache``), the two are started in back-to-back pairs, the
-   one going first alternating (the notes give the spread per start and the ratio within
-   each pair);
+   bare pygls server; after one unmeasured start of each, the two are started in back-to-back
+   pairs, the one going first alternating (the notes give the spread per start and the ratio
+   within each pair);
 2. per-token latency at realistic rates: the loopback provider (:mod:`bench.paced`) writes a
    delta at 50, 200 and 1,000 tokens/s → the client reads the notification carrying it (p99
    and p50 over every token), against the bare server relaying the same paced stream — both
@@ -54,7 +53,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
-from bench.paced import Latencies, PacedProvider, Turn, percentile
+from bench.paced import PER_TURN_GOAL_MS, Latencies, PacedProvider, Turn, percentile
 from bench.provider_process import ProviderProcess
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.server import methods
@@ -193,9 +192,8 @@ async def cold_starts(
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Wall and CPU seconds to the ``initialize`` result, relavium and bare pygls interleaved.
 
-    One unmeasured start of each first: ours writes its attrs code cache then (as a user's
-    first start after an install does, see ``relavium_lsp.commands.code_cache``), and both
-    find the interpreter, pygls and lsprotocol in the OS page cache. Then ``count`` pairs,
+    One unmeasured start of each first, so both find the interpreter, pygls and lsprotocol
+    in the OS page cache. Then ``count`` pairs,
     the one going first alternating, so load that comes and goes falls on both alike; pair
     ``i`` of each list ran back to back.
     """
@@ -247,8 +245,7 @@ def cold_start_rows(
             goal=Goal(1.1),
             note=(
                 f"{len(ours)} starts each, interleaved in pairs (which goes first alternates),"
-                " after one unmeasured start each (ours writes its attrs code cache then, as a"
-                f" user's first start does; {load}); per start ours {ms_range(ours)},"
+                f" after one unmeasured start each ({load}); per start ours {ms_range(ours)},"
                 f" bare {ms_range(bare)}; ratio within a pair {ratio_range(pairs)}"
             ),
         ),
@@ -487,7 +484,7 @@ async def run(quick: bool) -> list[Row]:
             "ms",
             anchor="its p50",
             anchor_value=statistics.median(overheads[1:]) * 1000,
-            goal=Goal(10.0, on="value", strict=True),
+            goal=Goal(PER_TURN_GOAL_MS, on="value", strict=True),
             note=f"{len(overheads) - 1} turns after the first; work-done progress on; the "
             "provider in a process of its own (bench.provider_process), as a real one is remote",
         ),

@@ -26,6 +26,10 @@ from relavium_lsp.testing.loopback import ReceivedRequest, ScriptedResponse
 from relavium_lsp.testing.wire_scripts import SSE_HEADERS, openai_events
 
 _TOKEN = re.compile(r"t(\d+) ")
+# The per-turn overhead goal (send → the provider has the request, p99), for the engine and
+# the LSP rows alike: a provider's first token takes 300-2,000 ms, and a 2-core VM's
+# scheduler alone moves this by several milliseconds.
+PER_TURN_GOAL_MS = 25.0
 
 
 def token_numbers(text: str) -> list[int]:

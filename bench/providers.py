@@ -8,9 +8,8 @@ Run: ``python -m bench.providers [--quick]``. Prints a table of ratios; never pa
    deltas as fast as the socket takes them, as Chat Completions and as Messages SSE. The same
    bytes are consumed by ``response.aiter_lines()`` — the floor any SSE client pays — and by
    ``provider.stream(request)`` to the last chunk (SSE, JSON, typed chunks, usage, the stream
-   guard; after the first text event, text deltas are cut past the stream's learned envelope,
-   :mod:`relavium_lsp.llm.text_envelope`). Runs alternate between the two and the best of
-   each is kept. Times are this
+   guard; plain text deltas take the msgspec fast path, :mod:`relavium_lsp.llm.fast_events`).
+   Runs alternate between the two and the best of each is kept. Times are this
    process's CPU seconds (``time.process_time``), the cost of consuming the stream, so other
    load on the machine does not move the ratio much.
 2. **JSON decoders** on those events: msgspec (what the adapters use) and orjson against the

@@ -34,7 +34,7 @@ from relavium_lsp.store.db import Synchronous, configure_connection
 from relavium_lsp.store.keys import DbKey
 from relavium_lsp.store.listing import fts_match_expression
 from relavium_lsp.store.migrations import migrate
-from relavium_lsp.store.models import dump_json, utc_timestamp
+from relavium_lsp.store.models import compact_json, utc_timestamp
 from relavium_lsp.store.sessions import SessionStore
 
 TAIL_BUDGET = 4_000
@@ -168,7 +168,7 @@ def _bulk_messages(store: SessionStore, session_id: str, count: int, rng: random
         cumulative += tokens
         rowid = base_rowid + sequence
         role = "user" if sequence % 2 else "assistant"
-        content = dump_json([part.model_dump(mode="json", by_alias=True) for part in parts])
+        content = compact_json([part.model_dump(mode="json", by_alias=True) for part in parts])
         rows.append(
             (
                 rowid,
@@ -296,9 +296,9 @@ def bench_list(directory: Path, sessions: int, repeat: int) -> list[Row]:
             (
                 record.id,
                 record.agent_slug,
-                dump_json(record.agent_snapshot),
+                compact_json(record.agent_snapshot),
                 record.title,
-                dump_json(record.context.model_dump(mode="json", by_alias=True)),
+                compact_json(record.context.model_dump(mode="json", by_alias=True)),
                 record.context.working_dir,
                 record.status,
                 record.source,

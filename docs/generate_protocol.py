@@ -2,7 +2,7 @@
 
 Run ``python docs/generate_protocol.py`` (or ``make protocol``) to rewrite all three outputs —
 ``docs/protocol.md``, ``vscode-client/src/protocol.ts`` and
-``editors/neovim/lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
+``lua/relavium/protocol.lua`` — or with ``--check`` to exit 1 when any is out
 of date (a test does that). Methods come from :mod:`relavium_lsp.server.methods`, shapes from
 :mod:`relavium_lsp.contracts`, so neither the reference nor a client can drift from the code.
 Adding a method: docs/wire-methods.md.
@@ -23,6 +23,7 @@ from relavium_lsp.contracts import (
     editor_tools,
     events,
     memory,
+    model_setup,
     peers,
     review,
     rewind,
@@ -35,12 +36,12 @@ from relavium_lsp.server import methods
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from protocol_gen import lua, markdown, typescript
-from protocol_gen.shapes import Direction, Protocol, walk
+from protocol_gen.shapes import Direction, Protocol, Writer, walk
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = Path(__file__).with_name("protocol.md")
 TS_OUTPUT = REPO / "vscode-client" / "src" / "protocol.ts"
-LUA_OUTPUT = REPO / "editors" / "neovim" / "lua" / "relavium" / "protocol.lua"
+LUA_OUTPUT = REPO / "lua" / "relavium" / "protocol.lua"
 
 # (method, direction, kind, params, result); None result = no result (a notification).
 REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | str | None], ...] = (
@@ -113,6 +114,10 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
      memory.WorkspaceMemory),
     (methods.SET_WORKSPACE_MEMORY, "client → server", "request",
      memory.SetWorkspaceMemoryParams, memory.WorkspaceMemory),
+    (methods.LIST_PROVIDER_PRESETS, "client → server", "request", wire.EmptyParams,
+     model_setup.ListProviderPresetsResult),
+    (methods.SETUP_MODEL, "client → server", "request", model_setup.SetupModelParams,
+     model_setup.SetupModelResult),
     (methods.EDITOR_STATE, "client → server", "notification", wire.EditorStateParams, None),
     (methods.SESSIONS_CHANGED, "server → client", "notification", wire.SessionsChangedParams,
      None),
@@ -131,12 +136,14 @@ REQUESTS: tuple[tuple[str, Direction, str, type[BaseModel], type[BaseModel] | st
     (methods.CODE_ACTION_EXPORT, "client → server", "command", wire.ExportChatParams,
      wire.ExportSessionResult),
 )  # fmt: skip
-# Shapes outside the methods' own: `initialize`'s, settings, and the non-waiting send result.
-EXTRA_TYPES: tuple[type[BaseModel], ...] = (
-    wire.SendMessageAccepted,
-    wire.InitializationOptions,
-    wire.RelaviumClientCapabilities,
-    wire.ConfigurationSettings,
+# Shapes outside the methods' own, with who writes them: `initialize`'s, settings, and the
+# non-waiting send result.
+EXTRA_TYPES: tuple[tuple[type[BaseModel], Writer], ...] = (
+    (wire.SendMessageAccepted, "client"),
+    (wire.InitializationOptions, "client"),
+    (wire.RelaviumClientCapabilities, "client"),
+    (wire.RelaviumServerCapabilities, "server"),
+    (wire.ConfigurationSettings, "client"),
 )
 
 

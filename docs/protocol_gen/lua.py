@@ -1,4 +1,4 @@
-"""``editors/neovim/lua/relavium/protocol.lua``: method names and closed sets for the plugin.
+"""``lua/relavium/protocol.lua``: method names and closed sets for the plugin.
 
 Lua has no types to check a field against, so the module carries what the plugin compares
 strings with: every method name, every event ``type``, the tags of the content-part and media
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from protocol_gen.shapes import Choice, ModelRef, OneOf, Protocol
 
-MAX_LINE = 100  # editors/neovim/.luacheckrc
+MAX_LINE = 100  # .luacheckrc
 
 HEADER = """\
 --- The relavium-lsp protocol: method names and the closed sets of wire values.
@@ -96,7 +96,14 @@ def _tagged_unions(protocol: Protocol) -> Iterator[tuple[str, str, list[object]]
 
 def render(protocol: Protocol) -> str:
     """The whole Lua module."""
-    lines = [HEADER]
+    lines = [
+        HEADER,
+        "--- The package version this plugin belongs with (`serverInfo.version` of its server).",
+        f"M.PACKAGE_VERSION = '{protocol.package_version}'",
+        "--- The wire protocol version (`capabilities.experimental.relavium.protocolVersion`).",
+        f"M.PROTOCOL_VERSION = {protocol.protocol_version}",
+        "",
+    ]
     for constant in protocol.constants:
         line = f"M.{constant.constant} = '{constant.method}'"
         if (constant.direction, constant.kind) != ("client → server", "request"):

@@ -153,6 +153,25 @@ ERRORS_NOTE = (
 )
 
 
+def _version_section(protocol: Protocol) -> Iterator[str]:
+    yield "## Versions"
+    yield ""
+    yield (
+        "The `initialize` result carries two numbers a client checks before it uses the "
+        f"server: `serverInfo.version` (the package version, now `{protocol.package_version}`, "
+        "shared by the wheel, the VS Code extension and the Neovim plugin) and "
+        "`capabilities.experimental.relavium.protocolVersion` (the wire protocol version, now "
+        f"`{protocol.protocol_version}`; see [RelaviumServerCapabilities]"
+        "(#relaviumservercapabilities)). The protocol version goes up by one on a breaking "
+        "change — a method, notification or field removed or renamed, a field made required "
+        "or changed in type or meaning, a closed set losing a value; additive changes keep "
+        "it. The clients' generated protocol modules carry both as `PACKAGE_VERSION` and "
+        "`PROTOCOL_VERSION`: a client that finds another protocol version offers the matching "
+        "server."
+    )
+    yield ""
+
+
 def _error_section() -> Iterator[str]:
     yield "## Errors"
     yield ""
@@ -179,6 +198,7 @@ def render(protocol: Protocol) -> str:
         "(-32602); domain errors use -32001…-32099 with a stable `data.code`.",
         "",
     ]
+    lines.extend(_version_section(protocol))
     lines.extend(_method_sections(protocol, seen))
     lines.extend(_error_section())
     lines.extend(_event_sections(protocol, seen))

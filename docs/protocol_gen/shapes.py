@@ -23,9 +23,10 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 import relavium_lsp.contracts
-from relavium_lsp import errors
+from relavium_lsp import __version__, errors
 from relavium_lsp.contracts import events
 from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.versions import PROTOCOL_VERSION
 from relavium_lsp.server import methods
 
 Direction = Literal["client → server", "server → client"]
@@ -176,6 +177,8 @@ class Protocol:
     models: dict[type[BaseModel], ModelShape]  # every model reached, in the order first met
     writers: dict[type[BaseModel], set[Writer]]
     named: dict[str, Choice | OneOf]  # every named type reached, in the order first met
+    package_version: str  # relavium_lsp.__version__: what serverInfo.version says
+    protocol_version: int  # contracts.versions.PROTOCOL_VERSION
 
     @property
     def stamp(self) -> tuple[FieldShape, ...]:
@@ -343,15 +346,17 @@ def _method_constants(rows: Sequence[MethodRow]) -> tuple[MethodConstant, ...]:
 
 def walk(
     requests: Sequence[Request],
-    extra_types: Sequence[type[BaseModel]],
+    extra_types: Sequence[tuple[type[BaseModel], Writer]],
     carried: Mapping[tuple[type[BaseModel], str], Any],
     extra_named: Sequence[Any],
 ) -> Protocol:
     """Walk the contracts from the method table, the events and the extra types.
 
-    ``carried`` maps (model, field) to the annotation of what a loosely declared field really
-    carries (typed clients see that; the reference shows the declaration). ``extra_named``
-    lists named types no field refers to that clients still need.
+    ``extra_types`` are the shapes outside any method's (``initialize``'s), each with the side
+    that writes it. ``carried`` maps (model, field) to the annotation of what a loosely
+    declared field really carries (typed clients see that; the reference shows the
+    declaration). ``extra_named`` lists named types no field refers to that clients still
+    need.
     """
     rows = tuple(MethodRow(*request) for request in requests)
     walker = _Walker(_Names(_contract_modules()), carried)
@@ -362,8 +367,8 @@ def walk(
         if isinstance(row.result, type):
             walker.reach_model(row.result, result_writer)
     walker.reach_model(events.StampedEvent, "server")
-    for model in extra_types:
-        walker.reach_model(model, "client")  # initialize-time options a client sends
+    for model, writer in extra_types:
+        walker.reach_model(model, writer)
     for annotation in extra_named:
         walker.reach(walker.type_expr(annotation), "server")
     envelope = walker.shape(events.StampedEvent)
@@ -379,7 +384,9 @@ def walk(
         envelope=envelope,
         reserved_event_types=tuple(events.RESERVED_EVENT_TYPES),
         error_codes=typing.get_args(events.ErrorCode),
-        extra_types=tuple(extra_types),
+        extra_types=tuple(model for model, _ in extra_types),
+        package_version=__version__,
+        protocol_version=PROTOCOL_VERSION,
         models=walker.models,
         writers=walker.writers,
         named=walker.named,

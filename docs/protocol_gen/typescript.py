@@ -172,6 +172,14 @@ def _methods(protocol: Protocol) -> Iterator[str]:
     yield ""
 
 
+def _versions(protocol: Protocol) -> Iterator[str]:
+    yield "/** The package version this client belongs with (its server's `serverInfo.version`). */"
+    yield f"export const PACKAGE_VERSION = {_literal(protocol.package_version)};"
+    yield "/** The wire protocol version (`experimental.relavium.protocolVersion`, initialize). */"
+    yield f"export const PROTOCOL_VERSION = {protocol.protocol_version};"
+    yield ""
+
+
 def _events(protocol: Protocol, names: _Names) -> Iterator[str]:
     for shape in protocol.events:
         yield from _model(shape, protocol, names)
@@ -186,7 +194,7 @@ def _events(protocol: Protocol, names: _Names) -> Iterator[str]:
 def render(protocol: Protocol) -> str:
     """The whole TypeScript module."""
     names = _Names(protocol)
-    lines = [HEADER, *_methods(protocol), *_section("closed sets")]
+    lines = [HEADER, *_versions(protocol), *_methods(protocol), *_section("closed sets")]
     unions: list[str] = []
     for name, expr in protocol.named.items():
         if isinstance(expr, Choice) or all(isinstance(m, Choice) for m in expr.members):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.logs import configure_logging
 from relavium_lsp.paths import ensure_private_dir, relavium_home
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``acp`` subcommand."""
     parser = subparsers.add_parser(
         "acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, …)"

@@ -12,8 +12,8 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.demo.render import Console, Style
 from relavium_lsp.demo.run import DemoOptions, run_demo
 from relavium_lsp.demo.workspace import (
@@ -29,7 +29,7 @@ from relavium_lsp.paths import ensure_private_dir
 INTERRUPTED_STATUS = 130
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``demo`` subcommand."""
     parser = subparsers.add_parser(
         "demo",

@@ -22,12 +22,13 @@ import stat
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import httpx
 import sqlcipher3
 
 from relavium_lsp import __version__
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.commands.doctor_mcp import mcp_checks
 from relavium_lsp.commands.doctor_probe import probe_providers
 from relavium_lsp.commands.recover import key_available, run_check
@@ -59,7 +60,7 @@ class Check:
     hint: str | None = None
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``doctor`` subcommand."""
     parser = subparsers.add_parser(
         "doctor",

@@ -13,8 +13,8 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.llm.keys import (
     KeychainUnavailable,
     delete_api_key,
@@ -29,7 +29,7 @@ from relavium_lsp.llm.keys import (
 _BUILTIN = ("anthropic", "openai")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add ``keys`` and its three actions."""
     parser = subparsers.add_parser(
         "keys",

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.keychain import usable_keychain
 from relavium_lsp.paths import KEY_FILE_NAME, history_db_path, relavium_home
@@ -22,7 +23,7 @@ from relavium_lsp.store.keys import KEY_ENV, KEYRING_ACCOUNT, KEYRING_SERVICE, r
 from relavium_lsp.store.salvage import HistoryScan, recover_history, scan_history
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``recover`` subcommand."""
     parser = subparsers.add_parser(
         "recover",

@@ -6,12 +6,12 @@ import argparse
 import logging
 import sys
 
-from relavium_lsp.commands.code_cache import attrs_code_cache, code_cache_path
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.commands.startup import gc_paused
 from relavium_lsp.paths import ensure_private_dir, relavium_home
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the ``serve`` subcommand."""
     parser = subparsers.add_parser("serve", help="run the language server (stdio by default)")
     parser.add_argument(
@@ -45,10 +45,9 @@ def run(arguments: argparse.Namespace) -> int:
     """Start serving until the client exits."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     home = relavium_home()
-    # Everything up to serving is start-up: no cyclic GC, its objects frozen, and attrs'
-    # generated methods for lsprotocol's types from the code cache (cold start). Every pygls
-    # and lsprotocol import happens here, not when this module loads.
-    with gc_paused(), attrs_code_cache(code_cache_path(home)):
+    # Everything up to serving is start-up: no cyclic GC, its objects frozen (cold start).
+    # Every pygls and lsprotocol import happens here, not when this module loads.
+    with gc_paused():
         from relavium_lsp.logs import configure_logging
         from relavium_lsp.server.app import create_server
         from relavium_lsp.server.stdio import start_framed_io

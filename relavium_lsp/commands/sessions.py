@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from relavium_lsp.atomic_write import atomic_write_text
+from relavium_lsp.commands import Subcommands
 from relavium_lsp.contracts.content import (
     DurableMediaPart,
     DurableReasoningPart,
@@ -41,7 +42,7 @@ _FORMATS: dict[str, ExportFormat] = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add ``sessions`` and its actions."""
     parser = subparsers.add_parser(
         "sessions",

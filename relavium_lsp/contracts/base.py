@@ -10,10 +10,16 @@ Two families exist because two audiences read them:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+
+def compact_json(value: Any) -> str:
+    """JSON without spaces, non-ASCII text kept readable: stored columns and tool arguments."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class WireModel(BaseModel):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.base import WireModel, compact_json
 from relavium_lsp.contracts.content import DurableContentPart
 from relavium_lsp.contracts.delegation import HandoffInputFilter
 from relavium_lsp.contracts.usage import TokenUsage
@@ -38,7 +37,7 @@ def check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
     """Refuse session metadata whose compact JSON is larger than :data:`METADATA_MAX_BYTES`."""
     if value is None:
         return None
-    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    size = len(compact_json(value).encode())
     if size > METADATA_MAX_BYTES:
         raise ValueError(
             f"metadata is {size} bytes of JSON; at most {METADATA_MAX_BYTES} are allowed"

@@ -464,6 +464,16 @@ class RelaviumClientCapabilities(WireModel):
     editor_tools: list[EditorFeature] = Field(default_factory=list)
 
 
+class RelaviumServerCapabilities(WireModel):
+    """``capabilities.experimental.relavium`` in the server's ``initialize`` result.
+
+    With ``serverInfo.version`` (the package version) it is what a client checks before using
+    the server: see ``relavium_lsp/contracts/versions.py`` for when the number changes.
+    """
+
+    protocol_version: int
+
+
 class InitializationOptions(WireModel):
     """``initializationOptions`` of ``initialize``."""
 

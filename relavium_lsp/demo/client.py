@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from relavium_lsp import __version__
+from relavium_lsp._compat.pygls import client_process
 from relavium_lsp.atomic_write import atomic_write_text
 from relavium_lsp.contracts.wire import ApprovalDecision
 from relavium_lsp.demo.edits import PlannedWrite, UnsupportedEdit, plan_workspace_edit
@@ -119,14 +120,14 @@ class DemoEditor:
     @property
     def pid(self) -> int | None:
         """The server's process id once started."""
-        process = self.client._server
+        process = client_process(self.client)
         return process.pid if process is not None else None
 
     async def start(self, workspace: Path) -> tuple[types.InitializeResult, float]:
         """Start ``relavium-lsp serve`` and initialize it on ``workspace``; returns the time."""
         started = time.perf_counter()
         await self.client.start_io(sys.executable, "-m", "relavium_lsp", "serve", env=self._env)
-        process = self.client._server
+        process = client_process(self.client)
         if process is not None and process.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
         result = await self.request_typed(
@@ -156,7 +157,7 @@ class DemoEditor:
 
     async def stop(self) -> int | None:
         """Make sure the process is gone (terminating it if it does not exit in time)."""
-        process = self.client._server
+        process = client_process(self.client)
         if process is not None and process.returncode is None:
             for end in (None, process.terminate, process.kill):
                 if end is not None:

@@ -38,6 +38,7 @@ from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.introspection_triggers import IntrospectionTriggers
 from relavium_lsp.engine.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.live import ChainResolver, ConfigLoader, LiveSessions
+from relavium_lsp.engine.model_setup import provider_presets, setup_model
 from relavium_lsp.engine.models import ModelChoice, first_choice
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.session_admin import KEEP, Keep
@@ -82,6 +83,8 @@ __all__ = [
     "first_choice",
     "key_lookup_for",
     "open_engine",
+    "provider_presets",
+    "setup_model",
 ]
 
 GIL_SWITCH_INTERVAL_S = 0.001

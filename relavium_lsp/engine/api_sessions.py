@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +29,6 @@ from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.leases import LeaseSettings
 from relavium_lsp.engine.model_memory import remember_choice
 from relavium_lsp.engine.models import ModelChoice, first_choice, model_choices, with_first_model
-from relavium_lsp.engine.quiet_start import quiet_while_starting
 from relavium_lsp.engine.snapshot import SessionSnapshot
 from relavium_lsp.engine.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.errors import DatabaseCorrupted, InvalidInput, SessionBusy
@@ -125,16 +123,6 @@ class SessionDriving(EngineBase):
             plan=plan,
         )
 
-    def turn_starting(self) -> AbstractContextManager[None]:
-        """Hold back background store work while a front end starts a turn (issue 25).
-
-        :meth:`send` holds it itself; a front end with work of its own before ``send`` (the
-        LSP server's request handling) wraps that in this too. The hold ends when the block
-        ends or the turn's provider request is written, whichever is first
-        (``engine/quiet_start.py``).
-        """
-        return quiet_while_starting(self._services.store)
-
     async def send(
         self, session_id: str, text: str, attachments: Sequence[ContentPart] = ()
     ) -> TurnResult:
@@ -142,13 +130,11 @@ class SessionDriving(EngineBase):
 
         The answer streams as events meanwhile. Cancelling the caller aborts the turn.
         """
-        # Background store work waits until the provider request is written (issue 25).
-        with quiet_while_starting(self._services.store):
-            session = await self._live.get(session_id)
-            if self._triggers is not None and not await self._triggers.first_turn(session_id):
-                # Aborted while it waited for the earlier sessions' passes: nothing was stored.
-                return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
-            return await session.send_message(text, attachments)
+        session = await self._live.get(session_id)
+        if self._triggers is not None and not await self._triggers.first_turn(session_id):
+            # Aborted while it waited for the earlier sessions' passes: nothing was stored.
+            return TurnResult(stop_reason="aborted", tokens_used=TokenUsage())
+        return await session.send_message(text, attachments)
 
     async def abort(self, session_id: str) -> bool:
         """Abort the running turn of a session; ``False`` when none was running.

@@ -199,7 +199,6 @@ class EventBus(OwnedNumbering):
                 if channel.numbered:
                     # Numbered before anything pending (those were emitted after a disown).
                     await self._gather(channel)
-                    await self._quiet_unless_hurried(channel)
                     await self._write_numbered(session_id, channel)
                 elif channel.pending or channel.fold:
                     channel.fold = False
@@ -222,22 +221,6 @@ class EventBus(OwnedNumbering):
             channel.idle.set()
             if not channel.numbered and not channel.staged:
                 channel.written.set()
-
-    async def _quiet_unless_hurried(self, channel: Channel) -> None:
-        """A write-behind commit waits while a turn starts (issue 25), unless someone waits.
-
-        The events are delivered already; their commit may come a few milliseconds later
-        (``store/quiet_gate.py``). A drain or a disown (``Channel.rush``) ends the wait.
-        """
-        if channel.hurry.is_set() or self._store.quiet_gate.quiet_until() is None:
-            return
-        quiet = asyncio.ensure_future(self._store.quiet())
-        hurry = asyncio.ensure_future(channel.hurry.wait())
-        try:
-            await asyncio.wait({quiet, hurry}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            quiet.cancel()
-            hurry.cancel()
 
     async def _persist(
         self, session_id: str, batch: list[EventPayload], floor: int

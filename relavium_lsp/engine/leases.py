@@ -95,8 +95,6 @@ class LeaseKeeper:
     async def _beat(self, session_id: str, token: str, stop: Callable[[AbortReason], None]) -> None:
         while True:
             await asyncio.sleep(self.settings.heartbeat_s)
-            # Not in the middle of a turn's start (issue 25): a beat may come a little later.
-            await self._store.quiet()
             try:
                 answer = await self._store.run(
                     lambda s: s.renew_lease(session_id, token, time.time())

@@ -300,7 +300,7 @@ def _as_received(message: PeerMessage) -> str:
     """The message as the recipient's transcript holds it: who sent it, then the text.
 
     The editors recognise this header to show the message as a peer's (keep them in step:
-    ``vscode-client/src/model/peerMessage.ts``, ``editors/neovim/lua/relavium/peer.lua``).
+    ``vscode-client/src/model/peerMessage.ts``, ``lua/relavium/peer.lua``).
     """
     waiting = ", awaiting your reply" if message.mode == "await_reply" else ""
     return (

@@ -15,7 +15,6 @@ from typing import Literal
 
 from relavium_lsp.contracts.content import (
     ContentPart,
-    MediaPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -40,8 +39,6 @@ from relavium_lsp.llm.fallback import (
     ChainEntry,
     stream_with_fallback,
 )
-from relavium_lsp.llm.identity_memo import IdentityMemo
-from relavium_lsp.llm.run_carry import RunCarry
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmError,
@@ -71,27 +68,6 @@ _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
     "cancelled": "cancelled",
     "unknown": "internal",
 }
-
-
-# Estimates of the messages a turn re-sends, by message identity (llm/identity_memo.py).
-# Bounded by the text the messages it keeps alive hold (about four characters a token).
-_ESTIMATES: IdentityMemo[int] = IdentityMemo(
-    max_entries=8_192, weigh=lambda tokens: tokens * 4, max_weight=16 * 1024 * 1024
-)
-
-
-# The estimates of recent calls' message runs: the next call re-sends most of one (issue 25).
-_ESTIMATE_RUNS = RunCarry()
-
-
-def _message_tokens(message: LlmMessage) -> int:
-    known = _ESTIMATES.get((message,))
-    if known is None:
-        known = estimate_tokens(message.content)
-        # Not kept with media: the estimate does not weigh the inline bytes kept alive.
-        if not any(isinstance(part, MediaPart) for part in message.content):
-            _ESTIMATES.put((message,), known)
-    return known
 
 
 def turn_error_from(error: LlmError) -> TurnError:
@@ -310,7 +286,7 @@ class TurnRunner:
     def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
         plan = self._plan
         total = len(plan.system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in plan.tools)
-        return total + _ESTIMATE_RUNS.total(messages, _message_tokens)
+        return total + sum(estimate_tokens(message.content) for message in messages)
 
     def _failed(self, error: TurnError) -> TurnResult:
         return TurnResult(

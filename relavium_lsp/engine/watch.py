@@ -14,11 +14,6 @@ every list-visible change (ours included). When a mark moves it
 - reads the change log past the newest change seen and hands the changes to the list
   listeners (the LSP server turns them into ``relavium/sessionsChanged``).
 
-While a turn of this process is starting (``store/quiet_gate.py``) it waits before each
-trip to the store and before telling the list listeners: our own turn's commits wake it on
-every turn, and its work landing in the next turn's start made most of the per-turn p99
-(issue 25). The wait is a few milliseconds, never more than the gate's limit.
-
 It runs only while something listens, and costs one tiny query per interval when nothing
 changes (``RELAVIUM_WATCH_INTERVAL_S``, default 0.1 s), run by the store's worker thread
 itself: the event loop is woken only when a mark moved (``store/store_thread.py``).
@@ -105,8 +100,7 @@ class SharedLogWatcher:
                 await moved.wait()
                 moved.clear()
                 try:
-                    await self._store.quiet()
-                    marks = await self._store.run_background(lambda s: s.change_marks())
+                    marks = await self._store.run(lambda s: s.change_marks())
                     others_committed = marks[0] != version
                     if others_committed:
                         version = marks[0]
@@ -128,12 +122,11 @@ class SharedLogWatcher:
             stop()
 
     async def _catch_up_sessions(self) -> None:
-        await self._store.quiet()
         watched = self._bus.watched()
         owned = self._bus.owned_inboxes()
         if not watched and not owned:
             return
-        newest, inboxes = await self._store.run_background(
+        newest, inboxes = await self._store.run(
             lambda s: (s.newest_event_sequences(watched), s.newest_inbox_ids(list(owned)))
         )
         for session_id, inbox_id in inboxes.items():
@@ -146,10 +139,9 @@ class SharedLogWatcher:
 
     async def _announce_changes(self, seen: int, *, catch_up: bool = False) -> int:
         while True:
-            await self._store.quiet()
             after = seen
             watched = self._bus.watched() if catch_up else []
-            rows, newest = await self._store.run_background(
+            rows, newest = await self._store.run(
                 lambda s, after=after, watched=watched: (  # type: ignore[misc]
                     s.session_changes_after(after, CHANGES_PAGE),
                     s.newest_event_sequences(watched) if watched else {},
@@ -167,7 +159,6 @@ class SharedLogWatcher:
                 change = SessionListChange(session_id=session_id, kind=kind)
                 if change not in changes:
                     changes.append(change)
-            await self._store.quiet()  # a turn started meanwhile: its start goes first
             for listener in list(self._list_listeners):
                 try:
                     listener(changes)

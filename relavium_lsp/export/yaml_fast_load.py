@@ -27,9 +27,10 @@ from typing import Any
 
 from relavium_lsp.export.yaml_scalars import NULL_TAG, STR_TAG, plain_tag
 
-try:  # PyYAML's C extension; without it every document goes to ruamel.
+try:  # PyYAML built with libyaml (its C loaders); without it every document goes to ruamel.
     from yaml import (
         AliasEvent,
+        CBaseLoader,
         DocumentStartEvent,
         MappingEndEvent,
         MappingStartEvent,
@@ -39,9 +40,8 @@ try:  # PyYAML's C extension; without it every document goes to ruamel.
         StreamEndEvent,
         YAMLError,
     )
-    from yaml._yaml import CParser
 except ImportError:  # pragma: no cover - every supported platform has PyYAML wheels with it
-    CParser = None
+    CBaseLoader = None
 
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -168,11 +168,13 @@ def load_plain_fast(text: str) -> Any | None:
     ``None`` is also the answer for a document whose data *is* null (empty, or ``~``): the
     reference reader gives those their proper message.
     """
-    if CParser is None or _OUTSIDE_CHARACTERS.search(text, 1 if text[:1] == "\ufeff" else 0):
+    if CBaseLoader is None or _OUTSIDE_CHARACTERS.search(text, 1 if text[:1] == "\ufeff" else 0):
         return None
     spans: list[tuple[int, int]] | None = [] if "\t" in text else None
     try:
-        data = _build(CParser(text), spans)
+        # The base loader only for its libyaml event stream (``get_event``): nothing is
+        # constructed or resolved by PyYAML.
+        data = _build(CBaseLoader(text), spans)
     except (_OutsideSubset, YAMLError, RecursionError):
         return None
     if spans is not None and not _tabs_inside(text, spans):

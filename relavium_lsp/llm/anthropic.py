@@ -1,17 +1,18 @@
 """The Anthropic Messages API adapter (streaming, tool use, thinking blocks, prompt caching).
 
 The request body comes from :mod:`relavium_lsp.llm.anthropic_wire` (which places the
-``cache_control`` breakpoints), encoded by :mod:`relavium_lsp.llm.anthropic_json`, and the
-stream is decoded by :mod:`relavium_lsp.llm.anthropic_stream`. ``stop_reason: refusal``
-completes with ``stop_reason="content_filter"``; a request the API rejects for policy
-reasons is an ``ErrorChunk`` of kind ``content_filter``.
+``cache_control`` breakpoints) and the stream is decoded by
+:mod:`relavium_lsp.llm.anthropic_stream`. ``stop_reason: refusal`` completes with
+``stop_reason="content_filter"``; a request the API rejects for policy reasons is an
+``ErrorChunk`` of kind ``content_filter``.
 """
 
 from __future__ import annotations
 
-from relavium_lsp.llm.anthropic_json import request_json
+from typing import Any
+
 from relavium_lsp.llm.anthropic_stream import MessagesDecoder
-from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION
+from relavium_lsp.llm.anthropic_wire import ANTHROPIC_VERSION, request_body
 from relavium_lsp.llm.http_call import StreamDecoder
 from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.llm.streaming_http import StreamingHttpProvider
@@ -42,9 +43,8 @@ class AnthropicProvider(StreamingHttpProvider):
             headers["x-api-key"] = self._api_key
         return headers
 
-    def _request_body(self, request: LlmRequest) -> bytes:
-        # The body's bytes, carried over from the previous call (llm/anthropic_json.py).
-        return request_json(request, prompt_caching=self.prompt_caching)
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
+        return request_body(request, prompt_caching=self.prompt_caching)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         return MessagesDecoder(self.provider_id, self._api_key)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import messages_text
@@ -42,7 +43,6 @@ from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
-    compact_json,
     parse_tool_arguments,
 )
 
@@ -244,14 +244,8 @@ def chunks_from_event(
 class MessagesDecoder(EventStreamDecoder[_StreamState]):
     """Messages API SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    _block_start = b"event: content_block_delta\ndata: "
-    _text_of = messages_text
-
     def _new_state(self) -> _StreamState:
         return _StreamState()
-
-    def _ended(self) -> bool:
-        return self.state.ended
 
     def finish(self) -> list[LlmChunk]:
         """End of body: without ``message_stop`` or a stop reason the answer is incomplete."""
@@ -272,7 +266,6 @@ class MessagesDecoder(EventStreamDecoder[_StreamState]):
         fast = self._fast
         state = self.state
         text_delta = new_text_delta
-        learning = fast
         for data in events:
             if state.ended:
                 break
@@ -280,9 +273,6 @@ class MessagesDecoder(EventStreamDecoder[_StreamState]):
             if text is not None:  # the common case, without the general dispatch
                 if text:
                     chunks.append(text_delta(text))
-                    if learning:
-                        learning = False
-                        self._learn(data, text)  # type: ignore[arg-type]  # bytes: fast path
                 continue
             try:
                 payload = loads(data)

@@ -137,16 +137,8 @@ def request_body(request: LlmRequest, *, prompt_caching: bool = True) -> dict[st
         "model": request.model,
         "max_tokens": request.max_tokens or max_output_tokens_for(request.model),
         "messages": messages,
-        **body_options(request, prompt_caching),
+        "stream": True,
     }
-    if prompt_caching:
-        _mark_history(messages)
-    return body
-
-
-def body_options(request: LlmRequest, prompt_caching: bool) -> dict[str, Any]:
-    """Every field of the body after ``messages``, in the order they are sent."""
-    body: dict[str, Any] = {"stream": True}
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if prompt_caching:
@@ -165,4 +157,6 @@ def body_options(request: LlmRequest, prompt_caching: bool) -> dict[str, Any]:
         body["temperature"] = request.temperature
     if request.stop_sequences:
         body["stop_sequences"] = list(request.stop_sequences)
+    if prompt_caching:
+        _mark_history(messages)
     return body

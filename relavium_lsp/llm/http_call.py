@@ -15,7 +15,6 @@ faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated c
 from __future__ import annotations
 
 import email.utils
-import functools
 import json
 import logging
 import math
@@ -28,7 +27,6 @@ import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.redaction import user_safe_detail
-from relavium_lsp.llm.request_sent import trace_extension
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
 
@@ -265,16 +263,10 @@ class StreamDecoder(Protocol):
 DecoderFactory = Callable[[str], StreamDecoder]
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(url: str) -> httpx.URL:
-    """A call's URL parsed once (``httpx`` parses a string on every request; issue 25)."""
-    return httpx.URL(url)
-
-
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
-    build_body: Callable[[], dict[str, Any] | bytes],
+    build_body: Callable[[], dict[str, Any]],
     make_decoder: DecoderFactory,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
@@ -292,19 +284,12 @@ async def stream_call(
     decoder: StreamDecoder | None = None
     guard = StreamGuard()
     try:
-        body = build_body()
-        headers = dict(target.headers)
-        if isinstance(body, bytes):  # already encoded as JSON (llm/openai_wire.py)
-            headers["content-type"] = "application/json"
         async with client.stream(
             "POST",
-            _parsed(target.url),
-            content=body if isinstance(body, bytes) else None,
-            json=None if isinstance(body, bytes) else body,
-            headers=headers,
+            target.url,
+            json=build_body(),
+            headers=dict(target.headers),
             timeout=httpx.Timeout(target.timeout_s),
-            # Tells a starting turn when the request is written (llm/request_sent.py).
-            extensions=trace_extension(),
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)

@@ -16,6 +16,7 @@ import re
 import keyring
 import keyring.errors
 
+from relavium_lsp.contracts.model_setup import KeyStorage
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.log_secrets import register_secret
 
@@ -91,15 +92,24 @@ def _unavailable(reason: str, provider_id: str) -> KeychainUnavailable:
     return KeychainUnavailable(keychain_unavailable_message(reason, provider_id))
 
 
-def store_api_key(provider_id: str, key: str) -> None:
-    """Save ``key`` in the OS keychain; :class:`KeychainUnavailable` if there is none."""
+def store_api_key(provider_id: str, key: str) -> KeyStorage:
+    """Save ``key`` in the OS keychain; :class:`KeychainUnavailable` if there is none.
+
+    Returns ``"file"`` when the keyring backend keeps keys in a file (only ever one the user
+    chose explicitly, such as keyrings.alt's, see :func:`keychain_problem`), else
+    ``"keychain"``.
+    """
+    register_secret(key)
     problem = keychain_problem()
     if problem is not None:
         raise _unavailable(problem, provider_id)
+    backend = keyring.get_keyring()
     try:
-        keyring.set_password(KEYRING_SERVICE, provider_id, key)
+        backend.set_password(KEYRING_SERVICE, provider_id, key)
     except Exception as exc:  # backends raise all sorts; the key must not reach the message
         raise _unavailable(f"the keychain refused it ({type(exc).__name__})", provider_id) from None
+    # keyrings.alt's file backends (and any like them) say where their file is.
+    return "file" if hasattr(backend, "file_path") else "keychain"
 
 
 def delete_api_key(provider_id: str) -> bool:

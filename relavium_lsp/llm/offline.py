@@ -26,15 +26,19 @@ OFFLINE_EXPLANATION = (
     f"I am Relavium's offline demo model (`{OFFLINE_MODEL_ID}`). I replay a recorded demo "
     "conversation and have no recorded answer for this message, so nothing was sent to any "
     "AI service.\n\n"
-    "To chat with a real model, add a provider:\n"
-    "- Anthropic: run `relavium-lsp keys set anthropic` (or set `ANTHROPIC_API_KEY`) and put "
+    "To chat with a real model, set one up from your editor: pick a provider (OpenAI, "
+    "Anthropic, or a local server such as Ollama, llama.cpp, vLLM or LM Studio), a model and "
+    "your API key, which goes to the OS keychain:\n"
+    '- VS Code: run **"Relavium: Set Up a Model"** from the Command Palette (or choose '
+    '"Add a model…" in the model picker).\n'
+    "- Neovim: run `:RelaviumSetup`.\n\n"
+    "From a terminal instead: run `relavium-lsp keys set anthropic` (or set "
+    "`ANTHROPIC_API_KEY`) and put "
     '`default_model = "anthropic/claude-sonnet-4-5"` under `[preferences]` in '
-    "`~/.relavium/config.toml`.\n"
-    "- OpenAI: run `relavium-lsp keys set openai` (or set `OPENAI_API_KEY`) and use "
-    '`default_model = "openai/gpt-4o-mini"`.\n'
-    "- A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio): add "
-    '`[providers.local]` with `kind = "openai"`, `base_url = "http://127.0.0.1:11434/v1"` '
-    'and `allow_local_endpoint = true`, then `default_model = "local/<model name>"`.\n\n'
+    "`~/.relavium/config.toml`; for a local OpenAI-compatible server add a "
+    '`[providers.ollama]` table (or `kind = "openai"`, `base_url` and '
+    "`allow_local_endpoint = true` under a name of your own) and use "
+    '`default_model = "ollama/<model name>"`. `relavium-lsp doctor` checks the result.\n\n'
     "For example, `~/.relavium/config.toml` for Anthropic:\n\n"
     "```toml\n"
     "[preferences]\n"

@@ -10,13 +10,13 @@ request the provider rejects outright for policy reasons is an ``ErrorChunk`` of
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import httpx
 
 from relavium_lsp.llm.http_call import StreamDecoder
 from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder, WholeCompletionDecoder
-from relavium_lsp.llm.openai_wire import request_json
+from relavium_lsp.llm.openai_wire import request_body
 from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 
@@ -33,9 +33,8 @@ __all__ = [
 class OpenAICompatibleProvider(StreamingHttpProvider):
     """A Chat Completions endpoint spoken over streaming HTTP."""
 
-    @functools.cached_property
+    @property
     def _official(self) -> bool:
-        # Cached: parsing two URLs on every call was a measurable part of a turn's start.
         return httpx.URL(self._base_url).host == httpx.URL(DEFAULT_OPENAI_BASE_URL).host
 
     def _requires_key(self) -> bool:
@@ -54,8 +53,8 @@ class OpenAICompatibleProvider(StreamingHttpProvider):
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _request_body(self, request: LlmRequest) -> bytes:
-        return request_json(request, official=self._official)
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
+        return request_body(request, official=self._official)
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         if "text/event-stream" in content_type or not content_type:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.event_stream import EventStreamDecoder
 from relavium_lsp.llm.fast_events import chat_text
@@ -43,7 +44,6 @@ from relavium_lsp.llm.sse import EventData
 from relavium_lsp.llm.wire_common import (
     checked_tool_call_id,
     checked_tool_name,
-    compact_json,
     parse_tool_arguments,
 )
 
@@ -322,17 +322,8 @@ def _malformed(state: _StreamState) -> ErrorChunk:
 class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
     """``chat.completion.chunk`` SSE events → chunks (see :class:`StreamDecoder`)."""
 
-    _block_start = b"data: "
-    _text_of = chat_text
-
     def _new_state(self) -> _StreamState:
         return _StreamState()
-
-    def _ended(self) -> bool:
-        return self.state.done
-
-    def _took_text(self) -> None:
-        self.state.delivered = True
 
     def finish(self) -> list[LlmChunk]:
         """End of body: ``[DONE]`` is optional, a finish reason nearly so."""
@@ -347,7 +338,6 @@ class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
         chunks: list[LlmChunk] = []
         loads = self._loads
         fast = self._fast
-        learning = fast
         text_delta = new_text_delta
         for data in events:
             if state.done:
@@ -357,9 +347,6 @@ class ChatCompletionsDecoder(EventStreamDecoder[_StreamState]):
                 if text:
                     state.delivered = True
                     chunks.append(text_delta(text))
-                    if learning:
-                        learning = False
-                        self._learn(data, text)  # type: ignore[arg-type]  # bytes: fast path
                 continue
             if data == b"[DONE]" or data == "[DONE]":
                 state.done = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import (
     Base64Source,
     ContentPart,
@@ -19,10 +20,8 @@ from relavium_lsp.contracts.content import (
     ToolResultPart,
     UrlSource,
 )
-from relavium_lsp.llm.identity_memo import IdentityMemo
-from relavium_lsp.llm.run_carry import RunCarry
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice, ToolSpec
-from relavium_lsp.llm.wire_common import compact_json, http_json, unsupported_media_note
+from relavium_lsp.llm.wire_common import unsupported_media_note
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
@@ -115,41 +114,6 @@ def request_body(request: LlmRequest, *, official: bool) -> dict[str, Any]:
     for message in request.messages:
         messages.extend(wire_messages(message))
     return {"model": request.model, "messages": messages, **_options(request, official)}
-
-
-def request_json(request: LlmRequest, *, official: bool) -> bytes:
-    """:func:`request_body` as the bytes ``httpx`` would send for it, byte for byte.
-
-    Each message's JSON is kept by the message object's identity (a turn re-sends the history
-    of the turn before, as the same objects: ``llm/projection.py``), so a call encodes only
-    its new messages and joins the rest (issue 25).
-    """
-    # The previous call's fragments carry over for the messages it sent too (RunCarry): a
-    # Python step only for the new messages, C-speed slicing and joining for the rest.
-    history = _RUNS.join(request.messages, _fragment)
-    if request.system:
-        system = http_json({"role": "system", "content": request.system})
-        history = f"{system},{history}" if history else system
-    head = http_json({"model": request.model})[:-1]
-    options = http_json(_options(request, official))
-    return f'{head},"messages":[{history}],{options[1:]}'.encode()
-
-
-def _fragment(message: LlmMessage) -> str:
-    """The message's JSON entries, comma-joined ("" when it sends none)."""
-    fragment = _FRAGMENTS.get((message,))
-    if fragment is None:
-        fragment = ",".join(http_json(entry) for entry in wire_messages(message))
-        _FRAGMENTS.put((message,), fragment)
-    return fragment
-
-
-# The JSON of each message sent, by message identity (bounded by count and by text size).
-_FRAGMENTS: IdentityMemo[str] = IdentityMemo(
-    max_entries=8_192, weigh=len, max_weight=16 * 1024 * 1024
-)
-# The fragments of recent requests' message runs, for the next request continuing one.
-_RUNS = RunCarry()
 
 
 def _options(request: LlmRequest, official: bool) -> dict[str, Any]:

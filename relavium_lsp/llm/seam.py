@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from relavium_lsp._compat.pydantic import trusted_builder
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import TokenUsage
 
@@ -95,23 +96,15 @@ class TextDelta(SeamModel):
 
 
 def new_text_delta(text: str) -> TextDelta:
-    """``TextDelta(text=text)`` for the hot path, one per streamed delta.
+    """``TextDelta(text=text)`` for the per-delta path, without validating a ``str`` again.
 
-    Only ever called with a ``str`` a typed decoder produced, so validation could not
-    change or refuse anything: the instance is filled in the way ``model_construct`` does it,
-    without that method's generic field loop. The four slots are written through their
-    descriptors (``object.__setattr__`` would look each name up again: about 30 % slower),
-    and every delta shares one "fields set" — pydantic only ever copies it (``model_copy``,
-    ``__copy__``) or adds to it on assignment, which a frozen model refuses.
-    ``tests/unit/llm/test_seam_fast_delta.py`` keeps the result identical to a validated
-    ``TextDelta``, state and behaviour.
+    Only ever called with a ``str`` a typed decoder produced, so validation could not change
+    or refuse anything (``tests/unit/llm/test_seam_fast_delta.py``).
     """
-    delta = _new_instance(TextDelta)
-    _set_dict(delta, {"type": "text_delta", "text": text})
-    _set_fields_set(delta, _TEXT_FIELDS_SET)
-    _set_extra(delta, None)
-    _set_private(delta, None)
-    return delta
+    return _build_text_delta({"type": "text_delta", "text": text})
+
+
+_build_text_delta = trusted_builder(TextDelta, {"text"})
 
 
 class ReasoningDelta(SeamModel):
@@ -121,16 +114,6 @@ class ReasoningDelta(SeamModel):
     text: str
     signature: str | None = None
     redacted: bool = False
-
-
-_new_instance = object.__new__
-# The instance slots every pydantic model has, written directly (frozen models refuse their
-# own __setattr__); see new_text_delta.
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_TEXT_FIELDS_SET = {"text"}
 
 
 class ToolCallStart(SeamModel):

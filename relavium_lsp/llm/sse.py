@@ -22,7 +22,7 @@ several data lines, CRs) goes through the general parser, with the same result.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 from typing import NamedTuple
 
 
@@ -75,6 +75,10 @@ class SseDecoder:
     def flush(self) -> SseEvent | None:
         """At end of stream: dispatch an event that lacked its final blank line."""
         return self._dispatch()
+
+    def mark_started(self) -> None:
+        """The stream has begun elsewhere: a byte-order mark can no longer open it."""
+        self._started = True
 
     def _dispatch(self) -> SseEvent | None:
         data = self._data
@@ -135,6 +139,9 @@ class LineSplitter:
 
 
 EventData = str | bytes
+# The shapes providers send nearly always, cut out of the bytes in one C call: ``data: {json}``,
+# or ``event: name`` then ``data: {json}``, then the blank line that ends the event.
+_COMMON_EVENT = re.compile(rb"(?:event: [^\n]*\n)?data: ([^\n]*)\n\n")
 
 
 class SseStream:
@@ -149,55 +156,33 @@ class SseStream:
         # Off for good once a CR is seen: CR and CRLF line ends need the line splitter.
         self._fast = fast
 
-    def feed_data(self, chunk: bytes, cut: Callable[[bytes], int] | None = None) -> list[EventData]:
-        """The data of every event the bytes complete (UTF-8 bytes on the fast path).
-
-        ``cut``, on the fast path, is handed the unconsumed bytes (they start between two
-        events: at an event's first line or at a blank line) and takes as many whole events
-        off their front as it can itself, returning where it stopped (see
-        :mod:`relavium_lsp.llm.text_envelope`); the rest is parsed here as usual.
-        """
+    def feed_data(self, chunk: bytes) -> list[EventData]:
+        """The data of every event the bytes complete (UTF-8 bytes on the fast path)."""
         if not self._fast or chunk.find(b"\r") >= 0:
             return self._slow_data(chunk)
         buffer = self._pending + chunk if self._pending else chunk
         found: list[EventData] = []
-        start = cut(buffer) if cut is not None else 0
+        match = _COMMON_EVENT.match
         size = len(buffer)
-        find = buffer.find
-        opens = buffer.startswith
-        # Offsets into one buffer, each byte scanned once where possible: this runs per delta.
-        while (first := find(b"\n", start)) >= 0 and first + 1 < size:
-            if first == start:  # a blank line between events: nothing to dispatch
+        start = 0  # always between two events: at an event's first line or at a blank line
+        while start < size:
+            event = match(buffer, start)
+            if event is not None:
+                found.append(event[1])
+                start = event.end()
+            elif buffer[start] == 0x0A:  # a blank line between events: nothing to dispatch
                 start += 1
-                continue
-            if buffer[first + 1] == 0x0A:  # a one-line event
-                if opens(b"data: ", start):
-                    found.append(buffer[start + 6 : first])
-                else:
-                    found.extend(self._general(buffer[start : first + 2]))
-                start = first + 2
-                continue
-            second = find(b"\n", first + 1)
-            if second < 0 or second + 1 >= size:
-                break
-            if (
-                buffer[second + 1] == 0x0A
-                and opens(b"event: ", start)
-                and opens(b"data: ", first + 1)
-            ):
-                found.append(buffer[first + 7 : second])
-                start = second + 2
-                continue
-            end = find(b"\n\n", start)
-            if end < 0:
-                break
-            found.extend(self._general(buffer[start : end + 2]))
-            start = end + 2
+            else:
+                end = buffer.find(b"\n\n", start)
+                if end < 0:
+                    break  # the event is not complete yet
+                found.extend(self._general(buffer[start : end + 2]))
+                start = end + 2
         self._pending = buffer[start:]
         if start:
             # A byte-order mark can only open the stream, and these bytes (an event or just
             # a blank line) already did.
-            self._decoder._started = True
+            self._decoder.mark_started()
         return found
 
     def _general(self, block: bytes) -> list[EventData]:

@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 
 from relavium_lsp.llm.catalog import context_window_for
-from relavium_lsp.llm.free_locks import take_free_locks_eagerly
 from relavium_lsp.llm.http_call import (
     CallTarget,
     StreamDecoder,
@@ -28,7 +27,6 @@ from relavium_lsp.llm.http_call import (
 )
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.keys import key_env_var
-from relavium_lsp.llm.request_writes import coalesce_request_writes
 from relavium_lsp.llm.seam import LlmChunk, LlmError, LlmRequest, ProviderCapabilities
 
 _MODELS_BODY_LIMIT = 4 * 1024 * 1024
@@ -69,10 +67,6 @@ class StreamingHttpProvider(ABC):
         self._base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._client = client
-        # Each request's head goes out with its body, in one socket write, and nothing yields
-        # the event loop on the way there while httpcore's locks are free (issue 25).
-        coalesce_request_writes(client)
-        take_free_locks_eagerly()
         self._timeout_s = timeout_s
         self._context_window = context_window
         self.capabilities = ProviderCapabilities(
@@ -102,8 +96,8 @@ class StreamingHttpProvider(ABC):
         """Headers every request carries (auth included)."""
 
     @abstractmethod
-    def _request_body(self, request: LlmRequest) -> dict[str, Any] | bytes:
-        """The wire body of one call (a JSON value, or its encoded bytes)."""
+    def _request_body(self, request: LlmRequest) -> dict[str, Any]:
+        """The JSON body of one call."""
 
     @abstractmethod
     def _decoder(self, content_type: str) -> StreamDecoder:

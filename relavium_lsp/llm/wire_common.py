@@ -9,16 +9,6 @@ from typing import Any
 from relavium_lsp.contracts.content import MediaPart
 
 
-def compact_json(value: Any) -> str:
-    """JSON without spaces, keeping non-ASCII text readable."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def http_json(value: Any) -> str:
-    """JSON exactly as ``httpx`` encodes a ``json=`` request body (before UTF-8)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def unsupported_media_note(part: MediaPart, accepted: str) -> str:
     """Text standing in for an attachment a provider cannot take, so the model knows."""
     label = part.name or "attachment"

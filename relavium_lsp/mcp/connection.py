@@ -39,6 +39,9 @@ MAX_LIST_PAGES = 50
 CLOSE_TIMEOUT_S = 10.0
 STDERR_DRAIN_S = 2.0
 _READ_CHUNK = 4_096
+# The MCP SDK's HTTP timeouts: 30 s to connect and write, 300 s between reads of a stream.
+MCP_HTTP_TIMEOUT_S = 30.0
+MCP_HTTP_READ_TIMEOUT_S = 300.0
 
 
 class ConnectionLost(Exception):
@@ -233,7 +236,6 @@ class McpConnection:
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
         from mcp_types import Implementation
 
         config = self.server.config
@@ -246,8 +248,13 @@ class McpConnection:
             )
             transport = stdio_client(params, errlog=self._stderr.errlog)
         else:
+            import httpx2
+
+            # The SDK's own defaults (a response stream may stay open for minutes); our
+            # client only to send the configured headers, as the SDK documents.
+            timeout = httpx2.Timeout(MCP_HTTP_TIMEOUT_S, read=MCP_HTTP_READ_TIMEOUT_S)
             http_client = await stack.enter_async_context(
-                create_mcp_http_client(headers=self._headers or None)
+                httpx2.AsyncClient(headers=self._headers or None, timeout=timeout)
             )
             transport = streamable_http_client(str(config.url), http_client=http_client)
         client = Client(

@@ -34,6 +34,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         chat_ui,
         configuration,
         export,
+        model_setup,
         models,
         rewind,
         selection_chat,
@@ -55,6 +56,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         session_model,
         chat_ui,
         workspace_memory,
+        model_setup,
     ):
         feature.setup(server)
     context.setup_editor_state(server)

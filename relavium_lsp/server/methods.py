@@ -43,6 +43,9 @@ APPLY_CODE = "relavium/applyCode"
 # The workspace's long-term memory document (§2.6).
 GET_WORKSPACE_MEMORY = "relavium/getWorkspaceMemory"
 SET_WORKSPACE_MEMORY = "relavium/setWorkspaceMemory"
+# Setting up a real model from the editor (§8.1).
+LIST_PROVIDER_PRESETS = "relavium/listProviderPresets"
+SETUP_MODEL = "relavium/setupModel"
 
 # Every client → server request, in one tuple: ``workspace/executeCommand`` commands are
 # registered from it at start-up, before the features implementing them are loaded (see
@@ -85,6 +88,8 @@ REQUESTS = (
     APPLY_CODE,
     GET_WORKSPACE_MEMORY,
     SET_WORKSPACE_MEMORY,
+    LIST_PROVIDER_PRESETS,
+    SETUP_MODEL,
 )
 
 EDITOR_STATE = "relavium/editorState"  # client → server notification

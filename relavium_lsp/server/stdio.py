@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 
+from relavium_lsp._compat.pygls import use_stop_event
 from relavium_lsp.server.framing import (
     MAX_MESSAGE_BYTES,
     READ_CHUNK_BYTES,
@@ -53,8 +54,7 @@ from relavium_lsp.server.framing import (
 )
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
-    from pygls.protocol import JsonRPCProtocol
+    from relavium_lsp.server.core import RelaviumServer
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,28 @@ class Rejecter(Protocol):
         ...
 
 
+class MessageSink(Protocol):
+    """The server's protocol as :func:`dispatch` sees it (``core.RelaviumProtocol``)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Pygls's JSON object hook: a JSON-RPC object becomes its message."""
+        ...
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch one message."""
+        ...
+
+    def send_error(self, msg_id: int | str, error: JsonRpcException) -> None:
+        """Answer a request with an error."""
+        ...
+
+    def report_error(self, error: Exception, source: Any) -> None:
+        """Report an unexpected failure to the server."""
+        ...
+
+
 def start_framed_io(
-    server: LanguageServer,
+    server: RelaviumServer,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
     *,
@@ -87,7 +107,7 @@ def start_framed_io(
     """
     quiet_pygls_deserialisation_errors()
     stop_event = threading.Event()
-    server._stop_event = stop_event
+    use_stop_event(server, stop_event)
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     descriptor: int | None
     stream: ByteSource
@@ -176,7 +196,7 @@ def quiet_pygls_deserialisation_errors() -> None:
 
 async def serve_frames(
     stop_event: threading.Event,
-    protocol: JsonRPCProtocol,
+    protocol: MessageSink,
     *,
     stream: ByteSource,
     descriptor: int | None,
@@ -215,7 +235,7 @@ class LoopInput:
         self,
         descriptor: int,
         parser: FrameParser,
-        protocol: JsonRPCProtocol,
+        protocol: MessageSink,
         stop_event: threading.Event,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -311,7 +331,7 @@ class LoopInput:
 
 
 async def serve_from_thread(
-    stop_event: threading.Event, reader: FrameReader, protocol: JsonRPCProtocol
+    stop_event: threading.Event, reader: FrameReader, protocol: MessageSink
 ) -> None:
     """Read on a daemon thread, hand each body to the loop: for input the loop cannot watch."""
     loop = asyncio.get_running_loop()
@@ -342,7 +362,7 @@ async def serve_from_thread(
             handed.release()
 
 
-def dispatch(body: bytes, reader: Rejecter, protocol: JsonRPCProtocol) -> None:
+def dispatch(body: bytes, reader: Rejecter, protocol: MessageSink) -> None:
     """Parse one body and hand it to pygls, answering what pygls would drop."""
     try:
         message: Any = json.loads(body, object_hook=protocol.structure_message)
@@ -359,12 +379,10 @@ def dispatch(body: bytes, reader: Rejecter, protocol: JsonRPCProtocol) -> None:
         protocol.handle_message(message)
     except Exception as error:  # an unexpected failure: keep its traceback, report it
         logger.exception("unable to handle a message from the client")
-        report = getattr(protocol._server, "_report_server_error", None)
-        if report is not None:
-            report(error, JsonRpcException)
+        protocol.report_error(error, JsonRpcException)
 
 
-def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: Any) -> None:
+def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: MessageSink) -> None:
     raw: Any = json.loads(body)
     request_id = raw.get("id") if isinstance(raw, dict) else None
     method = raw.get("method") if isinstance(raw, dict) else None
@@ -379,12 +397,12 @@ def _answer_undeserialisable(body: bytes, error: JsonRpcException, protocol: Any
         error.message,
     )
     if request_id is not None and method is not None:
-        protocol._send_response(request_id, error=error.to_response_error())
+        protocol.send_error(request_id, error)
 
 
-def _answer_not_jsonrpc(message: Any, protocol: Any) -> None:
+def _answer_not_jsonrpc(message: Any, protocol: MessageSink) -> None:
     kind = type(message).__name__
     logger.info("the client sent JSON that is not a JSON-RPC message (a %s)", kind)
     if isinstance(message, dict) and isinstance(message.get("id"), int | str):
         error = JsonRpcInvalidRequest("not a JSON-RPC 2.0 message")
-        protocol._send_response(message["id"], error=error.to_response_error())
+        protocol.send_error(message["id"], error)

@@ -26,7 +26,6 @@ from relavium_lsp.errors import StoreError
 from relavium_lsp.store.damage import corrupted, is_corruption
 from relavium_lsp.store.disk_full import disk_full, is_disk_full
 from relavium_lsp.store.keys import DbKey
-from relavium_lsp.store.quiet_gate import QuietGate, QuietHold
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.store_thread import StoreThread
 from relavium_lsp.store.wal_guard import LogGuard
@@ -106,23 +105,6 @@ class AsyncSessionStore:
         return self._executor.every(interval_s, look)
 
     @property
-    def quiet_gate(self) -> QuietGate:
-        """The gate a starting turn holds while background store work waits (issue 25)."""
-        return self._executor.quiet
-
-    def turn_starting(self) -> QuietHold:
-        """Hold back background store work while a turn starts (``store/quiet_gate.py``).
-
-        Release the hold (on the event loop's thread) once the provider request is on its
-        way; it stops counting by itself after the gate's limit.
-        """
-        return self._executor.quiet.hold()
-
-    async def quiet(self) -> None:
-        """Background work: wait while a turn is starting (a few milliseconds at most)."""
-        await self._executor.quiet.wait_open()
-
-    @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
         return self._closed
@@ -132,16 +114,6 @@ class AsyncSessionStore:
         if self._closed:
             raise StoreError("the session store is closed")
         return await _await_on(self._executor, lambda: self._call(fn))
-
-    async def run_background(self, fn: Callable[[SessionStore], T]) -> T:
-        """Like :meth:`run`, for background reads: it waits while a turn is starting.
-
-        It may run after store calls made later (``StoreThread.submit_background``): only for
-        reads whose answer may be newer than when they were asked.
-        """
-        if self._closed:
-            raise StoreError("the session store is closed")
-        return await _queue_on(self._executor, lambda: self._call(fn), background=True)
 
     def submit(self, fn: Callable[[SessionStore], T]) -> asyncio.Future[T]:
         """Queue ``fn(store)`` now and return a future of its result.
@@ -262,20 +234,14 @@ async def _await_on(executor: concurrent.futures.Executor, call: Callable[[], T]
     return await _queue_on(executor, call)
 
 
-def _queue_on(
-    executor: concurrent.futures.Executor, call: Callable[[], T], *, background: bool = False
-) -> asyncio.Future[T]:
+def _queue_on(executor: concurrent.futures.Executor, call: Callable[[], T]) -> asyncio.Future[T]:
     """Submit ``call`` now and return the future its result arrives in.
 
-    Cancelling that future drops the result, never the submitted work. ``background``: a
-    call that waits while a turn starts (``StoreThread.submit_background``).
+    Cancelling that future drops the result, never the submitted work.
     """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[T] = loop.create_future()
-    if background and isinstance(executor, StoreThread):
-        work = executor.submit_background(call)
-    else:
-        work = executor.submit(call)
+    work = executor.submit(call)
 
     def deliver(done: concurrent.futures.Future[T]) -> None:
         error = done.exception()

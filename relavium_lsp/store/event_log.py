@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import (
     EVENT_PAYLOAD_ADAPTER,
     AgentToken,
@@ -30,7 +31,6 @@ from relavium_lsp.contracts.events import (
     StampedEvent,
 )
 from relavium_lsp.store.db import Connection
-from relavium_lsp.store.models import dump_json
 
 _INSERT = (
     "INSERT INTO session_events (session_id, sequence_number, type, timestamp, payload)"
@@ -102,9 +102,9 @@ def _json(payload: EventPayload) -> str:
         # By far the commonest row (one per streamed delta, on the store's thread that
         # competes with the event loop for the GIL): the very text the generic path gives
         # (a unit test compares them), without pydantic's dump.
-        token, model = dump_json(payload.token), dump_json(payload.model)
+        token, model = compact_json(payload.token), compact_json(payload.model)
         return f'{{"type":"agent:token","token":{token},"model":{model}}}'
-    return dump_json(payload.model_dump(mode="json", by_alias=True))
+    return compact_json(payload.model_dump(mode="json", by_alias=True))
 
 
 def insert(connection: Connection, events: Sequence[StampedEvent]) -> None:

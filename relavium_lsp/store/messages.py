@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import (
     DurableContentPart,
     estimate_tokens,
@@ -29,7 +30,6 @@ from relavium_lsp.errors import SessionNotFound
 from relavium_lsp.store.db import Connection, read_snapshot, write_transaction
 from relavium_lsp.store.models import (
     MESSAGE_COLUMNS,
-    dump_json,
     durable_content,
     json_column,
     message_from_row,
@@ -332,7 +332,7 @@ def _walk_back(
 
 
 def _marker_json(marker: CompactionMarker | InterruptionMarker) -> str:
-    return dump_json(marker.model_dump(mode="json", by_alias=True))
+    return compact_json(marker.model_dump(mode="json", by_alias=True))
 
 
 def _newest_visible_totals(connection: Connection, session_id: str) -> tuple[int, int, str | None]:

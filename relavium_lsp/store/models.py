@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from relavium_lsp.contracts.base import WireModel
+from relavium_lsp.contracts.base import WireModel, compact_json
 from relavium_lsp.contracts.content import DurableContentPart, TextPart
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -68,11 +68,6 @@ def utc_timestamp(moment: datetime | None = None) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def dump_json(value: Any) -> str:
-    """Compact JSON text for a JSON column."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def durable_content(content: Sequence[DurableContentPart]) -> tuple[list[DurableContentPart], str]:
     """Re-validate parts as durable and return them with their JSON column text.
 
@@ -81,7 +76,7 @@ def durable_content(content: Sequence[DurableContentPart]) -> tuple[list[Durable
     """
     dumped = [part.model_dump(mode="json", by_alias=True) for part in content]
     parts = CONTENT_ADAPTER.validate_python(dumped)
-    return parts, dump_json(dumped)
+    return parts, compact_json(dumped)
 
 
 def preview_of(parts: Sequence[DurableContentPart]) -> str | None:
@@ -95,7 +90,7 @@ def preview_of(parts: Sequence[DurableContentPart]) -> str | None:
 
 def encode_cursor(updated_at: str, session_id: str) -> str:
     """An opaque keyset cursor for the row after which the next page starts."""
-    raw = dump_json([updated_at, session_id]).encode()
+    raw = compact_json([updated_at, session_id]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -170,7 +165,7 @@ def _json_or_none(text: str | None) -> Any:
 
 def json_column(model: WireModel | None) -> str | None:
     """A wire model as the text of a JSON column (``None`` stays NULL)."""
-    return None if model is None else dump_json(model.model_dump(mode="json", by_alias=True))
+    return None if model is None else compact_json(model.model_dump(mode="json", by_alias=True))
 
 
 def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
@@ -178,10 +173,10 @@ def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
     return (
         record.id,
         record.agent_slug,
-        dump_json(record.agent_snapshot),
+        compact_json(record.agent_snapshot),
         record.title,
         record.model_id,
-        dump_json(record.context.model_dump(mode="json", by_alias=True)),
+        compact_json(record.context.model_dump(mode="json", by_alias=True)),
         record.status,
         record.source,
         record.totals.input_tokens,
@@ -196,7 +191,7 @@ def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
         record.deleted_at,
         record.description,
         record.description_source,
-        None if record.metadata is None else dump_json(record.metadata),
+        None if record.metadata is None else compact_json(record.metadata),
         json_column(record.forked_from),
         record.parent_session_id,
         record.context.working_dir,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
     DescriptionSource,
@@ -26,7 +27,6 @@ from relavium_lsp.store.models import (
     SESSION_COLUMNS,
     SESSION_PLACEHOLDERS,
     SessionPage,
-    dump_json,
     session_from_row,
     session_to_row,
     utc_timestamp,
@@ -121,7 +121,7 @@ class SessionRows(RepositoryBase):
         """Replace the session's metadata object (size-checked by the contract)."""
         check_metadata(metadata)
         self._update_session(
-            session_id, "metadata = ?", (None if metadata is None else dump_json(metadata),)
+            session_id, "metadata = ?", (None if metadata is None else compact_json(metadata),)
         )
 
     def set_exported_path(self, session_id: str, path: str) -> None:

@@ -9,14 +9,6 @@ an idle server's CPU). Here the worker runs those checks itself when they fall d
 calls or when its wait for the next call times out: one wake-up per look, and the event
 loop only hears of it when something moved.
 
-While a turn starts, background work waits (``store/quiet_gate.py``): a check that falls due
-while :attr:`StoreThread.quiet` is held is skipped, and a call submitted with
-:meth:`StoreThread.submit_background` (a read whose answer may be newer than when it was
-asked: the shared-log watcher's) is set aside when its turn comes; both run once the gate
-opens, or once they have waited the gate's limit — they must not land in a turn's first
-store trips. Calls submitted with :meth:`~StoreThread.submit` keep their order and overtake
-the background calls set aside.
-
 Calls submitted are always run, in order, to completion; :meth:`shutdown` lets the queued
 ones finish. At interpreter exit the thread finishes what is queued first, as the standard
 executor's threads do.
@@ -31,12 +23,9 @@ import queue
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
-
-from relavium_lsp.store.quiet_gate import QuietGate
 
 T = TypeVar("T")
 _STOP = object()
@@ -49,9 +38,6 @@ class _Periodic:
     interval_s: float
     check: Callable[[], None]
     due: float
-    # While the quiet gate holds it back: since when, and when to look again at the latest.
-    deferred_since: float | None = None
-    retry_at: float = 0.0
 
 
 class StoreThread(concurrent.futures.Executor):
@@ -62,10 +48,6 @@ class StoreThread(concurrent.futures.Executor):
         self._periodic: list[_Periodic] = []
         self._lock = threading.Lock()
         self._stopping = False
-        # Background calls set aside while the gate was held: (since when, the call).
-        self._parked: deque[tuple[float, Any]] = deque()
-        # Held while a turn starts: background work waits (the last release wakes us).
-        self.quiet = QuietGate(wake=lambda: self._queue.put(None))
         # A daemon thread drained at exit (below): a forgotten store never hangs the exit.
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         self._thread.start()
@@ -75,39 +57,18 @@ class StoreThread(concurrent.futures.Executor):
         self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     ) -> concurrent.futures.Future[T]:
         """Queue ``fn(*args, **kwargs)``; its future."""
-        return self._queue_call(fn, args, kwargs, background=False)
-
-    def submit_background(
-        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
-    ) -> concurrent.futures.Future[T]:
-        """Queue ``fn(*args, **kwargs)``, to wait while the :attr:`quiet` gate is held.
-
-        Only for calls whose order does not matter: it may run after calls submitted later
-        (a read that may see their commits).
-        """
-        return self._queue_call(fn, args, kwargs, background=True)
-
-    def _queue_call(
-        self,
-        fn: Callable[..., T],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        *,
-        background: bool,
-    ) -> concurrent.futures.Future[T]:
         with self._lock:
             if self._stopping:
                 raise RuntimeError("cannot schedule new calls after shutdown")
             future: concurrent.futures.Future[T] = concurrent.futures.Future()
-            self._queue.put((future, fn, args, kwargs, background))
+            self._queue.put((future, fn, args, kwargs))
         return future
 
     def every(self, interval_s: float, check: Callable[[], None]) -> Callable[[], None]:
         """Run ``check`` on the thread every ``interval_s``; returns the function that stops it.
 
         ``check`` must not raise (what it raises is dropped). A check falls due no sooner than
-        ``interval_s`` after it last ran; a long call delays it, never runs it twice; a held
-        :attr:`quiet` gate delays it until it opens (at most its ``limit_s``).
+        ``interval_s`` after it last ran; a long call delays it, never runs it twice.
         """
         periodic = _Periodic(interval_s, check, time.monotonic() + interval_s)
         with self._lock:
@@ -138,85 +99,31 @@ class StoreThread(concurrent.futures.Executor):
             except queue.Empty:
                 item = None
             if item is _STOP:
-                while self._parked:  # what was queued is run, set aside or not
-                    self._run(self._parked.popleft()[1])
                 return
             if item is not None:
-                if item[4] and (self._parked or self._held(time.monotonic(), None)):
-                    self._parked.append((time.monotonic(), item))
-                else:
-                    self._run(item)
-                del item  # no reference kept while waiting
-            if self._parked:
-                self._run_parked()
+                future, fn, args, kwargs = item
+                if future.set_running_or_notify_cancel():
+                    try:
+                        result = fn(*args, **kwargs)
+                    except BaseException as error:
+                        future.set_exception(error)
+                    else:
+                        future.set_result(result)
+                    del future, fn, args, kwargs, item  # no reference kept while waiting
             self._run_due()
-
-    @staticmethod
-    def _run(item: Any) -> None:
-        future, fn, args, kwargs, _background = item
-        if future.set_running_or_notify_cancel():
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as error:
-                future.set_exception(error)
-            else:
-                future.set_result(result)
-
-    def _held(self, now: float, since: float | None) -> float | None:
-        """While the gate holds back work waiting since ``since``: when to look again."""
-        until = self.quiet.skip(now)
-        if until is None:
-            return None
-        since = now if since is None else since
-        if now - since >= self.quiet.limit_s:
-            return None  # waited long enough: it must not starve
-        return min(until, since + self.quiet.limit_s)
-
-    def _run_parked(self) -> None:
-        while self._parked:
-            since, item = self._parked[0]
-            if self._held(time.monotonic(), since) is not None:
-                return
-            self._parked.popleft()
-            self._run(item)
-            del item
 
     def _wait_s(self) -> float | None:
         with self._lock:
-            soonest = min(
-                (
-                    periodic.due if periodic.deferred_since is None else periodic.retry_at
-                    for periodic in self._periodic
-                ),
-                default=None,
-            )
-        if self._parked:
-            # The oldest call set aside runs once the gate opens (a release wakes this
-            # thread, a hold's end does not) or once it has waited the gate's limit.
-            retry = self._parked[0][0] + self.quiet.limit_s
-            until = self.quiet.quiet_until()
-            retry = 0.0 if until is None else min(retry, until)
-            soonest = retry if soonest is None else min(soonest, retry)
-        if soonest is None:
-            return None
+            if not self._periodic:
+                return None
+            soonest = min(periodic.due for periodic in self._periodic)
         return max(0.0, soonest - time.monotonic())
 
     def _run_due(self) -> None:
         now = time.monotonic()
         with self._lock:
             due = [periodic for periodic in self._periodic if periodic.due <= now]
-        if not due:
-            return
         for periodic in due:
-            retry = self._held(now, periodic.deferred_since)
-            if retry is not None:
-                # A turn is starting: look again when the gate opens (the release wakes this
-                # thread) or when waiting any longer could starve the check.
-                if periodic.deferred_since is None:
-                    periodic.deferred_since = now
-                periodic.retry_at = retry
-                continue
-            periodic.deferred_since = None
             try:
                 periodic.check()
             except Exception:  # a check must not end the thread

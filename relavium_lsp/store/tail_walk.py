@@ -11,17 +11,12 @@ database again.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import accumulate
-from operator import attrgetter, is_not
-from typing import Literal, cast
+from typing import Literal
 
 from relavium_lsp.contracts.content import ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.session import SessionMessage
-from relavium_lsp.store.orphan_carry import carried_orphan_rule
 
 
 @dataclass(frozen=True)
@@ -55,33 +50,13 @@ class TailWalk:
     data_version: int = 0
     total: int = 0  # the rows' tokens
     boundary: int | None = None  # the newest marker's, once met
-    # Beside ``rows``: each row's message when the tail can hold it (not a marker), else None.
-    # Kept so that choosing a tail is C-level work over the rows (issue 25): a turn chooses
-    # from hundreds of rows, and continues them from the previous turn's walk as they are.
-    messages: tuple[SessionMessage | None, ...] | None = None
-    tools: bool = True  # whether any of them may be a tool message (False: none is)
-    marker_at: int = -1  # the newest marker's index in ``rows`` (-1: none met)
     stopped_at: int | None = None  # the sequence of the row the walk stopped at, if any
 
     def within(self, budget: int) -> list[SessionMessage] | None:
         """The tail for ``budget`` (at most the walk's), or None when the store must extend it."""
         if budget > self.budget:
             return None
-        if self.messages is not None and (self.boundary is None or self.marker_at >= 0):
-            # :func:`choose` as C-level work: the walk stopped at the boundary, so the rule
-            # takes the newest rows whose running total fits (at least one); of those, the
-            # messages (None beside markers) in model order, and the newest marker if taken.
-            taken = len(self.rows)
-            if budget < self.total:
-                running = list(accumulate(map(_TOKENS, self.rows)))
-                taken = max(1, bisect_right(running, budget))
-            newest_first = self.messages[:taken]
-            if self.marker_at >= 0:
-                newest_first = tuple(filter(_IS_MESSAGE, newest_first))
-            tail = list(reversed(cast("tuple[SessionMessage, ...]", newest_first)))
-            kept = carried_orphan_rule(tail, drop_orphan_tool_results) if self.tools else tail
-            marker = self.rows[self.marker_at].message if 0 <= self.marker_at < taken else None
-        elif budget >= self.total:  # every walked row fits: the walk's own choice stands
+        if budget >= self.total:  # every walked row fits: the walk's own choice stands
             marker, tail, kept = _all_of(self.rows)
         else:
             marker, tail, kept = choose(self.rows, budget)
@@ -96,9 +71,6 @@ class Walker:
 
     budget: int
     rows: list[WalkedRow] = field(default_factory=list)
-    messages: list[SessionMessage | None] = field(default_factory=list)  # see TailWalk
-    tools: bool = False  # see TailWalk
-    marker_at: int = -1  # see TailWalk
     stopped_at: int | None = None  # see TailWalk
     boundary: int | None = None
     total: int = 0
@@ -124,60 +96,33 @@ class Walker:
     ) -> None:
         """Take a row that fits; ``boundary`` reads a compaction marker's (None: a message)."""
         if boundary is None:
-            row = WalkedRow(sequence, tokens, message())
-            self.rows.append(row)
-            self.messages.append(row.message)
-            self.tools = self.tools or row.message is None or row.message.role == "tool"
+            self.rows.append(WalkedRow(sequence, tokens, message()))
         elif self.boundary is None:
             self.boundary = boundary()
-            self.marker_at = len(self.rows)
             self.rows.append(WalkedRow(sequence, tokens, message(), self.boundary))
-            self.messages.append(None)
         else:  # superseded by the newer marker: counted, never returned
             self.rows.append(WalkedRow(sequence, tokens, None))
-            self.messages.append(None)
 
     def continue_over(self, known: TailWalk) -> bool:
         """Walk on over an earlier walk's rows; False when they cannot decide the tail."""
         if self.boundary is None and self.total + known.total <= self.budget:
             # No newer marker and all of them fit: taken as they were (the common case).
-            if known.marker_at >= 0:
-                self.marker_at = len(self.rows) + known.marker_at
             self.rows.extend(known.rows)
-            self.messages.extend(_messages_of(known))
-            self.tools = self.tools or known.tools
             self.total += known.total
             self.boundary = known.boundary
             return self._stops_as(known)
-        if self.boundary is None and known.boundary is None and self.rows:
-            # No marker on either side (so every known row is a message): the rows that fit
-            # are the newest ones whose running total stays within the budget (issue 25).
-            running = list(accumulate(map(_TOKENS, known.rows)))
-            fit = bisect_right(running, self.budget - self.total)
-            self.rows.extend(known.rows[:fit])
-            self.messages.extend(_messages_of(known)[:fit])
-            self.tools = self.tools or known.tools
-            self.total += running[fit - 1] if fit else 0
-            self.stop = "budget"  # not all of them fit (else the case above)
-            self.stopped_at = known.rows[fit].sequence
-            return True
         for row in known.rows:
             if not self.fits(row.sequence, row.tokens):
                 return True
             if row.message is not None and row.dropped_through is None:
                 self.rows.append(row)
-                self.messages.append(row.message)
-                self.tools = self.tools or row.message.role == "tool"
             elif self.boundary is None:
                 if row.message is None:
                     return False  # a superseded marker would now be the boundary
                 self.boundary = row.dropped_through
-                self.marker_at = len(self.rows)
                 self.rows.append(row)
-                self.messages.append(None)
             else:
                 self.rows.append(WalkedRow(row.sequence, row.tokens, None))
-                self.messages.append(None)
         return self._stops_as(known)
 
     def _stops_as(self, known: TailWalk) -> bool:
@@ -206,21 +151,8 @@ class Walker:
             data_version,
             self.total,
             self.boundary,
-            tuple(self.messages),
-            self.tools,
-            self.marker_at,
             self.stopped_at,
         )
-
-
-def _messages_of(walk: TailWalk) -> Sequence[SessionMessage | None]:
-    if walk.messages is not None:
-        return walk.messages
-    return [row.message if row.dropped_through is None else None for row in walk.rows]
-
-
-_TOKENS = attrgetter("tokens")
-_IS_MESSAGE = partial(is_not, None)
 
 
 def choose(
@@ -262,8 +194,6 @@ def _all_of(
 
 def drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMessage]:
     """Drop tool messages whose results answer no tool call earlier in ``messages``."""
-    if "tool" not in map(_ROLE, messages):
-        return list(messages)  # nothing to drop (a chat without tools: skip the bookkeeping)
     seen_calls: set[str] = set()
     kept: list[SessionMessage] = []
     for message in messages:
@@ -276,6 +206,3 @@ def drop_orphan_tool_results(messages: list[SessionMessage]) -> list[SessionMess
         seen_calls.update(part.id for part in message.content if isinstance(part, ToolCallPart))
         kept.append(message)
     return kept
-
-
-_ROLE = attrgetter("role")

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import estimate_tokens, plain_text
 from relavium_lsp.contracts.session import (
     AgentSessionRecord,
@@ -29,7 +30,6 @@ from relavium_lsp.store.model_choice import copy_model_choice
 from relavium_lsp.store.models import (
     SESSION_COLUMNS,
     SESSION_PLACEHOLDERS,
-    dump_json,
     durable_content,
     json_column,
     preview_of,
@@ -229,4 +229,4 @@ def _flush(connection: Connection, rows: list[tuple[Any, ...]]) -> None:
 
 
 def _marker(marker: CompactionMarker | InterruptionMarker | None) -> str | None:
-    return None if marker is None else dump_json(marker.model_dump(mode="json", by_alias=True))
+    return None if marker is None else compact_json(marker.model_dump(mode="json", by_alias=True))

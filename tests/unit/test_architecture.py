@@ -185,7 +185,8 @@ def _cited_files() -> Iterator[Path]:
         ("relavium_lsp", "*.py"),
         ("tests", "*.py"),
         ("bench", "*.py"),
-        ("editors", "*.lua"),
+        ("lua", "*.lua"),
+        ("plugin", "*.lua"),
         ("vscode-client/src", "*.ts"),
     ):
         for path in (REPO / folder).rglob(pattern):

@@ -17,7 +17,7 @@ from relavium_lsp.server.app import create_server
 
 REPO = Path(__file__).resolve().parents[2]
 TS_MODULE = REPO / "vscode-client" / "src" / "protocol.ts"
-LUA_MODULE = REPO / "editors" / "neovim" / "lua" / "relavium" / "protocol.lua"
+LUA_MODULE = REPO / "lua" / "relavium" / "protocol.lua"
 
 
 def generator() -> ModuleType:
@@ -104,7 +104,7 @@ def test_clients_name_methods_and_event_types_only_through_the_generated_modules
     for source in (REPO / "vscode-client" / "src").rglob("*.ts"):
         if source != TS_MODULE:
             assert not quoted_method.search(source.read_text(encoding="utf-8")), source
-    for source in (REPO / "editors" / "neovim").rglob("*.lua"):
+    for source in (*(REPO / "lua").rglob("*.lua"), *(REPO / "plugin").rglob("*.lua")):
         if source != LUA_MODULE:
             text = source.read_text(encoding="utf-8")
             assert not quoted_method.search(text), source

@@ -11,6 +11,11 @@
  * This module is pure: no `vscode` import, usable from the host, the webview and tests.
  */
 
+/** The package version this client belongs with (its server's `serverInfo.version`). */
+export const PACKAGE_VERSION = '0.1.0';
+/** The wire protocol version (`experimental.relavium.protocolVersion`, initialize). */
+export const PROTOCOL_VERSION = 1;
+
 export const Methods = {
   startSession: 'relavium/startSession',
   sendMessage: 'relavium/sendMessage',
@@ -49,6 +54,8 @@ export const Methods = {
   applyCode: 'relavium/applyCode',
   getWorkspaceMemory: 'relavium/getWorkspaceMemory',
   setWorkspaceMemory: 'relavium/setWorkspaceMemory',
+  listProviderPresets: 'relavium/listProviderPresets',
+  setupModel: 'relavium/setupModel',
   editorState: 'relavium/editorState',
   sessionEvent: 'relavium/sessionEvent',
   sessionsChanged: 'relavium/sessionsChanged',
@@ -111,6 +118,8 @@ export type PeerMode = 'fire_and_forget' | 'await_reply';
 export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
 
 export type MemorySource = 'user' | 'introspection';
+
+export type KeyStorage = 'keychain' | 'file' | 'none';
 
 export type SessionChangeKind = 'created' | 'renamed' | 'deleted' | 'status';
 
@@ -526,6 +535,27 @@ export interface SetWorkspaceMemoryParams {
   workingDir?: string;
   text: string;
   baseRevision: number;
+}
+
+/** `relavium/listProviderPresets`: hosted providers first, then the presets. */
+export interface ListProviderPresetsResult {
+  presets: ProviderPresetInfo[];
+}
+
+/** `relavium/setupModel`: use `model` of provider `preset` as the default model. */
+export interface SetupModelParams {
+  preset: string;
+  model: string;
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+/** What `relavium/setupModel` did. */
+export interface SetupModelResult {
+  defaultModel: string;
+  configPath: string;
+  keyStored: KeyStorage;
+  check: SetupCheck;
 }
 
 /** `relavium/editorState` notification. */
@@ -1250,6 +1280,23 @@ export interface WorkspaceMemoryRevision {
   chars: number;
 }
 
+/** One provider a setup picker offers. */
+export interface ProviderPresetInfo {
+  id: string;
+  label: string;
+  kind: string;
+  needsKey: boolean;
+  local: boolean;
+  baseUrl?: string;
+  suggestedModels: string[];
+}
+
+/** The provider check run after the setup (what `relavium-lsp doctor` says of it). */
+export interface SetupCheck {
+  ok: boolean;
+  message: string;
+}
+
 /** An LSP range. */
 export interface LspRange {
   start: LspPosition;
@@ -1318,6 +1365,11 @@ export interface RelaviumClientCapabilities {
   openUntitled?: boolean;
   editorState?: boolean;
   editorTools?: EditorFeature[];
+}
+
+/** `capabilities.experimental.relavium` in the server's `initialize` result. */
+export interface RelaviumServerCapabilities {
+  protocolVersion: number;
 }
 
 /** `settings.relavium` of `workspace/didChangeConfiguration` (for later sessions). */

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from relavium_lsp.server.methods import SESSION_EVENT, SESSIONS_CHANGED, WORKSPACE_MEMORY_CHANGED
-from relavium_lsp.server.notify import notify_json
 
 if TYPE_CHECKING:
     from relavium_lsp.contracts.events import StampedEvent
@@ -115,7 +114,7 @@ async def get_engine(ls: RelaviumServer) -> Engine:
 def _forward(ls: RelaviumServer, event: StampedEvent) -> None:
     """Send an engine event to the client, then to the server's own taps on its session."""
     # Once per streamed token: skip pygls's converter pass over a dict that is JSON already.
-    notify_json(ls.protocol, SESSION_EVENT, event.to_wire())
+    ls.protocol.notify_json(SESSION_EVENT, event.to_wire())
     ls.state.taps.deliver(event)
 
 

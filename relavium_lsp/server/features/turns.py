@@ -49,16 +49,12 @@ class TurnRequest:
 
 async def run_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageResult:
     """Run the turn and answer with its settled result."""
-    engine = await get_engine(ls)
-    with engine.turn_starting():  # background store work waits (issue 25)
-        return SendMessageResult.from_turn(await _run_with_progress(ls, request))
+    return SendMessageResult.from_turn(await _run_with_progress(ls, request))
 
 
 async def start_turn(ls: RelaviumServer, request: TurnRequest) -> SendMessageAccepted:
     """Start the turn and answer once it has begun; it settles in the background."""
-    engine = await get_engine(ls)
-    with engine.turn_starting():  # background store work waits (issue 25)
-        return await _start_turn(ls, engine, request)
+    return await _start_turn(ls, await get_engine(ls), request)
 
 
 async def _start_turn(

@@ -1,7 +1,7 @@
 """A real headless Neovim with the relavium plugin, driven from pytest over msgpack-RPC.
 
 Each :func:`neovim` context starts ``nvim --headless --clean`` in the workspace with
-``editors/neovim`` on its runtimepath and its own HOME / XDG directories (which the language
+the repository on its runtimepath and its own HOME / XDG directories (which the language
 server it starts inherits), waits for a readiness byte on a pipe, and attaches ``pynvim``
 to its socket. Tests wait on conditions *inside* Neovim with ``vim.wait(timeout, predicate)``
 (:meth:`Neovim.wait_until`), so the editor keeps processing LSP traffic while they wait.
@@ -27,7 +27,7 @@ import pynvim
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-PLUGIN_DIR = REPO / "editors" / "neovim"
+PLUGIN_DIR = REPO  # the repository is the plugin: lua/, plugin/, doc/ at its root
 SERVER_COMMAND = [sys.executable, "-m", "relavium_lsp", "serve", "--log-level", "DEBUG"]
 INSTALL_HINT = (
     "run scripts/install-neovim.sh (make test runs it first): it installs Debian's neovim "

@@ -1,32 +1,25 @@
-"""What a turn start keeps or reads in one trip changes nothing a model receives (issue 25).
+"""What a turn start reads in one trip changes nothing a model receives.
 
-The tail is read with the user message and chosen in memory (``store/tail_walk.py``), its
-projection and request JSON are kept per unchanged message object (``llm/identity_memo.py``).
-Every request must still carry exactly the history a fresh read of the database projects —
-also after another process (a second connection) appended to the session between turns —
-and its bytes must be what ``httpx`` sends for the uncached body.
+The tail is read with the user message and chosen in memory (``store/tail_walk.py``). Every
+request must still carry exactly the history a fresh read of the database projects — also
+after another process (a second connection) appended to the session between turns.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
 from relavium_lsp.contracts.content import TextPart, ToolCallPart, ToolResultPart
 from relavium_lsp.contracts.session import SessionMessage
-from relavium_lsp.llm.openai_wire import request_body
 from relavium_lsp.llm.projection import project_messages
 from relavium_lsp.store.media import MediaStore
 from tests.unit.engine.engine_harness import (
     Harness,
     engine,
-    openai_provider,
     scripted,
     text_reply,
     tool_reply,
 )
-from tests.unit.llm.wire_servers import LoopbackServer, openai_stream
 
 
 async def fresh_projection(h: Harness, session_id: str, tmp_path: Path) -> tuple[object, ...]:
@@ -90,35 +83,6 @@ async def test_a_small_window_still_gets_exactly_the_tail_that_fits(tmp_path: Pa
         assert 1 < len(sent) < len(before_reply)  # the window cut the history
         newest = before_reply[-len(sent) :]
         assert sent == project_messages(newest, MediaStore(tmp_path / "unused-media"))
-
-
-async def test_the_wire_bytes_are_what_httpx_sends_for_the_uncached_body(tmp_path: Path) -> None:
-    with LoopbackServer() as server:
-        server.script(*(openai_stream(text=[f"answer {n} é"]) for n in range(4)))
-        async with (
-            httpx.AsyncClient() as client,
-            engine(tmp_path, openai_provider(server.url + "/v1", client)) as h,
-        ):
-            provider = h.chain[0].provider
-            session = (await h.start()).record.id
-            for turn in range(4):
-                result = await h.engine.send(session, f"turn {turn} \u2028 ü")
-                assert result.stop_reason == "stop"
-        for received, request in zip(server.requests, provider.requests, strict=True):  # type: ignore[attr-defined]
-            expected = httpx.Request("POST", server.url, json=request_body(request, official=False))
-            assert received.body == expected.content
-        assert len(server.requests[-1].json()["messages"]) == 1 + 7  # system, 3 turns + 1
-
-
-def test_kept_estimates_equal_fresh_ones() -> None:
-    from relavium_lsp.contracts.content import estimate_tokens
-    from relavium_lsp.engine.turn import _message_tokens
-    from relavium_lsp.llm.seam import LlmMessage
-
-    first = LlmMessage(role="user", content=(TextPart(text="x" * 400),))
-    assert _message_tokens(first) == _message_tokens(first) == estimate_tokens(first.content)
-    other = LlmMessage(role="user", content=(TextPart(text="x" * 40),))  # equal id never reused
-    assert _message_tokens(other) == estimate_tokens(other.content)
 
 
 async def test_an_unreadable_row_fails_the_turn_and_rolls_its_message_back(

@@ -3,9 +3,7 @@
 For arbitrary byte streams — valid messages (CRLF or LF, any header case, extra headers),
 garbage, bad and wrong lengths, bodies that are not JSON, overlong and unended header lines,
 too many headers, a truncated tail — cut into arbitrary chunks, the push parser (fed the
-way the server feeds it, or eagerly) yields exactly what the pull reader yields, and both
-yield exactly what the pull-only reader before the push mode did
-(:mod:`tests.unit.server.legacy_frame_reader`).
+way the server feeds it, or eagerly) yields exactly what the pull reader yields.
 """
 
 from __future__ import annotations
@@ -27,11 +25,10 @@ from relavium_lsp.server.framing import (
     FrameReader,
 )
 from tests.hypothesis_profiles import examples
-from tests.unit.server.legacy_frame_reader import LegacyFrameReader
 
 # A small message cap, so bodies over it are cheap to generate.
 MAX_BODY = 600
-LOGGERS = ("relavium_lsp.server.framing", "tests.unit.server.legacy_frame_reader")
+LOGGERS = ("relavium_lsp.server.framing",)
 
 Event = tuple[str, bytes]
 
@@ -151,7 +148,7 @@ class Run:
     logs: list[tuple[int, str]] = field(default_factory=list)
 
 
-def consume(body: bytes, framer: LegacyFrameReader | FrameReader | FrameParser) -> Event:
+def consume(body: bytes, framer: FrameReader | FrameParser) -> Event:
     """What the server does with a body: dispatch JSON, give back the rest."""
     try:
         json.loads(body)
@@ -202,13 +199,13 @@ class LogCapture(logging.Handler):
         self.records.append((record.levelno, record.getMessage()))
 
 
-def captured(run: Run, framer: LegacyFrameReader | FrameReader | FrameParser) -> Run:
+def captured(run: Run, framer: FrameReader | FrameParser) -> Run:
     run.framing_errors = framer.framing_errors
     run.skipped_bytes = framer.skipped_bytes
     return run
 
 
-def pull(framer: LegacyFrameReader | FrameReader) -> Run:
+def pull(framer: FrameReader) -> Run:
     run = Run()
     while (body := framer.next_body()) is not None:
         run.events.append(consume(body, framer))
@@ -251,7 +248,7 @@ def with_logs(capture: LogCapture, make_run: Callable[[], Run]) -> Run:
     push_sizes=chunk_sizes,
     eager=st.lists(st.booleans(), min_size=1, max_size=5),
 )
-def test_push_pull_and_legacy_framing_agree(
+def test_push_and_pull_framing_agree(
     data: bytes, pull_sizes: list[int], push_sizes: list[int], eager: list[bool]
 ) -> None:
     capture = LogCapture()
@@ -259,12 +256,6 @@ def test_push_pull_and_legacy_framing_agree(
     for item in loggers:
         item.addHandler(capture)
     try:
-        legacy = with_logs(
-            capture,
-            lambda: pull(
-                LegacyFrameReader(ChunkedStream(data, pull_sizes), max_message_bytes=MAX_BODY)
-            ),
-        )
         pulled = with_logs(
             capture,
             lambda: pull(FrameReader(ChunkedStream(data, pull_sizes), max_message_bytes=MAX_BODY)),
@@ -274,16 +265,13 @@ def test_push_pull_and_legacy_framing_agree(
     finally:
         for item in loggers:
             item.removeHandler(capture)
-    assert pulled == legacy
-    assert pushed == legacy
-    assert pushed_eagerly == legacy
+    assert pushed == pulled
+    assert pushed_eagerly == pulled
 
 
 @settings(max_examples=examples(40), deadline=None)
 @given(data=streams())
 def test_a_stream_without_read1_is_read_the_same(data: bytes) -> None:
     by_byte = pull(FrameReader(ByteAtATime(data), max_message_bytes=MAX_BODY))
-    legacy = pull(LegacyFrameReader(ByteAtATime(data), max_message_bytes=MAX_BODY))
-    assert by_byte == legacy
     whole = pull(FrameReader(ChunkedStream(data, [READ_CHUNK_BYTES]), max_message_bytes=MAX_BODY))
     assert whole.events == by_byte.events

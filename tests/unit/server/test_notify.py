@@ -1,4 +1,4 @@
-"""notify_json: the same bytes pygls's ``protocol.notify`` writes, without its converter pass."""
+"""``RelaviumProtocol.notify_json``: the bytes pygls's ``notify`` writes, without its converter."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from relavium_lsp.contracts.events import AgentToken, AgentToolCall, StampedEven
 from relavium_lsp.server.app import create_server
 from relavium_lsp.server.core import RelaviumServer
 from relavium_lsp.server.methods import SESSION_EVENT
-from relavium_lsp.server.notify import notify_json
 
 
 class Capture:
@@ -66,7 +65,7 @@ def test_bytes_identical_to_pygls_notify(
     server.protocol.set_writer(pygls, include_headers=headers)
     server.protocol.notify(SESSION_EVENT, params)
     server.protocol.set_writer(ours, include_headers=headers)
-    notify_json(server.protocol, SESSION_EVENT, params)
+    server.protocol.notify_json(SESSION_EVENT, params)
     assert ours.frames == pygls.frames
     assert len(ours.frames) == 1
 
@@ -84,19 +83,19 @@ def test_a_tool_event_too(server: RelaviumServer) -> None:
     server.protocol.set_writer(pygls)
     server.protocol.notify(SESSION_EVENT, event.to_wire())
     server.protocol.set_writer(ours)
-    notify_json(server.protocol, SESSION_EVENT, event.to_wire())
+    server.protocol.notify_json(SESSION_EVENT, event.to_wire())
     assert ours.frames == pygls.frames
 
 
 def test_no_writer_sends_nothing(server: RelaviumServer) -> None:
     server.protocol.writer = None
-    notify_json(server.protocol, SESSION_EVENT, {"type": "x"})  # logged, not raised
+    server.protocol.notify_json(SESSION_EVENT, {"type": "x"})  # logged, not raised
 
 
 def test_a_broken_pipe_is_raised_like_pygls(server: RelaviumServer) -> None:
     server.protocol.set_writer(Failing(BrokenPipeError()))
     with pytest.raises(BrokenPipeError):
-        notify_json(server.protocol, SESSION_EVENT, {"type": "x"})
+        server.protocol.notify_json(SESSION_EVENT, {"type": "x"})
 
 
 def test_another_write_error_is_reported_like_pygls(
@@ -104,8 +103,8 @@ def test_another_write_error_is_reported_like_pygls(
 ) -> None:
     reported: list[Exception] = []
     monkeypatch.setattr(
-        server, "_report_server_error", lambda error, _source: reported.append(error)
+        server, "report_server_error", lambda error, _source: reported.append(error)
     )
     server.protocol.set_writer(Failing(OSError("disk")))
-    notify_json(server.protocol, SESSION_EVENT, {"type": "x"})
+    server.protocol.notify_json(SESSION_EVENT, {"type": "x"})
     assert [str(error) for error in reported] == ["disk"]

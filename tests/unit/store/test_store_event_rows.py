@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_records import clock, text
 
+from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.events import AgentToken, StampedEvent
 from relavium_lsp.store import event_log
-from relavium_lsp.store.models import dump_json
 from relavium_lsp.store.sessions import SessionStore
 
 # Any text a provider may stream except lone surrogates (no UTF-8 for SQLite to store).
@@ -22,7 +22,7 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 @given(token=_TEXT, model=_TEXT)
 def test_a_token_row_is_the_generic_dump(token: str, model: str) -> None:
     payload = AgentToken(token=token, model=model)
-    generic = dump_json(payload.model_dump(mode="json", by_alias=True))
+    generic = compact_json(payload.model_dump(mode="json", by_alias=True))
     assert event_log._json(payload) == generic
     assert json.loads(event_log._json(payload)) == {"type": "agent:token", **payload.to_wire()}
 

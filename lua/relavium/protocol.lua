@@ -16,6 +16,11 @@ end
 
 local M = {}
 
+--- The package version this plugin belongs with (`serverInfo.version` of its server).
+M.PACKAGE_VERSION = '0.1.0'
+--- The wire protocol version (`capabilities.experimental.relavium.protocolVersion`).
+M.PROTOCOL_VERSION = 1
+
 M.START_SESSION = 'relavium/startSession'
 M.SEND_MESSAGE = 'relavium/sendMessage'
 M.ABORT_TURN = 'relavium/abortTurn'
@@ -53,6 +58,8 @@ M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
 M.GET_WORKSPACE_MEMORY = 'relavium/getWorkspaceMemory'
 M.SET_WORKSPACE_MEMORY = 'relavium/setWorkspaceMemory'
+M.LIST_PROVIDER_PRESETS = 'relavium/listProviderPresets'
+M.SETUP_MODEL = 'relavium/setupModel'
 M.EDITOR_STATE = 'relavium/editorState' -- client → server notification
 M.SESSION_EVENT = 'relavium/sessionEvent' -- server → client notification
 M.SESSIONS_CHANGED = 'relavium/sessionsChanged' -- server → client notification
@@ -260,6 +267,13 @@ M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
 M.MEMORY_SOURCE = closed('.MEMORY_SOURCE', {
   USER = 'user',
   INTROSPECTION = 'introspection',
+})
+
+--- `KeyStorage` values.
+M.KEY_STORAGE = closed('.KEY_STORAGE', {
+  KEYCHAIN = 'keychain',
+  FILE = 'file',
+  NONE = 'none',
 })
 
 --- `SessionChangeKind` values.

@@ -1,4 +1,4 @@
--- luacheck configuration for the plugin (`luacheck lua plugin` from editors/neovim).
+-- luacheck configuration for the plugin (`luacheck lua plugin` from the repository root).
 std = 'luajit'
 globals = { 'vim' } -- the plugin sets vim.g / vim.bo fields
 max_line_length = 100
