@@ -41,6 +41,7 @@ MODULES = (
     "lsp",
     "windows",
     "rewind",
+    "vscode_chat",
 )
 NO_ROWS = 3  # a child's exit status: the module does not return rows (yet)
 RESULTS = Path(__file__).parent / "results"

@@ -341,6 +341,24 @@ describe('ChatModel: turn completion and errors', () => {
     assert.equal(model.composerLocked, false);
   });
 
+  it('a message refused before its turn began (the turn limit) frees the composer, with Retry', () => {
+    const model = fresh();
+    model.addPendingUser('one more');
+    feed(model, [
+      stamp(
+        1,
+        turnCompleted({
+          stopReason: 'error',
+          error: { code: 'turn_limit', message: 'limit of 50 turns', retryable: false },
+        }),
+      ),
+    ]);
+    assert.equal(model.composerLocked, false);
+    const error = nth(model, 'error');
+    assert.equal(error.code, 'turn_limit');
+    assert.equal(error.retryText, 'one more');
+  });
+
   it('a tool result of an aborted call cancels its approval (never "approved")', () => {
     const model = fresh();
     feed(model, stampAll(1, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]));

@@ -154,6 +154,19 @@ function restoreDraft(turn: TurnState): ModelEffect[] {
 
 function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffect[] {
   const turn = ensureTurn(ctx);
+  if (turn.userItemId === undefined) {
+    // Refused before its turn began (the turn limit, a busy session): the message waiting
+    // here was never stored. It ends with this event, so the composer is free again.
+    const refused = ctx.pendingUsers.shift();
+    if (refused !== undefined) {
+      Object.assign(turn, {
+        userItemId: refused.id,
+        userText: refused.text,
+        sentHere: true,
+        attachments: refused.attachments,
+      });
+    }
+  }
   const effects: ModelEffect[] = [];
   closeAssistantItems(ctx, turn);
   if (event.stopReason === 'aborted') {

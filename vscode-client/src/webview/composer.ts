@@ -142,13 +142,17 @@ export class Composer {
 
   private renderButton(): void {
     const stop = this.running;
+    this.button.disabled = !this.enabled || (this.locked && !stop);
+    if (this.button.dataset.mode === (stop ? 'stop' : 'send')) {
+      return; // unchanged: no DOM work while tokens stream
+    }
+    this.button.dataset.mode = stop ? 'stop' : 'send';
     this.button.replaceChildren(
       icon(stop ? 'stop' : 'send'),
       element('span', undefined, stop ? 'Stop' : 'Send'),
     );
     this.button.className = stop ? 'secondary composer-button' : 'primary composer-button';
     this.button.title = stop ? 'Stop the running turn (Esc)' : 'Send (Enter)';
-    this.button.disabled = !this.enabled || (this.locked && !stop);
   }
 
   /** The host's answer to an `@` file search. */

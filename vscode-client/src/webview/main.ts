@@ -71,6 +71,10 @@ function shortName(name: string): string {
 }
 
 function pickerLabel(button: HTMLElement, kind: 'Agent' | 'Model', value: string): void {
+  if (button.dataset.value === value) {
+    return; // the same label: no DOM work while tokens stream
+  }
+  button.dataset.value = value;
   button.setAttribute('aria-label', `${kind}: ${value}`);
   button.replaceChildren(
     icon(kind === 'Agent' ? 'agent' : 'model', 'icon picker-icon'),
@@ -101,7 +105,7 @@ function applyPatch(patch: ViewPatch): void {
   renderToolbar(patch.footer, patch.header);
   const hasSession = patch.header.sessionId !== undefined;
   transcript.apply(patch, { running, hasSession });
-  emptyHint.hidden = list.childElementCount > 0 || patch.header.loading;
+  emptyHint.hidden = !transcript.empty || patch.header.loading;
   composer.update(running, patch.connection.state === 'running', patch.composer);
   composer.setAttachments(patch.attachments, patch.composer.implicit);
 }
@@ -217,7 +221,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       // Timed so the benchmark can read what rendering costs (bench/vscode_chat.py).
       const start = performance.now();
       applyPatch(message.patch);
-      performance.measure(PATCH_MEASURE, { start, detail: message.patch.upserts.length });
+      // `reordered`: items came, went or moved (a turn's start and end); else a patch of
+      // changed items only — while an answer streams, its tokens.
+      const detail = { upserts: message.patch.upserts.length, reordered: message.patch.order !== undefined };
+      performance.measure(PATCH_MEASURE, { start, detail });
       patchesMeasured += 1;
       if (patchesMeasured % MEASURES_KEPT === 0) {
         performance.clearMeasures(PATCH_MEASURE); // bounded, however long the chat runs
