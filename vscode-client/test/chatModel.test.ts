@@ -282,6 +282,42 @@ describe('ChatModel: approvals', () => {
   });
 });
 
+describe('ChatModel: a rejected Apply', () => {
+  it('is one neutral card: the rejection and its result land on the same card', () => {
+    const model = fresh();
+    const call = (
+      type: 'agent:tool_call' | 'agent:approval_requested' | 'agent:tool_result',
+    ): EventPayload =>
+      type === 'agent:tool_call'
+        ? { type, toolId: 'write_file', callId: 'apply_1', toolInput: { path: 'a.toml' }, model: 'user' }
+        : type === 'agent:approval_requested'
+          ? { type, toolId: 'write_file', callId: 'apply_1', action: 'fs_write', preview: { path: 'a.toml' } }
+          : {
+              type,
+              toolId: 'write_file',
+              callId: 'apply_1',
+              success: false,
+              outputSummary: 'The user rejected this write_file call; do not retry it unasked.',
+              durationMs: 1,
+              errorCode: 'tool_denied',
+            };
+    feed(model, stampAll(1, [call('agent:tool_call'), call('agent:approval_requested')]));
+    model.openApproval({
+      sessionId: SESSION,
+      callId: 'apply_1',
+      toolId: 'write_file',
+      action: 'fs_write',
+      preview: { path: 'a.toml' },
+    });
+    model.approvalDecided('apply_1', 'reject');
+    feed(model, [stamp(3, call('agent:tool_result'))]);
+    const cards = only(model, 'tool');
+    assert.equal(cards.length, 1);
+    assert.equal(cards[0]?.approval?.state, 'rejected');
+    assert.equal(model.header.status, 'idle');
+  });
+});
+
 describe('ChatModel: turn completion and errors', () => {
   it('renders a turn error with its code and the text to retry', () => {
     const model = fresh();

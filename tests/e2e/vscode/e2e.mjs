@@ -603,6 +603,20 @@ describe('VS Code: Relavium chat view', () => {
       await workbench.page.keyboard.press('Escape');
       await workbench.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
       assert.doesNotMatch(await workbench.editorText(), /default_model/, 'nothing applied unasked');
+      // Rejecting an Apply is the user's decision: one neutral card, no red, no warning toast.
+      await block.locator('button:has-text("Apply")').click();
+      await rows.filter({ hasText: 'Write a new file' }).first().click();
+      const pathInput = workbench.page.locator('.quick-input-widget input');
+      await pathInput.fill('rejected.toml');
+      await workbench.page.keyboard.press('Enter');
+      const card = chat.locator('.tool-card', { hasText: 'rejected.toml' });
+      await card.locator('.approval-buttons button:has-text("Reject")').click();
+      await card.locator('.approval-state', { hasText: 'You rejected this change' }).waitFor({ timeout: 30_000 });
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 30_000 });
+      assert.equal(await card.count(), 1, 'one card');
+      assert.equal(await chat.locator('.tool-card.state-failed:not(.tool-rejected)', { hasText: 'rejected.toml' }).count(), 0);
+      assert.equal(await workbench.page.locator('.notifications-toasts', { hasText: 'not applied' }).count(), 0);
+      assert.equal(existsSync(path.join(workspace, 'rejected.toml')), false);
     });
 
     step('applies a highlighted code block through the approval, as an agent edit', async () => {

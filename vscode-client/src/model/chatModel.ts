@@ -521,7 +521,12 @@ export class ChatModel implements TurnContext {
   /** The tool card for `callId`, created (empty) if the call has not been seen yet. */
   ensureToolCard(callId: string, toolId: string): ToolItem {
     const existing = this.toolCard(callId);
-    const open = existing?.state === 'running' || existing?.state === 'awaiting_approval';
+    // A card is open until its result: a rejection marks it before the result arrives (and a
+    // code block's Apply runs outside any turn), so its result must land on the same card.
+    const open =
+      existing?.state === 'running' ||
+      existing?.state === 'awaiting_approval' ||
+      (existing?.approval !== undefined && existing.outputSummary === undefined);
     if (existing !== undefined && (open || this.turn?.itemIds.has(existing.id) === true)) {
       return existing;
     }
