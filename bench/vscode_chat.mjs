@@ -9,25 +9,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { CodeServer } from '../tests/e2e/vscode/codeServer.mjs';
+import { CodeServer, QUIET_WORKBENCH } from '../tests/e2e/vscode/codeServer.mjs';
 import { Workbench } from '../tests/e2e/vscode/workbench.mjs';
 
 const config = JSON.parse(process.argv[2]);
 const require = createRequire(path.join(config.cache, 'playwright', 'node_modules', 'noop.js'));
 const { chromium } = require('playwright-core');
 
-const settings = {
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.ignoreRecommendations': true,
-  'security.workspace.trust.enabled': false,
-  'window.restoreWindows': 'none',
-  'chat.disableAIFeatures': true,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
-  'relavium.agent': 'streamer',
-};
+// The chats this benchmark starts use its streaming agent.
+const settings = { ...QUIET_WORKBENCH, 'relavium.agent': 'streamer' };
 
 /** The chat webview's document as a Playwright Frame (for evaluate). */
 async function webviewFrame(page) {

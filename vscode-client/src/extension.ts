@@ -108,7 +108,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('relavium.renameChat', () => renameSession(chat)),
     vscode.commands.registerCommand('relavium.showHistory', async () => {
       await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
-      chat.post({ type: 'showHistory' });
+      chat.showHistory();
     }),
     vscode.commands.registerCommand('relavium.keepFileChange', () => chat.review.decideActive('keep')),
     vscode.commands.registerCommand('relavium.undoFileChange', () => chat.review.decideActive('undo')),

@@ -5,6 +5,20 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 
+/** User settings of a quiet workbench: no tips, telemetry, updates, trust prompt or built-in chat. */
+export const QUIET_WORKBENCH = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.ignoreRecommendations': true,
+  'security.workspace.trust.enabled': false,
+  'window.restoreWindows': 'none',
+  'chat.disableAIFeatures': true,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+};
+
 /** A free TCP port on 127.0.0.1 (the kernel picks it; we release it for code-server). */
 export function freePort() {
   return new Promise((resolve, reject) => {

@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
-import { CodeServer } from './codeServer.mjs';
+import { CodeServer, QUIET_WORKBENCH } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
 import { SecondWindow } from './secondWindow.mjs';
 import { Workbench } from './workbench.mjs';
@@ -82,18 +82,7 @@ function pathWithoutServer() {
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');
-const settings = {
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.enableExperiments': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.ignoreRecommendations': true,
-  'security.workspace.trust.enabled': false,
-  'window.restoreWindows': 'none',
-  'chat.disableAIFeatures': true,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
-};
+const settings = QUIET_WORKBENCH;
 // Where a code-server user sets machine-scoped settings: the "Remote" (machine) settings. The
 // same key in user settings is honoured only until VS Code registers the extension's settings
 // schema, then dropped — whether the extension saw it was a race decided at every reload.

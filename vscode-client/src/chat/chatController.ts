@@ -86,6 +86,8 @@ export class ChatController implements vscode.Disposable {
   private viewReady = false;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private pendingDraft: string | undefined;
+  /** The history overlay was asked for before the view's page was ready. */
+  private pendingHistory = false;
   private loadToken = 0;
   private turnRunningContext = false;
 
@@ -125,6 +127,19 @@ export class ChatController implements vscode.Disposable {
     if (this.pendingDraft !== undefined) {
       this.post({ type: 'setDraft', text: this.pendingDraft });
       this.pendingDraft = undefined;
+    }
+    if (this.pendingHistory) {
+      this.post({ type: 'showHistory' });
+      this.pendingHistory = false;
+    }
+  }
+
+  /** Open the chat history overlay (now, or as soon as the view is ready). */
+  showHistory(): void {
+    if (this.viewReady) {
+      this.post({ type: 'showHistory' });
+    } else {
+      this.pendingHistory = true;
     }
   }
 

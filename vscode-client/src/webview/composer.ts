@@ -56,8 +56,14 @@ export class Composer {
   private readonly history: string[] = [];
   private historyIndex = -1;
 
-  /** `lastUserText` supplies the newest sent message after a reload (history is per page). */
-  constructor(private readonly lastUserText: () => string | undefined) {
+  /**
+   * `lastUserText` supplies the newest sent message after a reload (history is per page);
+   * `onSent` runs when a message leaves (the page closes what would hide its answer).
+   */
+  constructor(
+    private readonly lastUserText: () => string | undefined,
+    private readonly onSent: () => void = () => undefined,
+  ) {
     this.input.rows = MIN_ROWS;
     this.input.placeholder = IDLE_PLACEHOLDER;
     this.input.setAttribute('aria-label', 'Message (Enter sends, Shift+Enter for a new line)');
@@ -251,6 +257,7 @@ export class Composer {
     this.setLocked(true);
     this.renderButton();
     post({ type: 'send', text });
+    this.onSent();
     if (this.history[0] !== text) {
       this.history.unshift(text);
       this.history.length = Math.min(this.history.length, MAX_HISTORY);

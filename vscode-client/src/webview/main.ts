@@ -42,7 +42,12 @@ emptyHint.append(
 scroller.append(loadEarlier, list, emptyHint);
 const transcript = new TranscriptView(scroller, list);
 
-const composer = new Composer(() => transcript.lastUserText());
+const composer = new Composer(
+  () => transcript.lastUserText(),
+  () => {
+    sessions.toggle(false); // the answer appears in the conversation the history covers
+  },
+);
 const agentPicker = actionButton('', 'pickAgent', {}, 'picker picker-agent');
 const modelPicker = actionButton('', 'pickModel', {}, 'picker picker-model');
 const usage = element('span', 'usage');
