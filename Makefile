@@ -4,12 +4,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode bench bench-quick clean
+.PHONY: demo test setup lint typecheck unit fuzz protocol e2e vscode e2e-vscode dist smoke-dist bench bench-quick clean
 
-$(STAMP): pyproject.toml
+# The package alone: what `make demo` needs.
+$(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# With the development tools: what every other target needs.
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -18,7 +25,7 @@ setup: $(STAMP)
 # A scripted chat session against a real server over LSP, on the bundled offline model: no key,
 # no network. Data goes to ~/.relavium-demo (never ~/.relavium); DEMO_ARGS="--reset" forgets
 # earlier runs, DEMO_ARGS="--home DIR" puts it elsewhere.
-demo: setup
+demo: $(RUN_STAMP)
 	$(BIN)/relavium-lsp demo $(DEMO_ARGS)
 
 lint: setup
@@ -61,7 +68,17 @@ vscode:
 e2e-vscode: setup
 	bash tests/e2e/vscode/run.sh
 
-test: lint typecheck unit vscode e2e e2e-vscode
+# Everything a user installs, into dist/, of the one version in relavium_lsp/__init__.py: the
+# wheel and sdist, the VSIX and the Neovim plugin archive (both carry the wheel).
+dist: setup
+	PYTHON=$(BIN)/python bash scripts/dist.sh
+
+# dist/ installed as a user would (fresh venv and HOME, outside the repository), then
+# `relavium-lsp --version`, `doctor` and `demo`.
+smoke-dist: dist
+	bash scripts/smoke-dist.sh
+
+test: lint typecheck unit vscode smoke-dist e2e e2e-vscode
 
 # Every benchmark in one process tree, one table of ratios to same-run anchors (pass/miss per
 # goal), JSON in bench/results/latest.json. Not part of `make test`: timings live here only.
@@ -73,4 +90,4 @@ bench-quick: setup
 	$(BIN)/python -m bench --quick
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache dist

@@ -41,6 +41,7 @@ MODULES = (
     "lsp",
     "windows",
     "rewind",
+    "neovim",
     "vscode_chat",
 )
 NO_ROWS = 3  # a child's exit status: the module does not return rows (yet)

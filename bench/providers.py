@@ -3,9 +3,11 @@
 Run: ``python -m bench.providers [--quick]``. Prints a table of ratios; never pass/fail.
 :func:`rows` returns the same rows (:class:`bench.report.Row`) for ``make bench``.
 
-1. **Adapter vs raw httpx lines** (issue 25's goal: ≤ 3x). A loopback server in a child
-   process (so it does not compete for this process's GIL) streams one response of N text
-   deltas as fast as the socket takes them, as Chat Completions and as Messages SSE. The same
+1. **Adapter vs raw httpx lines** (issue 25's goal: ≤ 3x; issue 36: a row per cloud format).
+   A loopback server in a child process (so it does not compete for this process's GIL)
+   streams one response of N text deltas as fast as the socket takes them, as Chat
+   Completions and as Messages SSE, and as OpenAI Responses, Azure Chat Completions, Gemini
+   and Bedrock ConverseStream / Claude-on-Bedrock binary event streams. The same
    bytes are consumed by ``response.aiter_lines()`` — the floor any SSE client pays — and by
    ``provider.stream(request)`` to the last chunk (SSE, JSON, typed chunks, usage, the stream
    guard; plain text deltas take the msgspec fast path, :mod:`relavium_lsp.llm.fast_events`).
@@ -38,9 +40,23 @@ import httpx
 from bench.report import Goal, Row, print_rows
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.llm.anthropic import AnthropicProvider
+from relavium_lsp.llm.authorized_http import HeaderKeyCredentials
+from relavium_lsp.llm.azure.provider import AzureOpenAIProvider
+from relavium_lsp.llm.bedrock.provider import BedrockProvider
+from relavium_lsp.llm.gemini.provider import GeminiProvider
 from relavium_lsp.llm.json_codec import loads
 from relavium_lsp.llm.openai_compat import OpenAICompatibleProvider
+from relavium_lsp.llm.responses.provider import OpenAIResponsesProvider
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, StopChunk, TextDelta
+from relavium_lsp.llm.streaming_http import StreamingHttpProvider
+from relavium_lsp.testing.cloud_scripts import (
+    EVENTSTREAM_HEADERS,
+    azure_chat_events,
+    converse_events,
+    gemini_chunks,
+    invoke_events,
+    responses_events,
+)
 from relavium_lsp.testing.loopback import LoopbackServer, ReceivedRequest, ScriptedResponse
 from relavium_lsp.testing.prompt_cache import (
     CacheBill,
@@ -49,7 +65,7 @@ from relavium_lsp.testing.prompt_cache import (
     model_reply,
     user_turn,
 )
-from relavium_lsp.testing.wire_scripts import SSE_HEADERS, anthropic_events, openai_events
+from relavium_lsp.testing.wire_scripts import SSE_HEADERS, anthropic_events, openai_events, sse
 from relavium_lsp.tools.registry import default_registry
 
 PIECE_BYTES = 16 * 1024
@@ -58,11 +74,32 @@ CACHE_GOAL = 1 / 3  # "several times less"
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "streams"
 
 
+# The cloud platforms' formats (issue 36), each with its own row: label, response headers.
+CLOUD_FORMATS = {
+    "responses": ("OpenAI Responses", SSE_HEADERS),
+    "azure": ("Azure OpenAI Chat Completions", SSE_HEADERS),
+    "gemini": ("Gemini streamGenerateContent", SSE_HEADERS),
+    "converse": ("Bedrock ConverseStream (event stream)", EVENTSTREAM_HEADERS),
+    "bedrock-messages": ("Bedrock Claude Messages (event stream)", EVENTSTREAM_HEADERS),
+}
+
+
 def stream_body(kind: str, deltas: int) -> bytes:
     """One response of ``deltas`` text deltas in the adapter's wire format."""
     texts = [f"tok{i % 1000} " for i in range(deltas)]
-    events = openai_events(text=texts) if kind == "openai" else anthropic_events(text=texts)
-    return b"".join(events)
+    if kind == "openai":
+        return b"".join(openai_events(text=texts))
+    if kind == "responses":
+        return b"".join(responses_events(text=texts))
+    if kind == "azure":
+        return b"".join(azure_chat_events(text=texts))
+    if kind == "gemini":
+        return b"".join(sse(json.dumps(chunk)) for chunk in gemini_chunks(text=texts))
+    if kind == "converse":
+        return b"".join(converse_events(text=texts))
+    if kind == "bedrock-messages":
+        return b"".join(invoke_events(anthropic_events(text=texts)))
+    return b"".join(anthropic_events(text=texts))
 
 
 def serve(kind: str, deltas: int) -> None:
@@ -71,16 +108,18 @@ def serve(kind: str, deltas: int) -> None:
     ``openai`` / ``anthropic``: the same synthetic stream; ``corpus``: recording number N of
     the corpus for a request to ``…/N/…``.
     """
+    headers = SSE_HEADERS
     if kind == "corpus":
         bodies = [body for _adapter_name, body in _corpus()]
     else:
         bodies = [stream_body(kind, deltas)]
+        headers = CLOUD_FORMATS.get(kind, ("", SSE_HEADERS))[1]
 
     def respond(request: ReceivedRequest) -> ScriptedResponse:
         parts = [part for part in request.path.split("/") if part.isdigit()]
         body = bodies[int(parts[0]) if parts else 0]
         pieces = [body[i : i + PIECE_BYTES] for i in range(0, len(body), PIECE_BYTES)]
-        return ScriptedResponse(headers=SSE_HEADERS, body=pieces)
+        return ScriptedResponse(headers=headers, body=pieces)
 
     with LoopbackServer(responder=respond) as server:
         print(server.url, flush=True)
@@ -93,9 +132,9 @@ async def _raw_lines(client: httpx.AsyncClient, url: str) -> None:
             pass
 
 
-async def _adapter(provider: OpenAICompatibleProvider | AnthropicProvider, deltas: int) -> None:
+async def _adapter(provider: StreamingHttpProvider, deltas: int, model: str = "bench") -> None:
     request = LlmRequest(
-        model="bench", messages=(LlmMessage(role="user", content=(TextPart(text="go"),)),)
+        model=model, messages=(LlmMessage(role="user", content=(TextPart(text="go"),)),)
     )
     count = 0
     last = None
@@ -115,22 +154,36 @@ async def _timed(work: Callable[[], object]) -> float:
     return time.process_time() - started
 
 
+def _provider(kind: str, base: str, client: httpx.AsyncClient) -> tuple[StreamingHttpProvider, str]:
+    """The adapter for a wire format, and the model name that selects it."""
+    options = {"client": client, "timeout_s": 60}
+    key = HeaderKeyCredentials("bench", "bench-key", "authorization", "", prefix="Bearer ")
+    if kind == "openai":
+        return OpenAICompatibleProvider(
+            "bench", base_url=f"{base}/v1", api_key=None, **options
+        ), "bench"
+    if kind == "responses":
+        return OpenAIResponsesProvider(
+            "bench", base_url=f"{base}/v1", api_key=None, **options
+        ), "bench"
+    if kind == "azure":
+        return AzureOpenAIProvider("bench", credentials=key, base_url=base, **options), "bench"
+    if kind == "gemini":
+        return GeminiProvider("bench", credentials=key, base_url=base, **options), "gemini-bench"
+    if kind in ("converse", "bedrock-messages"):
+        model = "anthropic.claude-bench" if kind == "bedrock-messages" else "amazon.nova-bench"
+        return BedrockProvider("bench", credentials=key, base_url=base, **options), model
+    return AnthropicProvider("bench", base_url=base, api_key=None, **options), "bench"
+
+
 async def _adapter_vs_raw(kind: str, base: str, deltas: int, runs: int) -> tuple[float, float]:
     async with httpx.AsyncClient(timeout=60) as client:
-        provider: OpenAICompatibleProvider | AnthropicProvider
-        if kind == "openai":
-            provider = OpenAICompatibleProvider(
-                "bench", base_url=f"{base}/v1", api_key=None, client=client, timeout_s=60
-            )
-        else:
-            provider = AnthropicProvider(
-                "bench", base_url=base, api_key=None, client=client, timeout_s=60
-            )
-        await _adapter(provider, deltas)  # warm-up and correctness
+        provider, model = _provider(kind, base, client)
+        await _adapter(provider, deltas, model)  # warm-up and correctness
         raw = adapted = float("inf")
         for _ in range(runs):  # interleaved, so a noisy moment hurts both alike
             raw = min(raw, await _timed(lambda: _raw_lines(client, f"{base}/raw")))
-            adapted = min(adapted, await _timed(lambda: _adapter(provider, deltas)))
+            adapted = min(adapted, await _timed(lambda: _adapter(provider, deltas, model)))
     return raw, adapted
 
 
@@ -159,7 +212,9 @@ class _Server:
 def adapter_rows(deltas: int, runs: int) -> list[Row]:
     """Adapter time per delta against raw httpx line iteration, per wire format."""
     found = []
-    for kind, label in (("openai", "OpenAI"), ("anthropic", "Anthropic")):
+    formats = [("openai", "OpenAI"), ("anthropic", "Anthropic")]
+    formats += [(kind, label) for kind, (label, _headers) in CLOUD_FORMATS.items()]
+    for kind, label in formats:
         with _Server(kind, deltas) as server:
             raw, adapted = asyncio.run(_adapter_vs_raw(kind, server.url, deltas, runs))
         per = 1e6 / deltas
@@ -231,6 +286,8 @@ def _corpus() -> list[tuple[str, bytes]]:
     manifest = tomllib.loads((CORPUS / "MANIFEST.toml").read_text())
     found = []
     for entry in manifest["stream"]:
+        if entry["adapter"] not in ("openai", "anthropic"):
+            continue  # the cloud formats have rows of their own (adapter_rows)
         raw = (CORPUS / entry["file"]).read_bytes()
         if entry["framing"] == "jsonl":
             lines = [line for line in raw.decode().split("\n") if line.strip()]
@@ -355,7 +412,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="provider adapter benchmark")
     parser.add_argument("--quick", action="store_true", help="smaller runs (about 20 s)")
     parser.add_argument(
-        "--serve", choices=("openai", "anthropic", "corpus"), help=argparse.SUPPRESS
+        "--serve",
+        choices=("openai", "anthropic", "corpus", *CLOUD_FORMATS),
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--deltas", type=int, default=50_000, help=argparse.SUPPRESS)
     arguments = parser.parse_args()

@@ -26,7 +26,7 @@ from bench.paced import Turn, percentile, token_numbers
 from bench.report import Row
 from relavium_lsp.contracts.events import AgentToken, EventPayload, StampedEvent
 from relavium_lsp.engine import bus as bus_module
-from relavium_lsp.engine import turn as turn_module
+from relavium_lsp.engine import model_calls as calls_module
 from relavium_lsp.llm.seam import TextDelta
 
 # (from, to, label): the token's path first, then what happens behind it.
@@ -96,7 +96,7 @@ class StageClock:
 
 def instrument(clock: StageClock) -> None:
     """Wrap the turn's stream and the bus's persist step to feed ``clock`` (this process)."""
-    original_stream: Callable[..., AsyncIterator[Any]] = turn_module.stream_with_fallback
+    original_stream: Callable[..., AsyncIterator[Any]] = calls_module.stream_with_fallback
 
     async def timed_stream(*arguments: Any, **keywords: Any) -> AsyncIterator[Any]:
         async for item in original_stream(*arguments, **keywords):
@@ -121,6 +121,6 @@ def instrument(clock: StageClock) -> None:
         await original_write(self, session_id, channel)
         clock.mark_batch(batch, "persisted")
 
-    turn_module.stream_with_fallback = timed_stream  # type: ignore[assignment]
+    calls_module.stream_with_fallback = timed_stream  # type: ignore[assignment]
     bus_module.EventBus._persist = timed_persist  # type: ignore[method-assign]
     bus_module.EventBus._write_numbered = timed_write  # type: ignore[method-assign]

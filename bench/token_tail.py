@@ -49,7 +49,7 @@ def serve() -> int:
 
     from bench.paced import token_numbers
     from relavium_lsp.cli import main
-    from relavium_lsp.engine import turn as turn_module
+    from relavium_lsp.engine import model_calls as calls_module
     from relavium_lsp.llm.seam import TextDelta
     from relavium_lsp.server.features import lifecycle
     from relavium_lsp.store.async_store import AsyncSessionStore
@@ -67,7 +67,7 @@ def serve() -> int:
 
     gc.callbacks.append(on_gc)
 
-    original_stream = turn_module.stream_with_fallback
+    original_stream = calls_module.stream_with_fallback
 
     async def timed_stream(*arguments: Any, **keywords: Any) -> Any:
         async for item in original_stream(*arguments, **keywords):
@@ -77,7 +77,7 @@ def serve() -> int:
                     stamps["adapter"].append((number, now))
             yield item
 
-    turn_module.stream_with_fallback = timed_stream  # type: ignore[assignment]
+    calls_module.stream_with_fallback = timed_stream  # type: ignore[assignment]
 
     original_forward = lifecycle._forward
 

@@ -7,17 +7,14 @@
 // - stream: clear the webview's `relavium:patch` measures, send a message, wait for the last
 //   streamed token; the measures are the per-patch render times (main.ts takes them).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { CodeServer, QUIET_WORKBENCH } from '../tests/e2e/vscode/codeServer.mjs';
-import { Workbench } from '../tests/e2e/vscode/workbench.mjs';
+import { Workbench, launchChromium } from '../tests/e2e/vscode/workbench.mjs';
 
 const config = JSON.parse(process.argv[2]);
-const require = createRequire(path.join(config.cache, 'playwright', 'node_modules', 'noop.js'));
-const { chromium } = require('playwright-core');
 
 // The chats this benchmark starts use its streaming agent.
-const settings = { ...QUIET_WORKBENCH, 'relavium.agent': 'streamer' };
+const settings = { ...QUIET_WORKBENCH, 'relavium.server.command': config.server, 'relavium.agent': 'streamer' };
 
 /** The chat webview's document as a Playwright Frame (for evaluate). */
 async function webviewFrame(page) {
@@ -76,14 +73,10 @@ async function main() {
     cache: config.cache,
     root: path.join(config.root, 'code-server'),
     settings,
-    machineSettings: { 'relavium.server.command': config.server },
   });
   codeServer.installExtension(config.vsix);
   const url = await codeServer.start(config.workspace, config.env);
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-  });
+  const browser = await launchChromium(config.cache);
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   try {
     const artifacts = path.join(config.root, 'screens');

@@ -20,6 +20,10 @@ end, {
   desc = 'Relavium: open a chat with a new session [agent=…] [model=…]',
 })
 
+command('RelaviumSetup', function()
+  relavium().setup_model()
+end, { desc = 'Relavium: set up a real model (provider, model, API key in the OS keychain)' })
+
 command('RelaviumModel', function(opts)
   relavium().model(opts.args)
 end, { nargs = '?', desc = 'Relavium: switch the chat model from the next turn [model]' })
@@ -86,6 +90,13 @@ command('RelaviumRewind', function(opts)
   relavium().rewind(opts.args ~= '' and opts.args or nil)
 end, { nargs = '?', desc = 'Relavium: rewind files and conversation to before a turn [message]' })
 
+command('RelaviumChanges', function(opts)
+  relavium().changes(opts.args ~= '' and opts.args or nil)
+end, {
+  nargs = '?',
+  desc = "Relavium: review a turn's changed files: diff, keep or undo each [message]",
+})
+
 command('RelaviumExport', function(opts)
   relavium().export(opts.args)
 end, {
@@ -94,4 +105,14 @@ end, {
     return { 'workflow', 'jsonl' }
   end,
   desc = 'Relavium: export the session to a new buffer [workflow|jsonl]',
+})
+
+command('RelaviumInstall', function(opts)
+  require('relavium.install').command(opts.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return require('relavium.install').METHODS
+  end,
+  desc = 'Relavium: install or upgrade the server [uv|pipx|venv]',
 })

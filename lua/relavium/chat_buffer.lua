@@ -3,10 +3,14 @@
 --- The buffer only ever grows (or is cleared as a whole), so the fold level of every line is
 --- kept in a Lua table and served to 'foldexpr'; blocks such as tool calls start a fold on
 --- their first line. Streaming text is appended at the end of the last line with one
---- `nvim_buf_set_text` call per delta — nothing already rendered is rewritten.
+--- `nvim_buf_set_text` call per delta — nothing already rendered is rewritten, except a
+--- label added at the end of a block's first line once its fate is known (`mark`: a message
+--- cancelled, a tool call interrupted). Messages waiting to be sent show as virtual lines
+--- under the last line (`set_footer`), so a running turn keeps streaming above them.
 local M = {}
 
 local api = vim.api
+local namespace = api.nvim_create_namespace('relavium_chat')
 local ChatBuffer = {}
 ChatBuffer.__index = ChatBuffer
 
@@ -44,6 +48,16 @@ local function configure_window(win)
   end
 end
 
+--- Markdown highlighting: Neovim's treesitter where it has the markdown parser (0.11 ships
+--- it), with syntax/relavium.vim adding the chat's own lines; else that file alone, which
+--- brings Vim's Markdown syntax too. Returns 'treesitter' or 'syntax'.
+function M.highlight(bufnr)
+  local started = vim.treesitter.start ~= nil and pcall(vim.treesitter.start, bufnr, 'markdown')
+  -- treesitter.start turns regex syntax off; on again, the chat's own lines get their colours
+  vim.bo[bufnr].syntax = 'relavium'
+  return started and 'treesitter' or 'syntax'
+end
+
 --- A new, empty chat buffer (not shown yet).
 function M.new(label)
   counter = counter + 1
@@ -60,7 +74,8 @@ function M.new(label)
     vim.bo[bufnr][name] = value
   end
   fold_levels[bufnr] = {}
-  local self = setmetatable({ bufnr = bufnr, empty = true, last_length = 0 }, ChatBuffer)
+  local self = setmetatable({ bufnr = bufnr, empty = true, last_length = 0, footer = nil },
+    ChatBuffer)
   api.nvim_create_autocmd('BufWinEnter', {
     buffer = bufnr,
     callback = function()
@@ -74,6 +89,7 @@ function M.new(label)
     end,
   })
   vim.bo[bufnr].filetype = 'relavium'
+  M.highlight(bufnr)
   return self
 end
 
@@ -162,6 +178,7 @@ function ChatBuffer:append_lines(lines, fold)
   end)
   self.empty = false
   self.last_length = #lines[#lines]
+  self:_place_footer()
   scroll_to_end(bufnr, followers)
   return first
 end
@@ -191,8 +208,53 @@ function ChatBuffer:stream(text, inside_fold)
     self.last_length = column + #parts[1]
   else
     self.last_length = #parts[#parts]
+    self:_place_footer()
   end
   scroll_to_end(bufnr, followers)
+end
+
+--- Add `label` at the end of line `lnum` (a block's first line: its fate became known).
+function ChatBuffer:mark(lnum, label)
+  local bufnr = self.bufnr
+  local count = api.nvim_buf_line_count(bufnr)
+  if self.empty or lnum < 1 or lnum > count then
+    return
+  end
+  local column = #api.nvim_buf_get_lines(bufnr, lnum - 1, lnum, false)[1]
+  with_modifiable(bufnr, function()
+    api.nvim_buf_set_text(bufnr, lnum - 1, column, lnum - 1, column, { label })
+  end)
+  if lnum == count then
+    self.last_length = column + #label
+  end
+end
+
+-- Keep the footer's virtual lines under the last line (an extmark stays on its own line).
+function ChatBuffer:_place_footer()
+  if self.footer == nil then
+    return
+  end
+  local virtual = {}
+  for _, line in ipairs(self.footer.lines) do
+    table.insert(virtual, { { line, 'Comment' } })
+  end
+  self.footer.id = api.nvim_buf_set_extmark(self.bufnr, namespace,
+    api.nvim_buf_line_count(self.bufnr) - 1, 0, { id = self.footer.id, virt_lines = virtual })
+end
+
+--- Show `lines` as virtual lines under the last line, following it as the buffer grows
+--- (nil or none: remove them).
+function ChatBuffer:set_footer(lines)
+  if self.footer and self.footer.id then
+    api.nvim_buf_del_extmark(self.bufnr, namespace, self.footer.id)
+  end
+  self.footer = (lines and #lines > 0) and { lines = lines } or nil
+  self:_place_footer()
+end
+
+--- The footer's lines (none: an empty list).
+function ChatBuffer:footer_lines()
+  return self.footer and self.footer.lines or {}
 end
 
 --- Remove everything.
@@ -203,6 +265,7 @@ function ChatBuffer:clear()
   fold_levels[self.bufnr] = {}
   self.empty = true
   self.last_length = 0
+  self:_place_footer()
 end
 
 --- All lines (for tests and :RelaviumExport of the view).

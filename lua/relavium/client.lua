@@ -3,15 +3,23 @@
 --- One server runs per Neovim for the workspace root chosen at setup (git root of the
 --- working directory, else the working directory). Normal file buffers under that root are
 --- attached, so the server sees open (unsaved) text; other buffers are never sent.
+---
+--- A server that fails after it was ready (a crash, a kill: not a clean exit) is started again at
+--- once, at most RESTART_LIMIT times within RESTART_WINDOW_MS; chats are told either way.
 local config = require('relavium.config')
 local protocol = require('relavium.protocol')
 
 local M = {}
 
+local RESTART_LIMIT = 3
+local RESTART_WINDOW_MS = 60000
+
 local state = {
   client_id = nil,
   root = nil,
   ready = false,
+  stopping = false, -- stop() was asked: the exit is no crash
+  restarts = {}, -- uv.now() of recent restarts after a crash
   waiting = {}, -- { run, fail } pairs waiting for the server's `initialize` answer
   stopped = {}, -- callbacks to run once the server process has exited
 }
@@ -141,9 +149,9 @@ function M.start()
     return state.client_id
   end
   local root = M.detect_root()
-  local cmd = config.server_command(root)
+  local cmd, problem = require('relavium.server').command(root)
   if not cmd then
-    return nil, 'relavium-lsp not found: install it on PATH, or set `cmd` in setup()'
+    return nil, problem
   end
   state.root = root
   state.ready = false
@@ -160,10 +168,13 @@ function M.start()
       state.ready = true
       flush_waiting(client)
     end,
-    on_exit = function(_, _, client_id)
+    on_exit = function(code, signal, client_id)
       -- May run in a libuv callback: only plain Lua here, the rest on the main loop.
+      local crashed = code ~= 0 or signal ~= 0 -- a clean stop (any client's) exits with 0
       local waiting = {}
+      local was_ready = false
       if state.client_id == client_id then
+        was_ready = state.ready
         state.client_id = nil
         state.ready = false
         waiting = state.waiting
@@ -171,9 +182,12 @@ function M.start()
       end
       local stopped = state.stopped
       state.stopped = {}
+      local asked_to_stop = state.stopping
+      state.stopping = false
       vim.schedule(function()
         fail_waiting(waiting)
-        require('relavium.chat').on_server_exit()
+        local restarted = crashed and was_ready and not asked_to_stop and M.restart_after_crash()
+        require('relavium.chat').on_server_exit(restarted)
         for _, callback in ipairs(stopped) do
           callback()
         end
@@ -194,6 +208,29 @@ function M.start()
   state.client_id = client_id
   M.attach_all()
   return client_id
+end
+
+--- Start the server again after it exited on its own; false when Neovim is quitting, or
+--- it crashed too often lately (it would only crash again).
+function M.restart_after_crash()
+  if vim.v.exiting ~= vim.NIL or M.get() then
+    return false
+  end
+  local now = uv.now()
+  local recent = {}
+  for _, at in ipairs(state.restarts) do
+    if now - at < RESTART_WINDOW_MS then
+      table.insert(recent, at)
+    end
+  end
+  if #recent >= RESTART_LIMIT then
+    state.restarts = recent
+    return false
+  end
+  table.insert(recent, now)
+  state.restarts = recent
+  local client_id = M.start()
+  return client_id ~= nil
 end
 
 --- Whether a buffer is a normal file buffer under the workspace root.
@@ -291,6 +328,7 @@ function M.stop(on_stopped)
   if on_stopped then
     table.insert(state.stopped, on_stopped)
   end
+  state.stopping = true
   invoke(client, 'stop')
 end
 

@@ -6,7 +6,7 @@ local SPLITS = { vertical = true, horizontal = true, tab = true, current = true 
 
 --- The defaults documented in `:help relavium-setup`.
 M.defaults = {
-  cmd = nil, -- resolved by M.server_command() when not given
+  cmd = nil, -- resolved by relavium.server when not given
   cmd_env = nil,
   root = nil, -- workspace root; default: git root of the working directory, else the cwd
   agent = nil, -- default agent for new chats (initializationOptions.defaultAgent)
@@ -19,6 +19,7 @@ M.defaults = {
   transcript_limit = 1000,
   mappings = true,
   show_diffs = true, -- open a file change's diff in a split while its approval is asked
+  workspace_venv = nil, -- <root>/.venv's server: nil = when trusted (0.9+), true, false
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -45,6 +46,7 @@ local OPTION_TYPES = {
   transcript_limit = { 'number' },
   mappings = { 'boolean' },
   show_diffs = { 'boolean' },
+  workspace_venv = { 'boolean' },
 }
 
 local function check_option(key, value)
@@ -78,22 +80,6 @@ function M.apply(user)
   end
   M.options = merged
   return merged
-end
-
---- The server command: the `cmd` option, else `relavium-lsp serve` on PATH, else the
---- workspace's own virtualenv (`<root>/.venv/bin/relavium-lsp serve`). Nil when none exists.
-function M.server_command(root)
-  if M.options.cmd then
-    return M.options.cmd
-  end
-  if vim.fn.executable('relavium-lsp') == 1 then
-    return { 'relavium-lsp', 'serve' }
-  end
-  local local_venv = root .. '/.venv/bin/relavium-lsp'
-  if vim.fn.executable(local_venv) == 1 then
-    return { local_venv, 'serve' }
-  end
-  return nil
 end
 
 --- initializationOptions sent to the server (docs/design.md §4).

@@ -68,6 +68,12 @@ function M.chat(args)
   return require('relavium.chat').open(parsed.agent, on_started)
 end
 
+--- `:RelaviumSetup`: set up a real model (see `:help :RelaviumSetup`).
+function M.setup_model(done)
+  ensure_setup()
+  require('relavium.model_setup').run(done)
+end
+
 --- `:RelaviumModel [model]`: switch the current chat's model (a picker without an argument).
 function M.model(model)
   ensure_setup()
@@ -170,6 +176,13 @@ end
 function M.rewind(to_sequence)
   ensure_setup()
   require('relavium.rewind').pick(tonumber(to_sequence))
+end
+
+--- `:RelaviumChanges [message]`: review the files a turn changed (quickfix list, diffs,
+--- keep / undo per file).
+function M.changes(user_sequence)
+  ensure_setup()
+  require('relavium.review').open(tonumber(user_sequence))
 end
 
 --- Stop the server; `on_stopped()` runs when its process has exited.

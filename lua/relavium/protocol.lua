@@ -169,6 +169,13 @@ M.MESSAGE_ROLE = closed('.MESSAGE_ROLE', {
   TOOL = 'tool',
 })
 
+--- `InterruptionReason` values.
+M.INTERRUPTION_REASON = closed('.INTERRUPTION_REASON', {
+  CRASH = 'crash',
+  ERROR = 'error',
+  ABORTED = 'aborted',
+})
+
 --- `PlanStatus` values.
 M.PLAN_STATUS = closed('.PLAN_STATUS', {
   PENDING = 'pending',
@@ -195,6 +202,7 @@ M.COMPACTION_REASON = closed('.COMPACTION_REASON', {
   THRESHOLD = 'threshold',
   MAX_MESSAGES = 'max_messages',
   MANUAL = 'manual',
+  CONTEXT_WINDOW = 'context_window',
 })
 
 --- `ExportFormat` values.

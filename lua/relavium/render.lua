@@ -4,6 +4,11 @@
 --- message), a `## <agent>` block per assistant turn whose text streams in as it arrives, tool
 --- calls / results / reasoning as folded blocks, and one `──` line when a turn completes (stop
 --- reason, tokens, cost) or an error line with its code.
+---
+--- A turn that ends without finishing its work says so where the work was shown: aborted,
+--- its `## You` heading gets `· cancelled`; a tool call that got no result is marked
+--- `· cancelled` (abort) or `· interrupted` (the server went away); a question still waiting
+--- for the user is marked `· Cancelled` (docs/design.md §4.4).
 local format = require('relavium.format')
 local peer = require('relavium.peer')
 local plan = require('relavium.plan')
@@ -38,15 +43,25 @@ local function begin_text(chat)
   end
 end
 
+-- Returns the number of the block's first line.
 local function append_block(chat, lines, kind)
   ensure_assistant_header(chat)
-  chat.buffer:append_lines(lines, #lines > 1 and 'block' or nil)
+  local first = chat.buffer:append_lines(lines, #lines > 1 and 'block' or nil)
   chat.block = kind
+  return first
 end
 
 --- A new turn begins (our own send, or another client's).
 function M.reset_turn(chat)
-  chat.turn = { header_shown = false, cost = 0, priced = true }
+  chat.turn = {
+    header_shown = false,
+    cost = 0,
+    priced = true,
+    user_line = nil, -- the line of this turn's `## You` heading
+    open_calls = {}, -- callId -> first line of a tool call that has no result yet
+    approvals = {}, -- callId -> line of a question still waiting for the user
+    answered = {}, -- callId -> true once the user answered it
+  }
   chat.block = nil
 end
 
@@ -55,8 +70,29 @@ function M.user_message(chat, text, heading)
   M.reset_turn(chat)
   local lines = { '', heading or '## You' }
   vim.list_extend(lines, format.lines(text))
-  chat.buffer:append_lines(lines)
+  chat.turn.user_line = chat.buffer:append_lines(lines) + 1
   chat.block = 'user'
+end
+
+--- The user answered the question about call `call_id`.
+function M.approval_answered(chat, call_id, decision, tool_id)
+  chat.turn.approvals[call_id] = nil
+  chat.turn.answered[call_id] = true
+  M.notice(chat, string.format('  → %s %s', decision, format.one_line(tool_id, 80)))
+end
+
+-- Label what the ending turn left unfinished: tool calls without a result get `call_label`,
+-- questions nobody answered `· Cancelled`.
+local function mark_unfinished(chat, call_label)
+  local turn = chat.turn
+  for _, lnum in pairs(turn.open_calls) do
+    chat.buffer:mark(lnum, ' · ' .. call_label)
+  end
+  for _, lnum in pairs(turn.approvals) do
+    chat.buffer:mark(lnum, ' · Cancelled')
+  end
+  turn.open_calls = {}
+  turn.approvals = {}
 end
 
 --- A one-line notice (errors of requests, status changes).
@@ -91,6 +127,8 @@ handlers[EVENT.SESSION_TURN_STARTED] = function(chat, event)
   if chat.last_user and event.userMessageSequence then
     chat.last_user.sequence = event.userMessageSequence -- what :RelaviumRetry / Edit fork before
   end
+  chat.turn.user_sequence = event.userMessageSequence
+  chat.busy = true -- also a turn another window runs: a message sent meanwhile waits for it
 end
 
 handlers[EVENT.AGENT_TOKEN] = function(chat, event)
@@ -119,17 +157,34 @@ handlers[EVENT.AGENT_TOOL_CALL] = function(chat, event)
     '    call ' .. format.one_line(event.callId, 200),
   }
   vim.list_extend(lines, format.tool_input_lines(event.toolInput))
-  append_block(chat, lines, 'tool')
+  local first = append_block(chat, lines, 'tool')
+  if type(event.callId) == 'string' then
+    chat.turn.open_calls[event.callId] = first
+  end
 end
 
 handlers[EVENT.AGENT_APPROVAL_REQUESTED] = function(chat, event)
-  append_block(chat, {
+  local line = append_block(chat, {
     string.format('? approval: %s (%s) %s', format.one_line(event.toolId, 80),
       format.one_line(event.action, 40), format.one_line(format.preview_target(event.preview))),
   }, 'tool')
+  local call_id = event.callId
+  if type(call_id) == 'string' and not chat.turn.answered[call_id] then
+    chat.turn.approvals[call_id] = line
+  end
 end
 
 handlers[EVENT.AGENT_TOOL_RESULT] = function(chat, event)
+  local turn = chat.turn
+  turn.tools_ran = turn.tools_ran or event.success == true
+  if type(event.callId) == 'string' then
+    turn.open_calls[event.callId] = nil
+    local question = turn.approvals[event.callId]
+    if question and event.errorCode == protocol.ERROR_CODE.CANCELLED then
+      chat.buffer:mark(question, ' · Cancelled') -- aborted while it waited for the user
+    end
+    turn.approvals[event.callId] = nil
+  end
   local status = event.success and '✓' or '✗'
   local header = string.format('◂ %s %s %s', format.one_line(event.toolId, 80), status,
     format.duration(event.durationMs))
@@ -161,6 +216,11 @@ end
 handlers[EVENT.SESSION_TURN_COMPLETED] = function(chat, event)
   local turn = chat.turn
   local used = event.tokensUsed or {}
+  local aborted = event.stopReason == protocol.STOP_REASON.ABORTED
+  if aborted and turn.user_line then
+    chat.buffer:mark(turn.user_line, ' · cancelled')
+  end
+  mark_unfinished(chat, aborted and 'cancelled' or 'interrupted')
   local lines = { '' }
   if event.error then
     table.insert(lines, error_line(event.error))
@@ -180,14 +240,31 @@ handlers[EVENT.SESSION_TURN_COMPLETED] = function(chat, event)
   M.reset_turn(chat)
 end
 
+--- The server went away during the turn: it will never complete.
+function M.turn_stopped(chat, restarted)
+  mark_unfinished(chat, 'interrupted')
+  chat.buffer:append_lines({ '', restarted
+    and '✗ The server restarted — this turn was stopped · :RelaviumRetry sends it again'
+    or '✗ The server stopped — this turn was stopped · :RelaviumRetry starts it and sends again' })
+  chat.block = nil
+  chat.busy = false
+  M.reset_turn(chat)
+end
+
 handlers[EVENT.SESSION_COMPACTING] = function(chat, event)
   M.notice(chat, '… compacting the history (' .. tostring(event.reason) .. ')')
 end
 
 local function compaction_done(chat, event, verb)
-  M.notice(chat, string.format('── %s: %d → %d messages, %s → %s tokens ──', verb,
+  -- inside a turn (reason context_window) it also says what left the model's view
+  local cleared = ''
+  if event.clearedToolResults or event.summarizedMessages then
+    cleared = string.format(', %d tool outputs cleared, %d messages summarised',
+      event.clearedToolResults or 0, event.summarizedMessages or 0)
+  end
+  M.notice(chat, string.format('── %s: %d → %d messages, %s → %s tokens%s ──', verb,
     event.messagesBefore or 0, event.messagesAfter or 0, format.tokens(event.tokensBefore),
-    format.tokens(event.tokensAfter)))
+    format.tokens(event.tokensAfter), cleared))
 end
 
 handlers[EVENT.SESSION_COMPACTED] = function(chat, event)
@@ -208,6 +285,13 @@ handlers[EVENT.SESSION_EXPORTED] = function(chat, event)
     .. format.one_line(event.workflowPath) .. ' ──')
 end
 
+handlers[EVENT.SESSION_CHANGES_REVIEWED] = function(chat, event)
+  local paths = type(event.paths) == 'table' and event.paths or {}
+  M.notice(chat, string.format('  %s %s (the turn of message %s)',
+    event.decision == protocol.REVIEW_DECISION.UNDO and '⟲ undone:' or '✓ kept:',
+    format.one_line(table.concat(paths, ', '), 300), tostring(event.userSequence)))
+end
+
 handlers[EVENT.SESSION_CANCELLED] = function(chat)
   M.notice(chat, '── session ended ──')
 end
@@ -223,6 +307,7 @@ end
 --- The header of a chat: agent, model, session and context.
 function M.header(chat, info)
   local context = info.context or {}
+  chat.working_dir = context.workingDir -- what the server's relative paths are relative to
   local where = format.one_line(context.workingDir or '')
   if context.gitRef then
     where = where .. ' (' .. format.one_line(context.gitRef, 80) .. ')'
@@ -278,7 +363,12 @@ function M.message(chat, message)
       M.notice(chat, string.format('── earlier messages compacted (through #%d) ──',
         message.compaction.droppedThroughSequence or 0))
     elseif message.interruption then
-      M.notice(chat, '── a turn was interrupted here ──')
+      local reason = message.interruption.reason
+      if reason == 'error' or reason == 'aborted' then
+        M.notice(chat, '── this turn stopped after changing files; kept (rewind it to undo) ──')
+      else
+        M.notice(chat, '── a turn was interrupted here ──')
+      end
     end
     return
   end

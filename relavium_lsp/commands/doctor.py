@@ -36,6 +36,7 @@ from relavium_lsp.config import WorkspaceConfig, load_workspace_config
 from relavium_lsp.contracts.agent import OFFLINE_PROVIDER_ID
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.keychain import usable_keychain
+from relavium_lsp.llm.cloud_probe import CLOUD_KINDS, credential_finding
 from relavium_lsp.llm.keys import key_env_var, keychain_key
 from relavium_lsp.llm.providers import resolve_chain
 from relavium_lsp.logs import LOG_FILE_NAME, LOG_LEVEL_ENV
@@ -358,6 +359,10 @@ def _provider_key(provider_id: str, config: WorkspaceConfig, agents: list[str]) 
             "ok",
             f"endpoint chosen by the project file, so stored keys are never sent to it{users}",
         )
+    if settings is not None and settings.kind in CLOUD_KINDS:
+        found = credential_finding(provider_id, settings)
+        status: Status = "ok" if found.ok else "problem"
+        return Check(name, status, found.summary + users, found.hint)
     variable = key_env_var(provider_id)
     where = None
     if keychain_key(provider_id):

@@ -29,6 +29,7 @@ async def _probe_all(config: WorkspaceConfig) -> list[Finding]:
         agents=tuple(config.agents.values()),
         default_model=config.default_model,
         key_lookup=key_lookup_for(config),
+        withheld=config.keyless_providers,
     )
     wanted: dict[str, list[str]] = {}
     for provider_id, model in configured_references(sources):

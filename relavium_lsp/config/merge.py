@@ -126,7 +126,9 @@ def _apply_preset(provider_id: str, fields: dict[str, Any]) -> None:
         return
     if fields.get("kind") is None:
         fields["kind"] = preset.kind
-    if fields.get("base_url") is None:
+    if fields.get("api") is None and preset.api is not None:
+        fields["api"] = preset.api
+    if fields.get("base_url") is None and preset.base_url is not None:
         fields["base_url"] = preset.base_url
         # The preset's own address is this machine's server: no need to opt in to it.
         fields.setdefault("allow_local_endpoint", preset.local)

@@ -39,7 +39,20 @@ from relavium_lsp.paths import global_config_path, relavium_home
 PROJECT_DIR_NAME = ".relavium"
 PROJECT_CONFIG_NAME = "project.toml"
 AGENTS_DIR_NAME = "agents"
-ENDPOINT_FIELDS = frozenset({"preset", "kind", "base_url", "allow_local_endpoint", "cassette"})
+# Fields that choose where a provider's calls go or whose credentials they carry: a provider a
+# project file sets any of them for gets no stored key and no cloud credentials (§10).
+ENDPOINT_FIELDS = frozenset(
+    {
+        "preset",
+        "kind",
+        "base_url",
+        "allow_local_endpoint",
+        "cassette",
+        "auth",
+        "profile",
+        "credentials_file",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -193,7 +206,8 @@ def _parse_workspace_config(workspace: Path | None, global_path: Path) -> Worksp
 def _missing_kind(provider_id: str, file: Path, lines: dict[KeyPath, int]) -> ConfigError:
     line = lines.get(("providers", provider_id))
     return ConfigError(
-        'a provider needs kind = "openai", "anthropic" or "cassette", or a preset '
+        'a provider needs kind = "openai", "anthropic", "azure", "gemini", "vertex", '
+        '"bedrock" or "cassette", or a preset '
         f'(preset = "ollama", or name it after one: {", ".join(sorted(PROVIDER_PRESETS))})',
         file=str(file),
         line=line,

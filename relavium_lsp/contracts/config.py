@@ -19,7 +19,11 @@ from relavium_lsp.contracts.session import FsScopeTier
 
 ApprovalMode = Literal["ask", "auto_edits", "never_ask"]
 OnExceed = Literal["fail", "pause_for_approval", "warn"]
-ProviderKind = Literal["openai", "anthropic", "cassette"]
+ProviderKind = Literal["openai", "anthropic", "cassette", "azure", "gemini", "vertex", "bedrock"]
+# openai / azure: Chat Completions (default) or the Responses API; bedrock: Converse or
+# Claude's Messages API (default: Messages for Claude models, Converse for the rest).
+ProviderApi = Literal["chat", "responses", "converse", "messages"]
+AzureAuth = Literal["api-key", "entra-id"]
 
 DEFAULT_MAX_TURNS = 50
 DEFAULT_MAX_TOOL_TURNS = 25
@@ -30,7 +34,9 @@ class ChatConfig(AuthoredModel):
 
     default_model: str | None = None
     fs_scope: FsScopeTier | None = None
-    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    # 0 means "the default" like an absent key (seed 000: 0/absent ⇒ the default); a
+    # negative count is an error that names the file and line.
+    max_turns: int | None = Field(default=None, ge=0, le=10_000)
     max_tool_turns: int | None = Field(default=None, ge=1, le=1_000)
     max_messages: int | None = Field(default=None, ge=4)
     auto_compact: bool | None = None
@@ -48,6 +54,11 @@ class ChatConfig(AuthoredModel):
     # replacing it. Both files' lists count: protecting more is never looser.
     protected_paths: list[str] | None = None
 
+    @field_validator("max_turns")
+    @classmethod
+    def _zero_turns_is_the_default(cls, value: int | None) -> int | None:
+        return None if value == 0 else value
+
 
 class ProviderConfig(AuthoredModel):
     """One ``[providers.<id>]`` entry (see :mod:`relavium_lsp.contracts.presets`)."""
@@ -59,8 +70,17 @@ class ProviderConfig(AuthoredModel):
     timeout_s: float = Field(default=120.0, gt=0, le=3_600)
     context_window: int | None = Field(default=None, ge=1_024)
     cassette: str | None = None
-    # Anthropic only: place cache_control breakpoints (history is billed at cache rates).
+    # Anthropic, Bedrock and Vertex Claude: place cache breakpoints (history is billed at
+    # cache rates).
     prompt_caching: bool = True
+    # Cloud platforms (docs/design.md §5): which API, and where the credentials are.
+    api: ProviderApi | None = None
+    api_version: str | None = Field(default=None, min_length=1, max_length=64)  # Azure
+    auth: AzureAuth | None = None  # Azure: the key is an api-key, or use Entra ID
+    region: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]{1,40}$")
+    project: str | None = Field(default=None, min_length=1, max_length=100)  # Vertex
+    profile: str | None = Field(default=None, min_length=1, max_length=128)  # AWS profile
+    credentials_file: str | None = None  # Vertex: a Google credentials file
 
     @field_validator("preset")
     @classmethod

@@ -36,7 +36,8 @@ ErrorCode = Literal[
 ]
 StopReason = Literal["stop", "length", "tool_use", "content_filter", "error", "aborted"]
 ApprovalAction = Literal["fs_write", "process", "egress"]
-CompactionReason = Literal["threshold", "max_messages", "manual"]
+# context_window: inside a turn, the next request would not fit the model's window (§2.3).
+CompactionReason = Literal["threshold", "max_messages", "manual", "context_window"]
 # What a session exports to: a workflow scaffold, a JSONL transcript, a readable Markdown one.
 ExportFormat = Literal["workflow", "jsonl", "markdown"]
 
@@ -162,6 +163,9 @@ class TurnCompleted(WireModel):
     stop_reason: StopReason
     tokens_used: TokenUsage
     error: TurnError | None = None
+    # A failed or aborted turn that had changed files stays in the transcript, closed by an
+    # interruption marker, so the transcript, the checkpoints and the files agree (§2.2).
+    kept: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,7 @@ class TurnResult:
     error: TurnError | None = None
     text: str = ""
     last_sequence: int = 0
+    kept: bool = False  # see TurnCompleted.kept
 
 
 class SessionCompacting(WireModel):
@@ -188,7 +193,12 @@ class SessionCompacting(WireModel):
 
 
 class SessionCompacted(WireModel):
-    """Older history was summarised behind a boundary marker."""
+    """Older history was summarised (or, inside a turn, old tool results cleared) behind a marker.
+
+    Inside a turn (reason ``context_window``) it also says what left the model's view: how many
+    tool results were replaced by notes (their text kept as artifacts) and how many of the
+    agent's messages were folded into a summary.
+    """
 
     type: Literal["session:compacted"] = "session:compacted"
     reason: CompactionReason
@@ -197,6 +207,8 @@ class SessionCompacted(WireModel):
     tokens_before: int
     tokens_after: int
     boundary_sequence: int
+    cleared_tool_results: int | None = None
+    summarized_messages: int | None = None
 
 
 class SessionTrimmed(WireModel):

@@ -32,6 +32,10 @@ SUGGESTED_MODELS: dict[str, tuple[str, ...]] = {
     "deepseek": ("deepseek-chat", "deepseek-reasoner"),
     "mistral": ("devstral-medium-latest", "mistral-large-latest"),
     "xai": ("grok-4", "grok-code-fast-1"),
+    "openai-responses": ("gpt-5-codex", "gpt-5"),
+    "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+    "vertex": ("gemini-2.5-pro", "claude-sonnet-4-5@20250929"),
+    "bedrock": ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-pro-v1:0"),
 }
 
 

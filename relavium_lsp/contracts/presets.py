@@ -1,8 +1,10 @@
-"""Presets for common OpenAI-compatible servers, so a provider needs one line of config.
+"""Presets for common providers, so a provider needs one line of config.
 
 ``[providers.ollama]`` alone (or ``preset = "ollama"`` under any id) gives the adapter kind,
 the base URL the server listens on by default, and — for servers that run on this machine —
-``allow_local_endpoint``. Any field set explicitly wins over the preset's.
+``allow_local_endpoint``. Any field set explicitly wins over the preset's. The cloud
+platforms' presets leave the endpoint to the platform's own settings (an Azure resource's
+``base_url``, a Bedrock or Vertex ``region``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass
 class ProviderPreset:
     """What a preset fills in, and whether the server normally wants an API key."""
 
-    base_url: str
+    base_url: str | None
     needs_key: bool
     local: bool
     label: str
     kind: str = "openai"
+    api: str | None = None
 
 
 PROVIDER_PRESETS: dict[str, ProviderPreset] = {
@@ -41,4 +44,19 @@ PROVIDER_PRESETS: dict[str, ProviderPreset] = {
     "cerebras": ProviderPreset("https://api.cerebras.ai/v1", True, False, "Cerebras"),
     "perplexity": ProviderPreset("https://api.perplexity.ai", True, False, "Perplexity"),
     "moonshot": ProviderPreset("https://api.moonshot.ai/v1", True, False, "Moonshot AI"),
+    # OpenAI's newest API (reasoning carried between tool calls; codex models need it).
+    "openai-responses": ProviderPreset(
+        "https://api.openai.com/v1", True, False, "OpenAI (Responses API)", api="responses"
+    ),
+    # Cloud platforms: their own wire formats and credentials (docs/design.md §5).
+    "azure": ProviderPreset(None, True, False, "Azure OpenAI", kind="azure"),
+    "gemini": ProviderPreset(
+        "https://generativelanguage.googleapis.com/v1beta",
+        True,
+        False,
+        "Google Gemini",
+        kind="gemini",
+    ),
+    "vertex": ProviderPreset(None, False, False, "Google Vertex AI", kind="vertex"),
+    "bedrock": ProviderPreset(None, False, False, "Amazon Bedrock", kind="bedrock"),
 }

@@ -103,18 +103,38 @@ class PartialSessionContext(WireModel):
         return SessionContext.model_validate(merged)
 
 
+class ViewMessage(WireModel):
+    """One message of a compaction marker's view: its role and how many of its parts it holds."""
+
+    role: Literal["user", "assistant", "tool"]
+    parts: int = Field(ge=1)
+
+
 class CompactionMarker(WireModel):
-    """Marks a system message as a compaction boundary."""
+    """Marks a system message as a compaction boundary.
+
+    ``view`` is set by compaction inside a turn (``docs/design.md`` §2.3): the marker's
+    content is then the model's view of everything at or before the boundary, message by
+    message (``parts`` of the content each, in order) — the user's messages verbatim, old tool
+    results replaced by notes naming their artifacts (``clear``), older rounds by a summary
+    (``summarize``). Without it the content is one summary (or a trim note).
+    """
 
     dropped_through_sequence: int = Field(ge=0)
-    mode: Literal["summarize", "trim"] = "trim"
+    mode: Literal["summarize", "trim", "clear"] = "trim"
+    view: list[ViewMessage] | None = None
+
+
+# crash: the process died mid-turn (marked when the session is next loaded); error / aborted:
+# the turn failed or was aborted after it changed files, so its messages were kept (§2.2).
+InterruptionReason = Literal["crash", "error", "aborted"]
 
 
 class InterruptionMarker(WireModel):
-    """Marks a system message recording that a turn never finished (crash or kill)."""
+    """Marks a system message recording that a turn never finished (crash, failure, abort)."""
 
     interrupted_after_sequence: int = Field(ge=0)
-    reason: Literal["crash"] = "crash"
+    reason: InterruptionReason = "crash"
 
 
 class SessionMessage(WireModel):

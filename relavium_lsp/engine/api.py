@@ -157,6 +157,7 @@ async def open_engine(
             config.default_model,
             client=http,
             key_lookup=key_lookup_for(config),
+            withheld=config.keyless_providers,
         )
 
     if tools is None:

@@ -105,6 +105,7 @@ class Reading(EngineBase):
             agents=tuple(config.agents.values()),
             default_model=config.default_model,
             key_lookup=key_lookup_for(config),
+            withheld=config.keyless_providers,
         )
         return await self._models.report(sources, refresh=refresh)
 

@@ -52,6 +52,11 @@ class TurnJournal:
         self._pending: list[FileNote] = []
         self._queued: asyncio.Future[int] | None = None  # a write that has not started yet
 
+    @property
+    def changed_files(self) -> bool:
+        """Whether a tool of this turn has begun changing a file (then the turn is kept, §2.2)."""
+        return bool(self._kept)
+
     def before_change(self, path: Path, text: str | None) -> None:
         """Keep what ``path`` holds now, the first time this turn changes it."""
         key = str(path)

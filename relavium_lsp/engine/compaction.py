@@ -9,7 +9,8 @@ loader honours: the marker goes first in what the model sees and nothing at or b
 - **trim**: deterministic; the oldest visible messages are dropped from view, the newest kept
   verbatim, never separating a tool result from the call that asked for it.
 
-Summarising falls back to trimming when the model fails or answers with nothing.
+Summarising falls back to trimming when the model fails or answers with nothing, or when the
+cost cap refuses the call (checked before it is sent, like every call: ``engine/model_calls.py``).
 """
 
 from __future__ import annotations
@@ -26,15 +27,11 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.session import CompactionMarker, SessionMessage
 from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.engine.model_calls import CallFailed, CallRefused, answer_text
 from relavium_lsp.engine.scope import SessionScope
-from relavium_lsp.llm.fallback import (
-    AttemptFailed,
-    AttemptStarted,
-    ChainEntry,
-    stream_with_fallback,
-)
+from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.projection import project_messages
-from relavium_lsp.llm.seam import ErrorChunk, LlmMessage, LlmRequest, StopChunk, TextDelta
+from relavium_lsp.llm.seam import LlmMessage, LlmRequest
 
 CompactionMode = Literal["summarize", "trim"]
 SUMMARY_INSTRUCTIONS = (
@@ -102,21 +99,10 @@ class Compactor:
         request = LlmRequest(
             model=chain[0].model, system=SUMMARY_INSTRUCTIONS, messages=messages, tools=()
         )
-        model = chain[0].model
-        pieces: list[str] = []
-        async for item in stream_with_fallback(chain, request):
-            if isinstance(item, TextDelta):
-                pieces.append(item.text)
-            elif isinstance(item, StopChunk):
-                await self._governor.record(model, item.usage)
-            elif isinstance(item, ErrorChunk):
-                await self._governor.record(model, item.usage)
-                return ""
-            elif isinstance(item, AttemptFailed):
-                await self._governor.record(item.model, item.usage)
-            elif isinstance(item, AttemptStarted):
-                model = item.model
-        return "".join(pieces).strip()
+        try:
+            return await answer_text(self._governor, chain, request)
+        except (CallRefused, CallFailed):
+            return ""  # trimmed instead (the cap refused the call, or the model failed)
 
     async def _trim(
         self,
@@ -156,7 +142,7 @@ class Compactor:
         )
         if previous is not None:
             # Carry the earlier summary forward: the new marker supersedes it.
-            note = f"{plain_text(previous.content)}\n\n{note}"
+            note = f"{self._carried(previous)}\n\n{note}"
         marker = await self._append_marker(note, dropped_through, "trim")
         return SessionTrimmed(
             reason=reason,
@@ -166,6 +152,19 @@ class Compactor:
             tokens_after=sum(estimate_tokens(message.content) for message in kept)
             + estimate_tokens(marker.content),
             boundary_sequence=marker.sequence_number,
+        )
+
+    def _carried(self, marker: SessionMessage) -> str:
+        """What a superseded marker hands on to a trim's marker.
+
+        Its summary; or, of a view a turn compacted into (§2.3), the user's requests and the
+        summary notes — not its tool calls and cleared-output notes.
+        """
+        if marker.compaction is None or marker.compaction.view is None:
+            return plain_text(marker.content)
+        shown = project_messages([marker], self._scope.media)
+        return "\n\n".join(
+            plain_text(message.content) for message in shown if message.role == "user"
         )
 
     async def _append_marker(

@@ -10,7 +10,11 @@ stored and announced with ``agent:handoff`` when the child starts and when it re
 Limits (the ``[delegation]`` configuration, per delegating agent; the defaults are
 ``contracts.delegation``'s): levels of delegation, children
 running per parent, and a child may spend only what is left under the parent's cost
-cap — everything a session's descendants spend counts toward its own cap. Aborting the
+cap — everything a session's descendants spend counts toward its own cap. While the task
+runs, the child's governor has the parent's as its ``parent`` (``engine/governor.py``): each
+of the child's calls is checked against the top-most session's cap with its ``on_exceed``,
+and what it spends counts toward the parent at once. A child loaded again later (another
+process, a restart) keeps the cap stored in its handoff row and fails past it. Aborting the
 parent's turn cancels the tool call, which aborts the child's turn (``send_message`` aborts
 its turn when its caller is cancelled).
 """
@@ -101,6 +105,7 @@ class ChildSessions:
             )
             parent.scope.emit(handoff)
             await parent.set_status("awaiting_peer")
+            child.governor.parent = parent.governor
             try:
                 attachments = () if context.part is None else (context.part,)
                 result = await child.send_message(request.task, attachments, author=parent.agent.id)
@@ -111,6 +116,7 @@ class ChildSessions:
                 )
                 raise
             finally:
+                child.governor.parent = None
                 parent.governor.children_microcents = await store.run(
                     lambda s: s.descendants_cost(parent.id)
                 )

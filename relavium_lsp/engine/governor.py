@@ -1,12 +1,19 @@
 """Money: pricing every provider call and enforcing the pre-egress cost cap.
 
-Every call — successful, failed, fallback attempt or compaction summary — is priced and
-recorded through one store transaction (``session_costs`` row + session totals, so their sums
-always agree) and announced with ``cost:updated``. Before each call the cap is checked
-against what was already spent plus the estimated input cost of the call about to be made.
-With ``on_exceed = "pause_for_approval"`` the user is asked through the session scope's
-``ask_user``, like any tool approval; "always" is remembered in the session's approval memory
-under the ``cost_cap`` id.
+Every call — a turn's, a fallback attempt, a compaction summary, an introspection pass, a
+delegated child's — goes through ``engine/model_calls.py``, which asks
+:meth:`CostGovernor.check_before_call` before the request is sent and :meth:`CostGovernor.record`
+after: each call is priced and recorded through one store transaction (``session_costs`` row
++ session totals, so their sums always agree) and announced with ``cost:updated``. The check
+compares what was already spent plus the estimated input cost of the call about to be made
+with the cap. With ``on_exceed = "pause_for_approval"`` the user is asked through the session
+scope's ``ask_user``, like any tool approval; "always" is remembered in the session's approval
+memory under the ``cost_cap`` id.
+
+A delegated child running a task for a session of this process has that session's governor
+as its ``parent`` (§2.5): what the child spends counts toward the parent's cap the moment it
+is recorded, and the child's calls are checked against the cap and ``on_exceed`` of the
+top-most session, as if the parent made them.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from relavium_lsp.contracts.events import (
 from relavium_lsp.contracts.session import SessionTotals
 from relavium_lsp.engine.scope import SessionScope
 from relavium_lsp.llm.pricing import price_call
+from relavium_lsp.llm.seam import LlmRequest
 from relavium_lsp.tools.host import ApprovalRequest
 
 COST_CAP_TOOL_ID = "cost_cap"
@@ -42,6 +50,8 @@ class CostGovernor:
         self.totals = totals
         # What the sessions this one delegated to spent: it counts toward this cap (§2.5).
         self.children_microcents = 0
+        # The governor of the session this one runs a delegated task for (None: none).
+        self.parent: CostGovernor | None = None
         self._warned = False
 
     async def record(self, model: str, usage: TokenUsage) -> int:
@@ -72,7 +82,15 @@ class CostGovernor:
                 cache_write_tokens=usage.cache_write_tokens,
             ),
         )
+        if self.parent is not None:
+            self.parent.add_descendant_spend(priced.cost_microcents)
         return priced.cost_microcents
+
+    def add_descendant_spend(self, cost_microcents: int) -> None:
+        """A delegated session below this one spent ``cost_microcents`` (counted up the tree)."""
+        self.children_microcents += cost_microcents
+        if self.parent is not None:
+            self.parent.add_descendant_spend(cost_microcents)
 
     def remaining_microcents(self) -> int | None:
         """What is left under the cap (``None``: no cap); a child session gets no more."""
@@ -81,16 +99,28 @@ class CostGovernor:
             return None
         return max(0, cap - self.totals.cost_microcents - self.children_microcents)
 
-    async def check_before_call(
-        self, *, model: str, provider_id: str, estimated_input_tokens: int
+    async def check_before_call(self, request: LlmRequest, *, provider_id: str) -> TurnError | None:
+        """``None`` when ``request`` may go out; otherwise the error that ends the turn.
+
+        Its input is estimated (``LlmRequest.estimated_input_tokens``) and priced for its
+        model only when a cap applies.
+
+        A delegated child's call is decided by the top-most session's cap and ``on_exceed``
+        (its question, if any, is asked in the child session, where the call is made).
+        """
+        governor = self
+        while governor.parent is not None:
+            governor = governor.parent
+        return await governor._check(self._scope, request, provider_id)
+
+    async def _check(
+        self, asking: SessionScope, request: LlmRequest, provider_id: str
     ) -> TurnError | None:
-        """``None`` when the call may go out; otherwise the error that ends the turn."""
         cap = self._policy.max_cost_microcents
         if cap is None or self._scope.approvals.allows(COST_CAP_TOOL_ID, COST_CAP_SCOPE):
             return None
-        estimate = price_call(
-            model, TokenUsage(input_tokens=estimated_input_tokens)
-        ).cost_microcents
+        estimated = TokenUsage(input_tokens=request.estimated_input_tokens())
+        estimate = price_call(request.model, estimated).cost_microcents
         spent = self.totals.cost_microcents + self.children_microcents
         if spent + estimate <= cap:
             return None
@@ -110,25 +140,25 @@ class CostGovernor:
                     BudgetWarning(on_exceed="warn", limit_microcents=cap, spent_microcents=spent)
                 )
             return None
-        return await self._pause_for_approval(cap, spent, provider_id, exceeded)
+        return await self._pause_for_approval(asking, cap, spent, provider_id, exceeded)
 
     async def _pause_for_approval(
-        self, cap: int, spent: int, provider_id: str, exceeded: TurnError
+        self, asking: SessionScope, cap: int, spent: int, provider_id: str, exceeded: TurnError
     ) -> TurnError | None:
-        self._scope.emit(
+        asking.emit(
             BudgetWarning(
                 on_exceed="pause_for_approval", limit_microcents=cap, spent_microcents=spent
             )
         )
         request = ApprovalRequest(
-            session_id=self._scope.session_id,
+            session_id=asking.session_id,
             call_id=f"budget-{uuid.uuid4().hex[:12]}",
             tool_id=COST_CAP_TOOL_ID,
             action="egress",
             preview=ApprovalPreview(host=provider_id),
         )
         try:
-            decision = await self._scope.ask_user(request)
+            decision = await asking.ask_user(request)
         except TimeoutError:
             decision = "reject"
         if decision == "reject":

@@ -17,6 +17,7 @@ import re
 from relavium_lsp.contracts.content import TextPart
 from relavium_lsp.contracts.events import CheckpointReason, SessionCheckpoint
 from relavium_lsp.contracts.memory import INTROSPECTION_REQUEST
+from relavium_lsp.engine.model_calls import CallFailed, CallRefused, answer_text
 from relavium_lsp.engine.session import AgentSession
 from relavium_lsp.engine.workspace_memory import (
     INTROSPECTION_INSTRUCTIONS,
@@ -24,10 +25,9 @@ from relavium_lsp.engine.workspace_memory import (
     introspection_context,
     split_proposal,
 )
-from relavium_lsp.errors import RelaviumError, SessionBusy
-from relavium_lsp.llm.fallback import AttemptFailed, AttemptStarted, stream_with_fallback
+from relavium_lsp.errors import DomainErrorCode, RelaviumError, SessionBusy
 from relavium_lsp.llm.projection import project_messages
-from relavium_lsp.llm.seam import ErrorChunk, LlmMessage, LlmRequest, StopChunk, TextDelta
+from relavium_lsp.llm.seam import LlmMessage, LlmRequest
 from relavium_lsp.store.checkpoints import latest_checkpoint
 
 INSTRUCTIONS = (
@@ -49,7 +49,13 @@ _ANSWER = re.compile(
 class CheckpointFailed(RelaviumError):
     """The model could not write the checkpoint (nothing was recorded)."""
 
-    code = "provider_unavailable"
+    code: DomainErrorCode = "provider_unavailable"
+
+
+class CheckpointRefused(CheckpointFailed):
+    """The cost cap refused the checkpoint's model call (nothing was sent or recorded)."""
+
+    code: DomainErrorCode = "budget_exceeded"
 
 
 async def checkpoint(session: AgentSession, reason: CheckpointReason) -> SessionCheckpoint:
@@ -129,23 +135,14 @@ async def _checkpoint(session: AgentSession, reason: CheckpointReason) -> Sessio
 
 
 async def _ask(session: AgentSession, request: LlmRequest) -> str:
-    model = request.model
-    pieces: list[str] = []
-    async for item in stream_with_fallback(session.chain, request):
-        if isinstance(item, TextDelta):
-            pieces.append(item.text)
-        elif isinstance(item, StopChunk):
-            await session.governor.record(model, item.usage)
-        elif isinstance(item, ErrorChunk):
-            await session.governor.record(model, item.usage)
-            raise CheckpointFailed(
-                f"the model could not write the checkpoint: {item.error.message}"
-            )
-        elif isinstance(item, AttemptFailed):
-            await session.governor.record(item.model, item.usage)
-        elif isinstance(item, AttemptStarted):
-            model = item.model
-    text = "".join(pieces).strip()
+    try:
+        text = await answer_text(session.governor, session.chain, request)
+    except CallRefused as refused:
+        raise CheckpointRefused(
+            f"the checkpoint was not written: {refused.error.message}"
+        ) from None
+    except CallFailed as failure:
+        raise CheckpointFailed(f"the model could not write the checkpoint: {failure}") from None
     if not text:
         raise CheckpointFailed("the model answered the checkpoint with nothing")
     return text

@@ -163,6 +163,7 @@ async def _check(
         agents=tuple(config.agents.values()),
         default_model=config.default_model,
         key_lookup=key_lookup_for(config),
+        withheld=config.keyless_providers,
     )
     async with httpx.AsyncClient(follow_redirects=False) as client:
         finding = await probe_provider(preset.id, sources, client, [model])

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from relavium_lsp.contracts.content import ContentPart, DurableReasoningPart, ReasoningPart
+from relavium_lsp.contracts.session import SessionMessage
 from relavium_lsp.engine.checkpoint_journal import TurnJournal
 from relavium_lsp.engine.prompt import render_prompt, selection_excerpt
 from relavium_lsp.engine.scope import SessionScope
@@ -93,14 +96,61 @@ async def plan_turn(
     return TurnPlan(
         chain=session.chain,
         system=system,
-        history=project_messages(history, scope.media),
+        history=project_messages(
+            history, scope.media, in_flight=await signed_reasoning(scope, history)
+        ),
         tools=tools,
         temperature=agent.temperature,
         max_tokens=agent.max_tokens,
         max_tool_turns=session.policy.max_tool_turns,
         tool_context=tool_context,
         agent_slug=agent.id,
+        user_sequence=user_sequence or 0,
+        context_window=session.context_window if session.context_window_known else None,
+        output_reserve=reserve,
+        compact_threshold=session.policy.compact_threshold,
     )
+
+
+async def signed_reasoning(
+    scope: SessionScope, history: Sequence[SessionMessage]
+) -> dict[str, list[ContentPart]] | None:
+    """The history's reasoning with the signatures kept beside it, by message id (§5).
+
+    Providers want their reasoning state back on later turns too (Responses' encrypted
+    reasoning, Gemini's thought signatures, Anthropic's signed thinking); the durable
+    content cannot hold it, so it is read from where the turn kept it. ``None`` when the
+    history has no reasoning (no trip to the store).
+    """
+    wanted = [
+        message.id
+        for message in history
+        if message.role == "assistant"
+        and any(isinstance(part, DurableReasoningPart) for part in message.content)
+    ]
+    if not wanted:
+        return None
+    kept = await scope.store.run(lambda s: s.reasoning_signatures(wanted))
+    if not kept:
+        return None
+    signed: dict[str, list[ContentPart]] = {}
+    for message in history:
+        signatures = kept.get(message.id)
+        if signatures is None:
+            continue
+        position = 0
+        parts: list[ContentPart] = []
+        for part in message.content:
+            if isinstance(part, DurableReasoningPart):
+                signature = signatures[position] if position < len(signatures) else None
+                position += 1
+                parts.append(
+                    ReasoningPart(text=part.text, signature=signature, redacted=part.redacted)
+                )
+            else:
+                parts.append(part)  # type: ignore[arg-type]  # media is resolved by projection
+        signed[message.id] = parts
+    return signed
 
 
 async def system_prompt(scope: SessionScope, session: SessionSnapshot) -> str:

@@ -6,9 +6,12 @@ hands every part of a turn its :class:`~relavium_lsp.engine.scope.SessionScope`,
 one place that decides what a settled turn does to the transcript:
 
 - completed → kept; ``turn_completed`` with the model's stop reason;
-- failed or aborted → everything from the turn's user message on is rolled out of the
-  visible transcript (rows stay, flagged), ``turn_completed`` carries the typed error or
-  ``aborted``; spend is kept either way.
+- failed or aborted before it changed a file → everything from the turn's user message on is
+  rolled out of the visible transcript (rows stay, flagged), ``turn_completed`` carries the
+  typed error or ``aborted``; spend is kept either way;
+- failed or aborted after a tool began changing a file → the turn is kept, closed by an
+  interruption marker (reason ``error`` or ``aborted``), so the transcript, the turn's file
+  checkpoints (a rewind undoes them) and the files agree; ``turn_completed`` says ``kept``.
 
 Its state (row, agent, policy, chain, scope) is built in ``engine/session_state.py`` and the
 turn's lease and heartbeat (§7.1) are handled in ``engine/session_lease.py``; this module runs
@@ -21,6 +24,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from relavium_lsp.contracts.content import ContentPart, DurableContentPart, TextPart, de_inline
 from relavium_lsp.contracts.events import (
@@ -34,13 +38,18 @@ from relavium_lsp.contracts.events import (
     TurnResult,
     TurnStarted,
 )
-from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage, SessionStatus
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    InterruptionMarker,
+    SessionMessage,
+    SessionStatus,
+)
 from relavium_lsp.engine.bus import LogState
 from relavium_lsp.engine.compaction import CompactionMode
 from relavium_lsp.engine.planning import history_ceiling, plan_turn, walk_for_turn
 from relavium_lsp.engine.session_lease import SessionLease
 from relavium_lsp.engine.shielded import finish_before_cancelling
-from relavium_lsp.engine.turn import TurnRunner
+from relavium_lsp.engine.turn import TurnPlan, TurnRunner
 from relavium_lsp.engine.workspace_memory import prompt_memory
 from relavium_lsp.errors import (
     InvalidInput,
@@ -55,11 +64,22 @@ from relavium_lsp.store.checkpoints import latest_checkpoint
 from relavium_lsp.store.leases import LeaseClock
 from relavium_lsp.store.sessions import SessionStore
 from relavium_lsp.store.tail_walk import TailWalk
-from relavium_lsp.tools.base import release_session_tools
+from relavium_lsp.tools.base import ChangeJournal, release_session_tools
 
 _log = logging.getLogger(__name__)
 # How long a session stays idle after a turn before its write-ahead log is checkpointed.
 CHECKPOINT_IDLE_S = 1.0
+# The note closing a failed or aborted turn that is kept because it changed files (§2.2).
+KEPT_TURN_NOTES = {
+    "error": (
+        "[This turn failed after it had changed files; its messages are kept so the "
+        "transcript matches the workspace. Rewind the turn to undo its changes.]"
+    ),
+    "aborted": (
+        "[This turn was aborted after it had changed files; its messages are kept so the "
+        "transcript matches the workspace. Rewind the turn to undo its changes.]"
+    ),
+}
 
 
 def _spent(runner: TurnRunner | None) -> TokenUsage:
@@ -163,6 +183,7 @@ class AgentSession(SessionLease):
         self._lease_lost = False
         store = self.scope.store
         user: SessionMessage | None = None
+        plan: TurnPlan | None = None
         runner: TurnRunner | None = None
         synced: asyncio.Future[None] | None = None
         trips: list[asyncio.Future[_Begun | _Declined | _CompactFirst]] = []
@@ -248,19 +269,59 @@ class AgentSession(SessionLease):
                 ),
             )
         self._in_turn_body = False
+        journal = plan.tool_context.journal if plan is not None else None
         if result.stop_reason in ("error", "aborted") and user is not None and not self._lease_lost:
-            rolled_back_from = user.sequence_number
-            try:
-                await store.run(lambda s: s.roll_back_from(self.id, rolled_back_from))
-            except StoreError as error:  # the disk may still be full: the user message stays
-                _log.warning("could not roll back the failed turn: %s", error.message)
-            last = await store.run(lambda s: s.last_message(self.id))
-            result = dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
+            if journal is not None and journal.changed_files:
+                result = await self._keep_interrupted_turn(result, journal)
+            else:
+                result = await self._roll_back(result, user.sequence_number)
         if runner is not None:
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
+            learnt = runner.window.context_window
+            if learnt is not None and learnt != self.context_window():
+                # A provider refused a request as too large: later turns plan for its window.
+                self.learned_context_window = learnt
         if synced is not None:
             await _wait_for_disk(synced)
         return await self._settle(result)
+
+    async def _roll_back(self, result: TurnResult, from_sequence: int) -> TurnResult:
+        """Hide a failed or aborted turn that changed no file, from its user message on."""
+        store = self.scope.store
+        try:
+            await store.run(lambda s: s.roll_back_from(self.id, from_sequence))
+        except StoreError as error:  # the disk may still be full: the user message stays
+            _log.warning("could not roll back the failed turn: %s", error.message)
+        last = await store.run(lambda s: s.last_message(self.id))
+        return dataclasses.replace(result, last_sequence=last.sequence_number if last else 0)
+
+    async def _keep_interrupted_turn(
+        self, result: TurnResult, journal: ChangeJournal
+    ) -> TurnResult:
+        """Close a failed or aborted turn that changed files with an interruption marker.
+
+        Its checkpoints are written first (a file tool may have queued its last note), so a
+        rewind finds every file the turn changed.
+        """
+        reason: Literal["error", "aborted"] = (
+            "aborted" if result.stop_reason == "aborted" else "error"
+        )
+        note = [TextPart(text=KEPT_TURN_NOTES[reason])]
+        try:
+            await journal.commit()
+
+            def close(s: SessionStore) -> SessionMessage:
+                last = s.last_message(self.id)
+                marker = InterruptionMarker(
+                    interrupted_after_sequence=last.sequence_number if last else 0, reason=reason
+                )
+                return s.append_message(self.id, "system", note, interruption=marker)
+
+            closed = await finish_before_cancelling(self.scope.store.run(close))
+        except StoreError as error:  # the disk may be full: the turn's rows stay as they are
+            _log.warning("could not close the interrupted turn: %s", error.message)
+            return dataclasses.replace(result, kept=True)
+        return dataclasses.replace(result, kept=True, last_sequence=closed.sequence_number)
 
     async def _start_trip(
         self, user_parts: list[DurableContentPart], author: str | None, *, checked: bool = False
@@ -295,7 +356,13 @@ class AgentSession(SessionLease):
                 if record.turn_count >= max_turns:
                     return _Declined(record, s.last_message(self.id))
                 since_boundary = s.count_tokens_since_boundary(self.id)
-                if self._compaction_due(since_boundary) is not None:
+                if self._compaction_due(since_boundary) is not None or (
+                    # A view a turn compacted into (§2.3) that the tail can no longer hold
+                    # is compacted again rather than cut out of the model's view.
+                    self.policy.auto_compact
+                    and since_boundary[1] > ceiling
+                    and s.newest_marker_holds_view(self.id)
+                ):
                     return _CompactFirst(record, since_boundary)
             user, turn_count = s.begin_turn(
                 self.id, user_parts, wait_for_disk=False, lease=lease, author=author
@@ -313,7 +380,10 @@ class AgentSession(SessionLease):
         await self._end_lease(status_after(result))
         self.scope.emit(
             TurnCompleted(
-                stop_reason=result.stop_reason, tokens_used=result.tokens_used, error=result.error
+                stop_reason=result.stop_reason,
+                tokens_used=result.tokens_used,
+                error=result.error,
+                kept=result.kept or None,
             )
         )
         await self.scope.flush_events()
@@ -351,9 +421,7 @@ class AgentSession(SessionLease):
         ``since_boundary`` is (visible messages, estimated tokens) after the newest
         compaction marker, read with the session's row at the start of the turn.
         """
-        reason = self._compaction_due(since_boundary)
-        if reason is None:
-            return
+        reason = self._compaction_due(since_boundary) or "threshold"
         policy = self.policy
         await self._hold_lease_early()
         await self._compactor.compact(

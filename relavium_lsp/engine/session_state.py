@@ -50,6 +50,8 @@ class SessionState:
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self.last_input_tokens: int | None = None
+        # The window a provider's refusal showed the model really has (§2.3; None: as listed).
+        self.learned_context_window: int | None = None
         # The newest checkpoint's working memory, given with every turn (None: not read yet).
         self.working_memory: str | None = None
         # The workspace's long-term memory, read at the first turn here (None: not read yet).
@@ -110,6 +112,7 @@ class SessionState:
             chain=self.chain,
             working_memory=self.working_memory or "",
             workspace_memory=self.workspace_memory or "",
+            learned_context_window=self.learned_context_window,
         )
 
     def context_window(self) -> int:
@@ -120,6 +123,7 @@ class SessionState:
         """Ask another model chain from the next turn on (the row names its first model)."""
         self.chain = tuple(chain)
         self.record = self.record.model_copy(update={"model_id": self.chain[0].model})
+        self.learned_context_window = None  # another model: its own window
 
     def refresh(self, record: AgentSessionRecord) -> None:
         """Take the stored row (another process may have run turns meanwhile) while idle here.

@@ -2,8 +2,12 @@
 
 Every message is committed the moment it is complete — the assistant message that asked for
 tools, each tool result, the final answer — so a crash loses at most the message in flight.
-The turn never decides what happens to the transcript on failure; it reports a
-:class:`TurnResult` and the session applies the rollback rules.
+Before every model call the request is fitted into the model's context window
+(``engine/turn_window.py``: old tool results cleared, older rounds summarised), and every call
+goes through ``engine/model_calls.py`` (the cost cap checked before it is sent, priced after).
+A provider's ``context_length`` refusal corrects the estimate, and the call is retried once
+after compacting. The turn never decides what happens to the transcript on failure; it
+reports a :class:`TurnResult` and the session applies the rules (§2.2).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from relavium_lsp.contracts.content import (
     ContentPart,
@@ -20,7 +24,6 @@ from relavium_lsp.contracts.content import (
     ToolCallPart,
     ToolResultPart,
     de_inline,
-    estimate_tokens,
 )
 from relavium_lsp.contracts.events import (
     AgentReasoning,
@@ -32,13 +35,10 @@ from relavium_lsp.contracts.events import (
     TurnResult,
 )
 from relavium_lsp.engine.governor import CostGovernor
+from relavium_lsp.engine.model_calls import CallRefused, CallSpend, stream_priced
 from relavium_lsp.engine.scope import SessionScope
-from relavium_lsp.llm.fallback import (
-    AttemptFailed,
-    AttemptStarted,
-    ChainEntry,
-    stream_with_fallback,
-)
+from relavium_lsp.engine.turn_window import TurnView, TurnWindow
+from relavium_lsp.llm.fallback import AttemptStarted, ChainEntry
 from relavium_lsp.llm.seam import (
     ErrorChunk,
     LlmError,
@@ -54,6 +54,10 @@ from relavium_lsp.llm.seam import (
 )
 from relavium_lsp.tools.base import ToolCallContext
 
+if TYPE_CHECKING:
+    from relavium_lsp.contracts.session import SessionMessage
+    from relavium_lsp.store.sessions import SessionStore
+
 # How long a fully buffered stream is parsed before the loop gets a turn (see _call_model).
 YIELD_EVERY_S = 0.001
 
@@ -65,9 +69,20 @@ _ERROR_CODES: dict[LlmErrorKind, ErrorCode] = {
     "auth": "provider_auth",
     "bad_request": "validation",
     "content_filter": "content_filter",
+    "context_length": "validation",
     "cancelled": "cancelled",
     "unknown": "internal",
 }
+
+
+def _still_too_long(error: LlmError) -> TurnError:
+    return TurnError(
+        code="validation",
+        message=(
+            "The conversation does not fit the model's context window even after compacting "
+            f"it; start a new session or choose a model with a larger window ({error.message})."
+        ),
+    )
 
 
 def turn_error_from(error: LlmError) -> TurnError:
@@ -89,6 +104,12 @@ class TurnPlan:
     max_tokens: int | None
     max_tool_turns: int
     tool_context: ToolCallContext
+    # The turn's user message (the history ends with it) and what its window allows (§2.3;
+    # context_window None: not known, so only a provider's refusal makes the turn compact).
+    user_sequence: int
+    context_window: int | None
+    output_reserve: int
+    compact_threshold: float
     # The agent answering: every assistant message names it (attribution, §2.5).
     agent_slug: str | None = None
 
@@ -103,8 +124,8 @@ class _ModelReply:
     stop_reason: LlmStopReason | None = None
     error: LlmError | None = None
     # What this one model call cost, fallback attempts included (stored on its message).
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    cost_microcents: int = 0
+    spend: CallSpend = field(default_factory=CallSpend)
+    input_tokens: int = 0  # what the provider said the request held (0: not said)
 
     def add_reasoning(self, delta: ReasoningDelta) -> None:
         self.open_reasoning.append(delta.text)
@@ -136,36 +157,47 @@ class TurnRunner:
         self._plan = plan
         self._scope = scope
         self._governor = governor
-        self.usage = TokenUsage()
+        self._calls = TokenUsage()
         self.last_sequence = 0
         self.last_input_tokens: int | None = None
+        self.window = TurnWindow(
+            scope,
+            governor,
+            chain=plan.chain,
+            context_window=plan.context_window,
+            output_reserve=plan.output_reserve,
+            threshold=plan.compact_threshold,
+        )
+
+    @property
+    def usage(self) -> TokenUsage:
+        """What the turn's calls spent so far, its compaction summaries included."""
+        return self._calls.plus(self.window.spend.usage)
 
     async def run(self) -> TurnResult:
         """Run model calls and tool rounds until the model answers with final text."""
         plan = self._plan
-        messages = list(plan.history)
+        view = TurnView.of_history(plan.history, plan.user_sequence)
         tool_rounds = 0
+        retried_overflow = False
         while True:
-            entry = plan.chain[0]
-            refusal = await self._governor.check_before_call(
-                model=entry.model,
-                provider_id=entry.provider.provider_id,
-                estimated_input_tokens=self._estimate_input(messages),
-            )
-            if refusal is not None:
-                return self._failed(refusal)
-            reply = await self._call_model(
-                LlmRequest(
-                    model=entry.model,
-                    system=plan.system,
-                    messages=tuple(messages),
-                    tools=tuple(plan.tools),
-                    temperature=plan.temperature,
-                    max_tokens=plan.max_tokens,
-                )
-            )
+            view = await self.window.fit(view, self._request)
+            request = self._request(view.messages())
+            try:
+                reply = await self._call_model(request)
+            except CallRefused as refused:
+                return self._failed(refused.error)
             if reply.error is not None:
+                if reply.error.kind == "context_length" and not reply.error.partial:
+                    if not retried_overflow:
+                        # The estimate was wrong: correct it, compact, and try once more.
+                        self.window.observe_overflow(request, reply.error)
+                        retried_overflow = True
+                        continue
+                    return self._failed(_still_too_long(reply.error))
                 return self._failed(turn_error_from(reply.error))
+            retried_overflow = False
+            self.window.observe_usage(request, reply.input_tokens)
             if reply.tool_calls and tool_rounds >= plan.max_tool_turns:
                 return self._failed(
                     TurnError(
@@ -181,10 +213,10 @@ class TurnRunner:
                 "assistant",
                 parts,
                 model_id=reply.model,
-                usage=reply.usage,
-                cost_microcents=reply.cost_microcents,
+                usage=reply.spend.usage,
+                cost_microcents=reply.spend.cost_microcents,
             )
-            messages.append(LlmMessage(role="assistant", content=tuple(parts)))
+            view.add(LlmMessage(role="assistant", content=tuple(parts)), self.last_sequence)
             if not reply.tool_calls:
                 return self._completed(reply)
             tool_rounds += 1
@@ -196,9 +228,21 @@ class TurnRunner:
                 await self._persist("tool", parts, parent_message_id=asked)
                 answered.extend(parts)
             answered.sort(key=lambda part: not isinstance(part, ToolResultPart))
-            messages.append(LlmMessage(role="tool", content=tuple(answered)))
+            view.add(LlmMessage(role="tool", content=tuple(answered)), self.last_sequence)
+
+    def _request(self, messages: Sequence[LlmMessage]) -> LlmRequest:
+        plan = self._plan
+        return LlmRequest(
+            model=plan.chain[0].model,
+            system=plan.system,
+            messages=tuple(messages),
+            tools=tuple(plan.tools),
+            temperature=plan.temperature,
+            max_tokens=plan.max_tokens,
+        )
 
     async def _call_model(self, request: LlmRequest) -> _ModelReply:
+        """Stream one call (every attempt cap-checked first); raises :class:`CallRefused`."""
         reply = _ModelReply(model=request.model)
         emit = self._scope.emit
         loop = asyncio.get_running_loop()
@@ -206,39 +250,36 @@ class TurnRunner:
         # every YIELD_EVERY_S so the event bus delivers while the model streams. A paced
         # stream suspends on every read anyway; a burst in between goes out coalesced (§3).
         due = loop.time() + YIELD_EVERY_S
-        async for item in stream_with_fallback(self._plan.chain, request):
-            if isinstance(item, TextDelta):
-                reply.text.append(item.text)
-                emit(AgentToken(token=item.text, model=reply.model))
-                if loop.time() >= due:
-                    await asyncio.sleep(0)
-                    due = loop.time() + YIELD_EVERY_S
-            elif isinstance(item, ReasoningDelta):
-                reply.add_reasoning(item)
-                if item.text:
-                    emit(AgentReasoning(text=item.text, model=reply.model))
-                if loop.time() >= due:
-                    await asyncio.sleep(0)
-                    due = loop.time() + YIELD_EVERY_S
-            elif isinstance(item, ToolCallEnd):
-                reply.tool_calls.append(item)
-            elif isinstance(item, StopChunk):
-                reply.stop_reason = item.stop_reason
-                self.last_input_tokens = item.usage.input_tokens
-                await self._spend(reply, reply.model, item.usage)
-            elif isinstance(item, ErrorChunk):
-                reply.error = item.error
-                await self._spend(reply, reply.model, item.usage)
-            elif isinstance(item, AttemptStarted):
-                reply.model = item.model
-            elif isinstance(item, AttemptFailed):
-                await self._spend(reply, item.model, item.usage)
+        spent = reply.spend
+        try:
+            async for item in stream_priced(self._governor, self._plan.chain, request, spent):
+                if isinstance(item, TextDelta):
+                    reply.text.append(item.text)
+                    emit(AgentToken(token=item.text, model=reply.model))
+                    if loop.time() >= due:
+                        await asyncio.sleep(0)
+                        due = loop.time() + YIELD_EVERY_S
+                elif isinstance(item, ReasoningDelta):
+                    reply.add_reasoning(item)
+                    if item.text:
+                        emit(AgentReasoning(text=item.text, model=reply.model))
+                    if loop.time() >= due:
+                        await asyncio.sleep(0)
+                        due = loop.time() + YIELD_EVERY_S
+                elif isinstance(item, ToolCallEnd):
+                    reply.tool_calls.append(item)
+                elif isinstance(item, StopChunk):
+                    reply.stop_reason = item.stop_reason
+                    reply.input_tokens = item.usage.input_tokens
+                    self.last_input_tokens = item.usage.input_tokens
+                elif isinstance(item, ErrorChunk):
+                    reply.error = item.error
+                elif isinstance(item, AttemptStarted):
+                    reply.model = item.model
+        finally:
+            # Spent even when the call was refused part-way or the turn aborted meanwhile.
+            self._calls = self._calls.plus(spent.usage)
         return reply
-
-    async def _spend(self, reply: _ModelReply, model: str, usage: TokenUsage) -> None:
-        self.usage = self.usage.plus(usage)
-        reply.usage = reply.usage.plus(usage)
-        reply.cost_microcents += await self._governor.record(model, usage)
 
     async def _run_tool(self, call: ToolCallEnd) -> list[ContentPart]:
         """The tool message's parts: the result, then any media the tool returned."""
@@ -268,8 +309,11 @@ class TurnRunner:
         """Commit one message; returns its id."""
         session_id = self._scope.session_id
         durable = de_inline(parts, self._scope.media)
-        message = await self._scope.store.run(
-            lambda s: s.append_message(
+        # The durable form drops reasoning signatures; they are kept beside it (§5).
+        signatures = [part.signature for part in parts if isinstance(part, ReasoningPart)]
+
+        def append(s: SessionStore) -> SessionMessage:
+            message = s.append_message(
                 session_id,
                 role,
                 durable,
@@ -279,14 +323,12 @@ class TurnRunner:
                 parent_message_id=parent_message_id,
                 agent_slug=self._plan.agent_slug if role == "assistant" else None,
             )
-        )
+            s.keep_reasoning_signatures(message.id, signatures)
+            return message
+
+        message = await self._scope.store.run(append)
         self.last_sequence = message.sequence_number
         return message.id
-
-    def _estimate_input(self, messages: Sequence[LlmMessage]) -> int:
-        plan = self._plan
-        total = len(plan.system) // 4 + sum(len(str(spec.parameters)) // 4 for spec in plan.tools)
-        return total + sum(estimate_tokens(message.content) for message in messages)
 
     def _failed(self, error: TurnError) -> TurnResult:
         return TurnResult(

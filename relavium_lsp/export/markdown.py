@@ -84,6 +84,13 @@ def _user_lines(message: SessionMessage) -> list[str]:
     return lines
 
 
+_INTERRUPTED = {
+    "crash": "This turn was cut short: the server stopped before it finished.",
+    "error": "This turn failed after it changed files; its changes are kept.",
+    "aborted": "This turn was stopped after it changed files; its changes are kept.",
+}
+
+
 def _turn_lines(
     turn: LogicalTurn, changes: Mapping[int, Sequence[TurnChangedFile]], stopped: str | None
 ) -> list[str]:
@@ -116,9 +123,26 @@ def _turn_lines(
     ]
     if files:
         lines += [f"**{changes_summary(files)}**", "", *(_file_line(f) for f in files), ""]
+    lines += [f"*{note}*" for note in _marker_notes(turn)]
     if stopped is not None:
         lines += [f"*{stopped}*", ""]
     return lines
+
+
+def _marker_notes(turn: LogicalTurn) -> list[str]:
+    """A line for compaction inside the turn and for an interruption that closed it (§2.2-2.3)."""
+    notes: list[str] = []
+    compactions = sum(1 for marker in turn.markers if marker.compaction is not None)
+    if compactions:
+        times = "once" if compactions == 1 else f"{compactions} times"
+        notes.append(
+            f"The model's view was compacted {times} during this turn to fit its context "
+            "window (nothing was deleted)."
+        )
+    for marker in turn.markers:
+        if marker.interruption is not None:
+            notes.append(_INTERRUPTED[marker.interruption.reason])
+    return [*notes, ""] if notes else []
 
 
 def _stopped(rolled: RolledBackTurn) -> str:

@@ -3,10 +3,12 @@
 A *logical turn* is the contiguous ``user`` message(s) plus the ``assistant`` and ``tool``
 messages answering them — however many rows the engine split it into (``user →
 assistant(tool_call) → tool → assistant(text)`` is one turn). A new user message after any
-answer starts the next turn; a ``system`` row (compaction boundary, interruption marker) is
-never part of a turn and closes the one before it. A turn is *completed* when it produced
-final assistant text: an assistant message with non-blank text and no tool call. Unanswered
-or interrupted turns are not completed.
+answer starts the next turn; a ``system`` row is never part of a turn: an interruption
+marker closes the one before it, a compaction boundary does not (compaction inside a turn
+writes its marker between two rounds of the same turn, ``docs/design.md`` §2.3; between
+turns it comes before a user message, which starts the next turn anyway). A turn is
+*completed* when it produced final assistant text: an assistant message with non-blank text
+and no tool call. Unanswered or interrupted turns are not completed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class LogicalTurn:
 
     user_messages: list[SessionMessage] = field(default_factory=list)
     answers: list[SessionMessage] = field(default_factory=list)
+    # System rows that belong to it without being part of it: the compaction markers written
+    # inside it, and the interruption marker that closed it (if one did).
+    markers: list[SessionMessage] = field(default_factory=list)
 
     @property
     def completed(self) -> bool:
@@ -67,7 +72,10 @@ def group_turns(messages: Iterable[SessionMessage]) -> list[LogicalTurn]:
     current: LogicalTurn | None = None
     for message in messages:
         if message.role == "system":
-            current = None
+            if current is not None and (message.compaction is None or not current.completed):
+                current.markers.append(message)
+            if message.compaction is None:
+                current = None
         elif message.role == "user":
             if current is None or current.answers:
                 current = LogicalTurn()

@@ -36,8 +36,9 @@ from relavium_lsp.contracts.content import (
     UrlSource,
 )
 from relavium_lsp.llm.catalog import max_output_tokens_for
+from relavium_lsp.llm.reasoning_state import is_anthropic
 from relavium_lsp.llm.seam import LlmMessage, LlmRequest, ToolChoice
-from relavium_lsp.llm.wire_common import unsupported_media_note
+from relavium_lsp.llm.wire_common import alternating_turns, unsupported_media_note
 
 ANTHROPIC_VERSION = "2023-06-01"
 CONTINUATION_PROMPT = "(continuing an earlier conversation)"
@@ -72,7 +73,8 @@ def _block(part: ContentPart, role: str) -> dict[str, Any] | None:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text} if part.text.strip() else None
     if isinstance(part, ReasoningPart):
-        if role != "assistant" or not part.signature:
+        # Only Anthropic's own signatures (another format's would be refused).
+        if role != "assistant" or not is_anthropic(part.signature):
             return None
         if part.redacted:
             return {"type": "redacted_thinking", "data": part.signature}
@@ -93,23 +95,12 @@ def _block(part: ContentPart, role: str) -> dict[str, Any] | None:
 
 def wire_messages(messages: tuple[LlmMessage, ...]) -> list[dict[str, Any]]:
     """Seam messages as alternating Messages API messages."""
-    wire: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [b for b in (_block(part, role) for part in message.content) if b is not None]
-        if not blocks:
-            continue
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
-    for entry in wire:
-        if entry["role"] == "user":
-            # tool_result blocks must open the user turn that answers the tool calls.
-            entry["content"].sort(key=lambda block: block["type"] != "tool_result")
-    if wire and wire[0]["role"] == "assistant":
-        wire.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUATION_PROMPT}]})
-    return wire
+    return alternating_turns(
+        messages,
+        _block,
+        is_result=lambda block: block["type"] == "tool_result",
+        opening={"type": "text", "text": CONTINUATION_PROMPT},
+    )
 
 
 _EPHEMERAL: dict[str, str] = {"type": "ephemeral"}

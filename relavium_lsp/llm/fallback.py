@@ -9,7 +9,10 @@ attempt that was abandoned, :class:`AttemptFailed`. The rules:
 - a *fatal* error (auth, bad request, content filter, …) ends the chain with that error;
 - once an attempt has yielded any text, reasoning or tool chunk, a later error ends the
   chain too — the user has already seen that model's tokens;
-- when every attempt fails, the last error ends the chain.
+- when every attempt fails, the last error ends the chain;
+- ``before_attempt``, when given, is awaited before every attempt's request is sent (the
+  engine's cost cap, ``engine/model_calls.py``); whatever it raises ends the chain there,
+  before anything goes out.
 
 Usage is reported exactly once per attempt: in its :class:`AttemptFailed` if it was
 abandoned, else in the final :class:`StopChunk` / :class:`ErrorChunk`. Pricing each of those
@@ -70,6 +73,8 @@ class AttemptFailed(SeamModel):
 ChainItem = LlmChunk | AttemptStarted | AttemptFailed
 RetryDelay = Callable[[LlmError, int], float]
 Sleep = Callable[[float], Awaitable[None]]
+# Awaited with the entry and the request about to be sent to it; raises to refuse the call.
+AttemptGate = Callable[[ChainEntry, LlmRequest], Awaitable[None]]
 
 
 def default_retry_delay(error: LlmError, attempt: int) -> float:
@@ -89,6 +94,7 @@ async def stream_with_fallback(
     *,
     retry_delay: RetryDelay = default_retry_delay,
     sleep: Sleep = asyncio.sleep,
+    before_attempt: AttemptGate | None = None,
 ) -> AsyncIterator[ChainItem]:
     """Stream ``request`` through the chain (``request.model`` is replaced per entry)."""
     if not entries:
@@ -104,10 +110,12 @@ async def stream_with_fallback(
                 if delay > 0:
                     await sleep(delay)
             provider_id = entry.provider.provider_id
+            call = request.model_copy(update={"model": entry.model})
+            if before_attempt is not None:
+                await before_attempt(entry, call)
             yield AttemptStarted(model=entry.model, provider_id=provider_id, attempt=attempt)
             shown = False
             failure: ErrorChunk | None = None
-            call = request.model_copy(update={"model": entry.model})
             chunks = entry.provider.stream(call)
             try:
                 async for chunk in chunks:

@@ -7,7 +7,9 @@ lives here so the two adapters cannot disagree about it.
 
 Status mapping (``docs/design.md`` §5): 401/403 → ``auth``; 400/404/409/413/422 →
 ``bad_request`` (or ``content_filter`` when the provider says the content policy rejected the
-request); 408 → ``timeout``; 429 → ``rate_limit``; 5xx and 529 → ``overloaded``. Transport
+request, ``context_length`` when it says the request is larger than the model's context
+window — with the token count it reported, if any); 408 → ``timeout``; 429 →
+``rate_limit``; 5xx and 529 → ``overloaded``. Transport
 faults: no byte for ``timeout_s`` → ``timeout``; refused, reset or truncated connections →
 ``transport``.
 """
@@ -18,14 +20,16 @@ import email.utils
 import json
 import logging
 import math
+import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.errors import RelaviumError
 from relavium_lsp.llm.redaction import user_safe_detail
 from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, LlmErrorKind
 from relavium_lsp.llm.stream_guard import StreamGuard
@@ -42,6 +46,53 @@ _CONTENT_POLICY_MARKERS = (
     "content policy",
     "safety system",
 )
+
+# How providers say a request does not fit the model's context window: OpenAI's code
+# ``context_length_exceeded``, Anthropic's "prompt is too long", vLLM's "maximum context
+# length", llama.cpp's ``exceed_context_size_error``, and the like.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "context_window",
+    "exceed_context_size",
+    "exceeds the available context",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+)
+# Where they say how many tokens the request held, most specific first.
+_REPORTED_TOKENS = (
+    re.compile(r"resulted in ([\d,]+) tokens"),  # OpenAI
+    re.compile(r"([\d,]+) in the messages"),  # vLLM
+    re.compile(r"([\d,]+) tokens? > [\d,]+"),  # Anthropic
+    re.compile(r'"n_prompt_tokens"\s*:\s*(\d+)'),  # llama.cpp
+)
+
+
+def context_overflow(text: str) -> tuple[bool, int | None]:
+    """Whether an error text says the request exceeded the context window, and its size.
+
+    The size is the token count the provider said the request held (``None``: not said).
+    """
+    lowered = text.lower()
+    if not any(marker in lowered for marker in _CONTEXT_MARKERS):
+        return False, None
+    for pattern in _REPORTED_TOKENS:
+        found = pattern.search(lowered)
+        if found is not None:
+            return True, int(found.group(1).replace(",", ""))
+    return True, None
+
+
+class CredentialsUnavailable(RelaviumError):
+    """No usable credential; the message says where they were looked for and what to do."""
+
+    code = "provider_auth"
+
+
+# Adds a request's credentials to its headers, given the exact body (``llm/authorized_http.py``).
+Authorize = Callable[[Mapping[str, str], bytes], Awaitable[Mapping[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -114,11 +165,19 @@ def in_stream_error(
     provider_id: str, payload: Any, secret: str | None, usage: TokenUsage
 ) -> ErrorChunk:
     """An ``error`` object sent inside a 200 stream, as a final chunk."""
-    code, detail = _error_fields(json.dumps(payload).encode())
+    body = json.dumps(payload)
+    code, detail = _error_fields(body.encode())
     kind = error_type_kind(code)
+    overflow, reported = context_overflow(body)
+    if overflow and kind in ("bad_request", "unknown"):
+        kind = "context_length"
     safe = user_safe_detail(detail or code or "error", [secret])
     return ErrorChunk(
-        error=LlmError(kind=kind, message=f"{provider_id}: the stream failed: {safe}"),
+        error=LlmError(
+            kind=kind,
+            message=f"{provider_id}: the stream failed: {safe}",
+            reported_tokens=reported if kind == "context_length" else None,
+        ),
         usage=usage,
     )
 
@@ -188,17 +247,30 @@ def error_from_status(
             )
         return LlmError(kind=kind, message=message, status=status)
     lowered = f"{code} {detail}".lower()
+    reported = None
     if kind == "bad_request" and any(marker in lowered for marker in _CONTENT_POLICY_MARKERS):
         kind = "content_filter"
+    elif kind == "bad_request":
+        overflow, reported = context_overflow(body.decode("utf-8", "replace"))
+        if overflow:
+            kind = "context_length"
     safe = user_safe_detail(detail or code, [target.secret])
     message = f"{target.provider_id}: HTTP {status} from {target.host}"
     if safe:
         message += f": {safe}"
-    return LlmError(kind=kind, message=message, status=status, retry_after_s=retry_after)
+    return LlmError(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after_s=retry_after,
+        reported_tokens=reported,
+    )
 
 
 def error_from_exception(target: CallTarget, exc: Exception) -> LlmError:
     """Build the user-safe error for a transport-level failure."""
+    if isinstance(exc, CredentialsUnavailable):
+        return LlmError(kind="auth", message=exc.message)
     if isinstance(exc, httpx.TimeoutException):
         phase = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
         return LlmError(
@@ -261,17 +333,25 @@ class StreamDecoder(Protocol):
 
 
 DecoderFactory = Callable[[str], StreamDecoder]
+# Builds the error for a non-2xx answer: ``(target, status, headers, body)``.
+StatusExplainer = Callable[[CallTarget, int, httpx.Headers, bytes], LlmError]
 
 
 async def stream_call(
     client: httpx.AsyncClient,
     target: CallTarget,
-    build_body: Callable[[], dict[str, Any]],
+    build_body: Callable[[], dict[str, Any] | bytes],
     make_decoder: DecoderFactory,
+    explain: StatusExplainer = error_from_status,
+    authorize: Authorize | None = None,
 ) -> AsyncIterator[LlmChunk]:
     """POST the body and yield the decoded chunks; never raise for a fault.
 
-    ``make_decoder`` receives the response's content type. Whatever the decoder makes of the
+    ``make_decoder`` receives the response's content type; ``explain`` turns an HTTP error
+    answer into the error (a provider whose errors say more than the status overrides it).
+    A body given as bytes is sent as they are (JSON), after ``authorize`` added the
+    credentials worked out for those very bytes (a token, a signature) — one that cannot be
+    had is an ``auth`` error. Whatever the decoder makes of the
     body, a :class:`StreamGuard` keeps the seam's promises: every started tool call ends,
     exactly one final chunk, and an error after billable output is never retryable. Only
     ``asyncio.CancelledError`` (and closing the generator) escape; either leaves the
@@ -284,18 +364,23 @@ async def stream_call(
     decoder: StreamDecoder | None = None
     guard = StreamGuard()
     try:
+        body = build_body()
+        headers = dict(target.headers)
+        if isinstance(body, bytes):
+            headers["content-type"] = "application/json"
+            if authorize is not None:
+                headers = dict(await authorize(headers, body))
         async with client.stream(
             "POST",
             target.url,
-            json=build_body(),
-            headers=dict(target.headers),
+            content=body if isinstance(body, bytes) else None,
+            json=None if isinstance(body, bytes) else body,
+            headers=headers,
             timeout=httpx.Timeout(target.timeout_s),
         ) as response:
             if response.status_code >= 400:
                 error_body = await _read_bounded(response)
-                failure = error_from_status(
-                    target, response.status_code, response.headers, error_body
-                )
+                failure = explain(target, response.status_code, response.headers, error_body)
             else:
                 decoder = make_decoder(response.headers.get("content-type", ""))
                 admit = guard.admit

@@ -1,7 +1,8 @@
 """Provider API keys: the OS keychain first, then environment variables.
 
 Keys live under keyring service ``relavium`` with the provider id as the account. The
-fallback variable is ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` for those two ids and
+fallback variable is ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` for those two ids (and the
+platforms' own variables for the ids ``azure``, ``gemini`` and ``bedrock``) and
 ``<PROVIDER_ID>_API_KEY`` (upper-cased, other characters as ``_``) for any other — a key is
 never borrowed from another provider's variable, since that would send it to a different
 host. Nothing here logs, prints or raises with a key in it.
@@ -23,7 +24,14 @@ from relavium_lsp.log_secrets import register_secret
 logger = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "relavium"
-_BUILTIN_ENV_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_BUILTIN_ENV_VARS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    # The variables each platform's own tools read, for the presets' ids.
+    "azure": "AZURE_OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
+}
 _PROVIDER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _PLAINTEXT_BACKENDS = ("PlaintextKeyring",)
 

@@ -66,6 +66,8 @@ class ModelSources:
     agents: Iterable[AgentDefinition] = ()
     default_model: str | None = None
     key_lookup: KeyLookup = lookup_api_key
+    # Providers whose endpoints a project file chose: no cloud credentials for them.
+    withheld: frozenset[str] = frozenset()
 
 
 def configured_references(sources: ModelSources) -> list[tuple[str, str]]:
@@ -132,6 +134,7 @@ class ModelDirectory:
                 settings,
                 client=self.client,
                 key_lookup=sources.key_lookup,
+                withheld=provider_id in sources.withheld,
             )
         except RelaviumError as error:
             return error.message

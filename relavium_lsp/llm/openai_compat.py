@@ -10,14 +10,17 @@ request the provider rejects outright for policy reasons is an ``ErrorChunk`` of
 
 from __future__ import annotations
 
+import functools
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
+from relavium_lsp.llm.catalog import api_for
 from relavium_lsp.llm.http_call import StreamDecoder
 from relavium_lsp.llm.openai_stream import ChatCompletionsDecoder, WholeCompletionDecoder
 from relavium_lsp.llm.openai_wire import request_body
-from relavium_lsp.llm.seam import LlmRequest
+from relavium_lsp.llm.seam import LlmChunk, LlmRequest
 from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -55,6 +58,26 @@ class OpenAICompatibleProvider(StreamingHttpProvider):
 
     def _request_body(self, request: LlmRequest) -> dict[str, Any]:
         return request_body(request, official=self._official)
+
+    def stream(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        """Stream one call; a model served only by the Responses API goes there (§5)."""
+        if self._official and api_for(request.model) == "responses":
+            return self._responses.stream(request)
+        return super().stream(request)
+
+    @functools.cached_property
+    def _responses(self) -> StreamingHttpProvider:
+        # Loaded when first needed (llm/responses/): most sessions never use it.
+        from relavium_lsp.llm.responses.provider import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(
+            self.provider_id,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            client=self._client,
+            timeout_s=self._timeout_s,
+            context_window=self._context_window,
+        )
 
     def _decoder(self, content_type: str) -> StreamDecoder:
         if "text/event-stream" in content_type or not content_type:

@@ -5,8 +5,9 @@ Rules, in order:
 1. Only the newest compaction marker counts: every message at or before its
    ``droppedThroughSequence`` is left out, and the marker's text becomes the opening user
    message ``"Summary of earlier conversation:\n…"`` (a trim marker without text becomes a
-   one-line note that earlier messages were left out). Every other ``system`` row —
-   interruption markers included — is dropped.
+   one-line note that earlier messages were left out). A marker written inside a turn holds
+   a whole view instead (``CompactionMarker.view``): its parts become those messages, in
+   order. Every other ``system`` row — interruption markers included — is dropped.
 2. Each assistant message that called tools is followed by exactly one ``tool`` message
    holding one result per call, in call order, then any media the tools returned (MCP
    images; the wire mappings put them after the results). A call whose result was never
@@ -68,8 +69,10 @@ def _resolve(part: DurableContentPart | ContentPart, media: MediaStore) -> Conte
     return part
 
 
-def _visible(messages: Sequence[SessionMessage]) -> tuple[list[SessionMessage], LlmMessage | None]:
-    """Messages after the newest compaction boundary, and the summary that replaces the rest."""
+def _visible(
+    messages: Sequence[SessionMessage],
+) -> tuple[list[SessionMessage], SessionMessage | None]:
+    """Messages after the newest compaction boundary, and the marker that replaces the rest."""
     ordered = sorted(messages, key=lambda message: message.sequence_number)
     marker: SessionMessage | None = None
     for message in ordered:
@@ -79,7 +82,7 @@ def _visible(messages: Sequence[SessionMessage]) -> tuple[list[SessionMessage], 
         return [m for m in ordered if m.role != "system"], None
     boundary = marker.compaction.dropped_through_sequence
     kept = [m for m in ordered if m.role != "system" and m.sequence_number > boundary]
-    return kept, _summary(marker)
+    return kept, marker
 
 
 def _parts(
@@ -106,8 +109,8 @@ def project_messages(
     after it — and each unit projects on its own.
     """
     live = in_flight or {}
-    kept, summary = _visible(messages)
-    projected: list[LlmMessage] = [summary] if summary is not None else []
+    kept, marker = _visible(messages)
+    projected: list[LlmMessage] = list(_summary(marker, media))
     index = 0
     while index < len(kept):
         end = index + 1
@@ -121,12 +124,23 @@ def project_messages(
     return tuple(projected)
 
 
-def _summary(marker: SessionMessage | None) -> LlmMessage | None:
-    if marker is None:
-        return None
+def _summary(marker: SessionMessage | None, media: MediaStore) -> tuple[LlmMessage, ...]:
+    """What a compaction marker stands for: its view's messages, or one summary message."""
+    if marker is None or marker.compaction is None:
+        return ()
+    view = marker.compaction.view
+    if view is not None:
+        messages: list[LlmMessage] = []
+        start = 0
+        for shown in view:
+            parts = marker.content[start : start + shown.parts]
+            start += shown.parts
+            content = tuple(_resolve(part, media) for part in parts)
+            messages.append(LlmMessage(role=shown.role, content=content))
+        return tuple(messages)
     text = plain_text(marker.content).strip()
     summary = SUMMARY_PREFIX + text if text else TRIMMED_NOTE
-    return LlmMessage(role="user", content=(TextPart(text=summary),))
+    return (LlmMessage(role="user", content=(TextPart(text=summary),)),)
 
 
 def _project_unit(

@@ -16,6 +16,8 @@ import httpx
 from relavium_lsp.contracts.config import ProviderConfig
 from relavium_lsp.contracts.presets import PROVIDER_PRESETS
 from relavium_lsp.errors import RelaviumError
+from relavium_lsp.llm.authorized_http import AuthorizedHttpProvider
+from relavium_lsp.llm.cloud_probe import endpoint_finding
 from relavium_lsp.llm.model_directory import ModelSources
 from relavium_lsp.llm.providers import build_provider
 from relavium_lsp.llm.streaming_http import ModelsResult, StreamingHttpProvider
@@ -59,9 +61,13 @@ async def probe_provider(
             settings.model_copy(update={"timeout_s": min(settings.timeout_s, PROBE_TIMEOUT_S)}),
             client=client,
             key_lookup=sources.key_lookup,
+            withheld=provider_id in sources.withheld,
         )
     except RelaviumError as error:
         return Finding(provider_id, False, error.message)
+    if isinstance(provider, AuthorizedHttpProvider):  # the cloud platforms (llm/cloud_probe.py)
+        found = await endpoint_finding(provider, settings, models)
+        return Finding(provider_id, found.ok, found.summary, found.hint)
     if not isinstance(provider, StreamingHttpProvider):
         return None
     if provider.capabilities.needs_key and not provider.has_key:

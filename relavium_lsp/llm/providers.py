@@ -1,23 +1,25 @@
 """Configuration → provider objects, and an agent → its fallback chain.
 
 ``[providers.<id>]`` entries choose an adapter by ``kind`` (``openai`` and ``anthropic``
-default to their own id). Base URLs are checked before any key could be sent: a host that
-is (or resolves to) a loopback, private, link-local or otherwise non-public address is
-refused unless the entry sets ``allow_local_endpoint = true``, and so is plain ``http://``
-(a key would travel unencrypted). The id ``offline`` always exists and replays the bundled
-demo cassette.
+default to their own id; ``azure``, ``gemini``, ``vertex`` and ``bedrock`` are built by
+:mod:`relavium_lsp.llm.cloud_providers`, which loads them only then). Base URLs are
+checked before any key could be sent: a host that is (or resolves to) a loopback, private,
+link-local or otherwise non-public address is refused unless the entry sets
+``allow_local_endpoint = true``, and so is plain ``http://`` (a key would travel
+unencrypted). The id ``offline`` always exists and replays the bundled demo cassette.
 
 Model references are ``model`` or ``provider/model`` — the second form only when the first
 segment is a configured (or built-in) provider id, so ``meta-llama/Llama-3-8B`` stays one
 model name. Without a provider, ``claude-*`` means Anthropic, ``gpt-*``/``o1``/``o3``/``o4``
-mean OpenAI, and a workspace with exactly one configured provider uses that one.
+mean OpenAI, ``gemini-*`` the one configured Gemini or Vertex provider, and a workspace with
+exactly one configured provider uses that one.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -32,9 +34,12 @@ from relavium_lsp.llm.keys import lookup_api_key
 from relavium_lsp.llm.offline import offline_provider
 from relavium_lsp.llm.openai_compat import DEFAULT_OPENAI_BASE_URL, OpenAICompatibleProvider
 from relavium_lsp.llm.seam import Provider
+from relavium_lsp.llm.streaming_http import StreamingHttpProvider
 from relavium_lsp.netaddr import IPAddress, blocked_reason
 
 BUILTIN_PROVIDER_IDS = ("openai", "anthropic", OFFLINE_PROVIDER_ID)
+CLOUD_KINDS = ("azure", "gemini", "vertex", "bedrock")
+_GEMINI_KINDS = ("gemini", "vertex")
 KeyLookup = Callable[[str], str | None]
 HostResolver = Callable[[str, int], Sequence[IPAddress]]
 _OPENAI_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
@@ -91,7 +96,8 @@ def _kind(provider_id: str, config: ProviderConfig) -> str:
     if provider_id in ("openai", "anthropic"):
         return provider_id
     raise ProviderSetupError(
-        f'provider {provider_id!r} needs kind = "openai", "anthropic" or "cassette"'
+        f'provider {provider_id!r} needs kind = "openai", "anthropic", "azure", "gemini", '
+        '"vertex", "bedrock" or "cassette"'
     )
 
 
@@ -102,11 +108,14 @@ def build_provider(
     client: httpx.AsyncClient,
     key_lookup: KeyLookup = lookup_api_key,
     resolve: HostResolver = resolve_host,
+    withheld: bool = False,
 ) -> Provider:
     """The provider for one ``[providers.<id>]`` entry.
 
     A custom ``base_url`` with a host name is resolved (blocking DNS) to check where it
     points; callers on an event loop with such entries should build off the loop.
+    ``withheld``: a project file chose this provider's endpoint, so cloud credentials are
+    not sent to it (``key_lookup`` already withholds API keys).
     """
     if provider_id == OFFLINE_PROVIDER_ID:
         return offline_provider()
@@ -117,6 +126,23 @@ def build_provider(
         return CassetteProvider(
             provider_id, Path(config.cassette).expanduser(), context_window=config.context_window
         )
+    if kind in CLOUD_KINDS:
+        from relavium_lsp.llm.cloud_providers import build_cloud_provider
+
+        def check(base_url: str) -> None:
+            check_endpoint(
+                provider_id, base_url, allow_local=config.allow_local_endpoint, resolve=resolve
+            )
+
+        return build_cloud_provider(
+            provider_id,
+            kind,
+            config,
+            client=client,
+            key_lookup=key_lookup,
+            withheld=withheld,
+            check=check,
+        )
     default = DEFAULT_OPENAI_BASE_URL if kind == "openai" else DEFAULT_ANTHROPIC_BASE_URL
     base_url = str(config.base_url).rstrip("/") if config.base_url is not None else default
     if base_url != default:
@@ -124,7 +150,15 @@ def build_provider(
         check_endpoint(
             provider_id, base_url, allow_local=config.allow_local_endpoint, resolve=resolve
         )
-    adapter = OpenAICompatibleProvider if kind == "openai" else AnthropicProvider
+    adapter: type[StreamingHttpProvider] = (
+        OpenAICompatibleProvider if kind == "openai" else AnthropicProvider
+    )
+    if kind == "openai" and config.api == "responses":
+        from relavium_lsp.llm.responses.provider import OpenAIResponsesProvider
+
+        adapter = OpenAIResponsesProvider
+    elif config.api not in (None, "chat") and kind == "openai":
+        raise ProviderSetupError(f'provider {provider_id!r}: api must be "chat" or "responses"')
     provider = adapter(
         provider_id,
         base_url=base_url,
@@ -146,6 +180,10 @@ def _infer_provider(model: str, providers: Mapping[str, ProviderConfig]) -> str:
         return "anthropic"
     if lowered.startswith(_OPENAI_PREFIXES):
         return "openai"
+    if lowered.startswith("gemini"):
+        serving = [pid for pid, config in providers.items() if config.kind in _GEMINI_KINDS]
+        if len(serving) == 1:
+            return serving[0]
     configured = [pid for pid in providers if pid != OFFLINE_PROVIDER_ID]
     if len(configured) == 1:
         return configured[0]
@@ -189,8 +227,12 @@ def resolve_chain(
     client: httpx.AsyncClient,
     key_lookup: KeyLookup = lookup_api_key,
     resolve: HostResolver = resolve_host,
+    withheld: Collection[str] = (),
 ) -> list[ChainEntry]:
-    """The agent's primary model, then its ``fallback_chain``, as ready providers."""
+    """The agent's primary model, then its ``fallback_chain``, as ready providers.
+
+    ``withheld``: providers whose endpoints a project file chose (no credentials for them).
+    """
     primary = primary_reference(agent, default_model)
     references = [(primary[0], primary[1], 1)] + [
         (step.provider, step.model, step.max_attempts) for step in agent.fallback_chain
@@ -206,6 +248,7 @@ def resolve_chain(
                 client=client,
                 key_lookup=key_lookup,
                 resolve=resolve,
+                withheld=provider_id in withheld,
             )
         entries.append(ChainEntry(built[provider_id], model_name, attempts))
     return entries

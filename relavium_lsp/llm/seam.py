@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from relavium_lsp._compat.pydantic import trusted_builder
-from relavium_lsp.contracts.content import ContentPart
+from relavium_lsp.contracts.content import ContentPart, estimate_tokens
 from relavium_lsp.contracts.events import TokenUsage
 
 LlmErrorKind = Literal[
@@ -25,6 +25,7 @@ LlmErrorKind = Literal[
     "auth",
     "bad_request",
     "content_filter",
+    "context_length",
     "cancelled",
     "unknown",
 ]
@@ -70,6 +71,17 @@ class LlmRequest(SeamModel):
     max_tokens: int | None = None
     stop_sequences: tuple[str, ...] = ()
 
+    def estimated_input_tokens(self) -> int:
+        """About how many context tokens the request takes (four characters a token).
+
+        A rough count, the same for every provider: the cost cap prices it before the call,
+        and a turn compares it (corrected by what providers reported) with the model's
+        context window (``engine/turn_window.py``).
+        """
+        tools = sum(len(str(spec.parameters)) + len(spec.description) for spec in self.tools)
+        messages = sum(estimate_tokens(message.content) for message in self.messages)
+        return (len(self.system) + tools) // 4 + messages
+
 
 class LlmError(SeamModel):
     """A typed provider failure. ``message`` is user-safe and never contains a key."""
@@ -81,6 +93,9 @@ class LlmError(SeamModel):
     # Billable output (text, reasoning, a tool call or output tokens) was delivered before
     # the failure: trying another model would buy the answer twice.
     partial: bool = False
+    # ``context_length``: how many tokens the provider said the refused request held, when it
+    # said (the turn corrects its estimate with it, ``engine/turn_window.py``).
+    reported_tokens: int | None = None
 
     @property
     def retryable(self) -> bool:

@@ -150,9 +150,17 @@ class StreamingHttpProvider(ABC):
             self._decoder,
         )
 
+    @property
+    def models_timeout_s(self) -> float:
+        """How long asking for the model list may take."""
+        return min(self._timeout_s, _MODELS_TIMEOUT_S)
+
     async def list_models(self) -> ModelsResult:
         """Ask the provider's ``/models`` endpoint; never raises for a fault."""
-        target = self._target(self._models_url(), min(self._timeout_s, _MODELS_TIMEOUT_S))
+        return await self.fetch_models(self._target(self._models_url(), self.models_timeout_s))
+
+    async def fetch_models(self, target: CallTarget) -> ModelsResult:
+        """GET ``target`` and read a model list from it; never raises for a fault."""
         try:
             response = await self._client.get(
                 target.url, headers=dict(target.headers), timeout=target.timeout_s

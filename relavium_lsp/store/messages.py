@@ -302,11 +302,15 @@ def last_message(connection: Connection, session_id: str) -> SessionMessage | No
 
 
 def count_tokens_since_boundary(connection: Connection, session_id: str) -> tuple[int, int]:
-    """(visible messages, estimated tokens) after the newest compaction marker — O(1)."""
+    """(visible messages after the newest compaction marker, their estimated tokens) — O(1).
+
+    The tokens count the marker itself too (its summary, or the view compaction inside a turn
+    stored in it): the model sees it with the messages after it.
+    """
     with read_snapshot(connection):
         newest = _newest_visible_totals(connection, session_id)
         marker = connection.execute(
-            "SELECT visible_ordinal, cumulative_tokens FROM session_messages"
+            "SELECT visible_ordinal, cumulative_tokens - token_estimate FROM session_messages"
             " WHERE session_id = ? AND compaction IS NOT NULL AND rolled_back = 0"
             " ORDER BY sequence_number DESC LIMIT 1",
             (session_id,),
@@ -314,6 +318,17 @@ def count_tokens_since_boundary(connection: Connection, session_id: str) -> tupl
     if marker is None:
         return newest[0], newest[1]
     return newest[0] - marker[0], newest[1] - marker[1]
+
+
+def newest_marker_holds_view(connection: Connection, session_id: str) -> bool:
+    """Whether the newest visible compaction marker holds a view (written inside a turn)."""
+    row = connection.execute(
+        "SELECT compaction FROM session_messages"
+        " WHERE session_id = ? AND compaction IS NOT NULL AND rolled_back = 0"
+        " ORDER BY sequence_number DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row is not None and json.loads(row[0]).get("view") is not None
 
 
 def _walk_back(

@@ -23,6 +23,7 @@ from relavium_lsp.store.schema_steps import (
     add_leases_and_changes,
     add_model_choice,
     add_peers,
+    add_reasoning_signatures,
     add_session_model,
     add_turn_reviews,
     add_workspace_memory,
@@ -50,6 +51,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "the model a session was switched to", add_model_choice),
     Migration(9, "the event inbox of sessions another process runs", add_event_inbox),
     Migration(10, "the review of the files a turn changed", add_turn_reviews),
+    Migration(
+        11, "providers' reasoning signatures, kept with their message", add_reasoning_signatures
+    ),
 )
 
 

@@ -17,7 +17,7 @@ from relavium_lsp.contracts.session import (
     SessionMessage,
 )
 from relavium_lsp.contracts.usage import TokenUsage
-from relavium_lsp.store import messages
+from relavium_lsp.store import messages, reasoning_signatures
 from relavium_lsp.store.db import write_transaction
 from relavium_lsp.store.repo_base import RepositoryBase
 from relavium_lsp.store.tail_walk import TailWalk
@@ -61,6 +61,15 @@ class MessageRows(RepositoryBase):
                 parent_message_id=parent_message_id,
                 agent_slug=agent_slug,
             )
+
+    def keep_reasoning_signatures(self, message_id: str, signatures: list[str | None]) -> None:
+        """Keep a message's reasoning signatures (``store/reasoning_signatures.py``)."""
+        with write_transaction(self._connection):
+            reasoning_signatures.keep_signatures(self._connection, message_id, signatures)
+
+    def reasoning_signatures(self, message_ids: Sequence[str]) -> dict[str, list[str | None]]:
+        """The kept reasoning signatures of those messages that have any."""
+        return reasoning_signatures.signatures_of(self._connection, message_ids)
 
     def roll_back_from(self, session_id: str, from_sequence: int) -> int:
         """Hide messages ``>= from_sequence`` (an aborted or failed turn); returns the count."""
@@ -113,3 +122,7 @@ class MessageRows(RepositoryBase):
     def count_tokens_since_boundary(self, session_id: str) -> tuple[int, int]:
         """(messages, estimated tokens) after the newest compaction marker."""
         return messages.count_tokens_since_boundary(self._connection, session_id)
+
+    def newest_marker_holds_view(self, session_id: str) -> bool:
+        """Whether the newest compaction marker holds a view a turn compacted into (§2.3)."""
+        return messages.newest_marker_holds_view(self._connection, session_id)

@@ -495,3 +495,15 @@ def add_turn_reviews(connection: Connection) -> None:
         "ALTER TABLE session_checkpoints ADD COLUMN review TEXT"
         " CHECK (review IN ('kept', 'undone'))"
     )
+
+
+def add_reasoning_signatures(connection: Connection) -> None:
+    """Version 11: providers' opaque reasoning state, kept with its message (§5)."""
+    connection.execute(
+        """
+        CREATE TABLE message_reasoning_signatures (
+            message_id TEXT PRIMARY KEY REFERENCES session_messages (id) ON DELETE CASCADE,
+            signatures TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+    )

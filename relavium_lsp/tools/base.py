@@ -58,6 +58,11 @@ class ChangeJournal(Protocol):
         """Queue a write of the notes so far without waiting for it."""
         ...
 
+    @property
+    def changed_files(self) -> bool:
+        """Whether a change to a file began in this turn (its transcript is then kept)."""
+        ...
+
 
 class ArtifactStore(Protocol):
     """Where full tool outputs are kept when the model only sees a bounded preview."""

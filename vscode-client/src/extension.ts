@@ -9,6 +9,7 @@ import { ApprovalBroker } from './chat/approvals';
 import { ChatController } from './chat/chatController';
 import { MemoryFileSystem, editWorkspaceMemory } from './chat/memoryFileSystem';
 import { ProposedChanges } from './chat/proposedChanges';
+import { setUpModel } from './chat/modelSetup';
 import {
   askAboutSelection,
   exportCurrent,
@@ -16,6 +17,9 @@ import {
   pickAndResume,
   renameSession,
 } from './chat/sessionActions';
+import { ServerInstaller } from './install/serverInstaller';
+import { ServerSetup } from './install/serverSetup';
+import { unsupportedPlatform } from './install/platforms';
 import { EditorStateReporter } from './server/editorState';
 import { RelaviumServer } from './server/relaviumServer';
 import { publishTestDiagnostic } from './server/testDiagnostic';
@@ -27,21 +31,34 @@ let server: RelaviumServer | undefined;
 /** Called by VS Code when the extension activates. */
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Relavium');
+  const unsupported = unsupportedPlatform(process.platform);
+  if (unsupported !== undefined) {
+    output.appendLine(unsupported);
+    void vscode.window.showErrorMessage(unsupported);
+    context.subscriptions.push(output);
+    return;
+  }
   publishTestDiagnostic(context);
+  const setup = new ServerSetup(output, new ServerInstaller(context, output));
   // The handlers run only after start(), by which time `chat` and `approvals` exist.
-  const relavium: RelaviumServer = new RelaviumServer(output, {
-    onSessionEvent: (event) => {
-      chat.onSessionEvent(event);
+  const relavium: RelaviumServer = new RelaviumServer(
+    output,
+    {
+      onSessionEvent: (event) => {
+        chat.onSessionEvent(event);
+      },
+      onSessionsChanged: (params) => {
+        chat.onSessionsChanged(params);
+      },
+      onWorkspaceMemoryChanged: (params) => {
+        memory.onMemoryChanged(params);
+      },
+      requestApproval: (params, token): Promise<RequestApprovalResult> => approvals.request(params, token),
+      openUntitled,
     },
-    onSessionsChanged: (params) => {
-      chat.onSessionsChanged(params);
-    },
-    onWorkspaceMemoryChanged: (params) => {
-      memory.onMemoryChanged(params);
-    },
-    requestApproval: (params, token): Promise<RequestApprovalResult> => approvals.request(params, token),
-    openUntitled,
-  });
+    setup.hooks,
+  );
+  setup.attach(relavium);
   server = relavium;
   const chat: ChatController = new ChatController(relavium, context.workspaceState);
   const memory: MemoryFileSystem = new MemoryFileSystem(relavium);
@@ -75,7 +92,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   const provider = new ChatViewProvider(
     context.extensionUri,
-    { controller: chat, approvals: approvals, lastEditor: () => editorState.editor },
+    { controller: chat, approvals: approvals, setup, lastEditor: () => editorState.editor },
     () => {
       approvals.escalateAll();
     },
@@ -118,6 +135,11 @@ export function activate(context: vscode.ExtensionContext): void {
       return askAboutSelection(chat, vscode.window.activeTextEditor ?? editorState.editor);
     }),
     vscode.commands.registerCommand('relavium.restartServer', () => relavium.restart()),
+    vscode.commands.registerCommand('relavium.reinstallServer', () => setup.installAndStart(true)),
+    vscode.commands.registerCommand('relavium.showSetup', () => {
+      setup.showSetup();
+    }),
+    vscode.commands.registerCommand('relavium.setupModel', () => setUpModel(chat)),
     memory,
     vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, memory, { isCaseSensitive: true }),
     vscode.commands.registerCommand('relavium.editWorkspaceMemory', () => editWorkspaceMemory()),

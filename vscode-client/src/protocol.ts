@@ -91,13 +91,15 @@ export type DescriptionSource = 'user' | 'agent' | 'introspection';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
+export type InterruptionReason = 'crash' | 'error' | 'aborted';
+
 export type PlanStatus = 'pending' | 'in_progress' | 'completed';
 
 export type PlanPriority = 'high' | 'medium' | 'low';
 
 export type ApprovalAction = 'fs_write' | 'process' | 'egress';
 
-export type CompactionReason = 'threshold' | 'max_messages' | 'manual';
+export type CompactionReason = 'threshold' | 'max_messages' | 'manual' | 'context_window';
 
 export type ExportFormat = 'workflow' | 'jsonl' | 'markdown';
 
@@ -737,6 +739,7 @@ export interface TurnCompletedPayload {
   stopReason: StopReason;
   tokensUsed: TokenUsage;
   error?: TurnError;
+  kept?: boolean;
 }
 
 /** Summarising older history began. */
@@ -745,7 +748,7 @@ export interface SessionCompactingPayload {
   reason: CompactionReason;
 }
 
-/** Older history was summarised behind a boundary marker. */
+/** Older history was summarised (or, inside a turn, old tool results cleared) behind a marker. */
 export interface SessionCompactedPayload {
   type: 'session:compacted';
   reason: CompactionReason;
@@ -754,6 +757,8 @@ export interface SessionCompactedPayload {
   tokensBefore: number;
   tokensAfter: number;
   boundarySequence: number;
+  clearedToolResults?: number;
+  summarizedMessages?: number;
 }
 
 /** Older history was dropped from the model's view behind a marker (nothing deleted). */
@@ -1050,13 +1055,20 @@ export interface DurableMediaPart {
 /** Marks a system message as a compaction boundary. */
 export interface CompactionMarker {
   droppedThroughSequence: number;
-  mode: 'summarize' | 'trim';
+  mode: 'summarize' | 'trim' | 'clear';
+  view?: ViewMessage[];
 }
 
-/** Marks a system message recording that a turn never finished (crash or kill). */
+/** One message of a compaction marker's view: its role and how many of its parts it holds. */
+export interface ViewMessage {
+  role: 'user' | 'assistant' | 'tool';
+  parts: number;
+}
+
+/** Marks a system message recording that a turn never finished (crash, failure, abort). */
 export interface InterruptionMarker {
   interruptedAfterSequence: number;
-  reason: 'crash';
+  reason: InterruptionReason;
 }
 
 /** One step of the plan. */

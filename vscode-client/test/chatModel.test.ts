@@ -445,6 +445,47 @@ describe('ChatModel: turn completion and errors', () => {
     assert.deepEqual(nth(model, 'notice').action, { kind: 'retry', label: 'Retry', text: 'first message' });
   });
 
+  it('keeps an aborted turn that changed files on screen', () => {
+    const model = fresh();
+    model.addPendingUser('edit two files');
+    const effects = feed(
+      model,
+      stampAll(1, [
+        turnStarted(1),
+        toolCall('c1'),
+        toolResult('c1'),
+        turnCompleted({ stopReason: 'aborted', kept: true }),
+      ]),
+    );
+    assert.deepEqual(kinds(model), ['user', 'tool', 'notice']);
+    assert.match(nth(model, 'notice').text, /changed files/);
+    assert.equal(nth(model, 'user').outcome, 'cancelled');
+    // Stored with its changes: no draft to restore; the review card is asked for.
+    assert.deepEqual(effects, [{ kind: 'fetchChanges', sessionId: SESSION, userSequence: 1 }]);
+  });
+
+  it('says what compaction inside a turn cleared and summarised', () => {
+    const model = fresh();
+    feed(
+      model,
+      stampAll(1, [
+        { type: 'session:compacting', reason: 'context_window' },
+        {
+          type: 'session:compacted',
+          reason: 'context_window',
+          messagesBefore: 30,
+          messagesAfter: 9,
+          tokensBefore: 13000,
+          tokensAfter: 6000,
+          boundarySequence: 41,
+          clearedToolResults: 7,
+          summarizedMessages: 12,
+        },
+      ]),
+    );
+    assert.match(nth(model, 'notice').text, /7 tool outputs cleared .* 12 messages summarised/);
+  });
+
   it('notes an answer cut off by the output limit', () => {
     const model = fresh();
     feed(model, stampAll(1, [turnStarted(1), token('abc'), turnCompleted({ stopReason: 'length' })]));

@@ -64,7 +64,7 @@ describe('resolveServerCommand', () => {
     assert.match(resolved.reason, /trust/);
   });
 
-  it('explains what to set when nothing is found', () => {
+  it('explains what is missing when nothing is found', () => {
     const resolved = resolveServerCommand({
       ...base,
       configured: '',
@@ -72,7 +72,27 @@ describe('resolveServerCommand', () => {
       workspaceFolders: [],
     });
     assert.ok(!resolved.found);
-    assert.match(resolved.reason, /relavium\.server\.command/);
+    assert.match(resolved.reason, /is not installed \(not on PATH or in a workspace \.venv\)/);
+  });
+
+  it('prefers the server this extension installed to PATH, but not to the setting', () => {
+    const installed = executable(path.join(root, 'storage', 'venv', 'bin', 'relavium-lsp'));
+    const withPrivate = { ...base, privateServer: installed, pathVariable: binDir };
+    const fromStorage = resolveServerCommand({ ...withPrivate, configured: '' });
+    assert.ok(fromStorage.found);
+    assert.equal(fromStorage.command, installed);
+    assert.equal(fromStorage.source, 'private');
+    const fromSetting = resolveServerCommand({ ...withPrivate, configured: '/opt/relavium' });
+    assert.ok(fromSetting.found);
+    assert.equal(fromSetting.source, 'setting');
+    const gone = resolveServerCommand({
+      ...base,
+      privateServer: path.join(root, 'nope'),
+      pathVariable: binDir,
+      configured: '',
+    });
+    assert.ok(gone.found);
+    assert.equal(gone.command, onPath);
   });
 
   it('ignores files that are not executable and directories', () => {

@@ -3,7 +3,9 @@
 Each :func:`neovim` context starts ``nvim --headless --clean`` in the workspace with
 the repository on its runtimepath and its own HOME / XDG directories (which the language
 server it starts inherits), waits for a readiness byte on a pipe, and attaches ``pynvim``
-to its socket. Tests wait on conditions *inside* Neovim with ``vim.wait(timeout, predicate)``
+to its socket. With ``terminal=(columns, lines)`` Neovim runs with its real terminal UI
+inside a detached tmux instead, whose screen :meth:`Terminal.capture` reads (with colours).
+Tests wait on conditions *inside* Neovim with ``vim.wait(timeout, predicate)``
 (:meth:`Neovim.wait_until`), so the editor keeps processing LSP traffic while they wait.
 """
 
@@ -13,6 +15,7 @@ import contextlib
 import functools
 import os
 import select
+import shlex
 import shutil
 import subprocess
 import sys
@@ -131,12 +134,41 @@ def nvim_executable() -> str:
 
 
 @dataclass
+class Terminal:
+    """The tmux terminal a Neovim runs in (``neovim(..., terminal=...)``)."""
+
+    socket: Path
+    columns: int
+    lines: int
+
+    def tmux(self, *arguments: str) -> str:
+        """Run a tmux command against this terminal's own server; its output."""
+        return subprocess.run(
+            ["tmux", "-S", str(self.socket), *arguments],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def wait_for(self, channel: str, timeout_s: float) -> None:
+        """Block until a process in the terminal signals ``channel`` (``tmux wait-for -S``)."""
+        subprocess.run(
+            ["tmux", "-S", str(self.socket), "wait-for", channel], check=True, timeout=timeout_s
+        )
+
+    def capture(self) -> str:
+        """The screen as text with its SGR colour sequences, one line per row."""
+        return self.tmux("capture-pane", "-p", "-e", "-N")
+
+
+@dataclass
 class Neovim:
     """One running Neovim and the workspace it was started in."""
 
     api: pynvim.Nvim
     workspace: Path
     log_path: Path
+    terminal: Terminal | None = None
 
     def lua(self, code: str, *args: Any) -> Any:
         """Run a Lua chunk (``...`` are ``args``) and return its result."""
@@ -192,7 +224,8 @@ class Neovim:
             return f"(messages unavailable: {error!r})"
 
 
-def _editor_env(home: Path, path: str | None) -> dict[str, str]:
+def editor_env(home: Path, path: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an editor (and the servers it starts) living in ``home``."""
     env = {
         "PATH": path if path is not None else os.environ["PATH"],
         "HOME": str(home),
@@ -202,6 +235,7 @@ def _editor_env(home: Path, path: str | None) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / "xdg-cache"),
         "XDG_STATE_HOME": str(home / "xdg-state"),
         "LANG": "C.UTF-8",
+        **(extra or {}),
     }
     return env
 
@@ -217,32 +251,125 @@ def _wait_ready(read_fd: int, process: subprocess.Popen[bytes], log_path: Path) 
 
 
 @contextmanager
-def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[Neovim]:
-    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after."""
-    executable = nvim_executable()
-    home.mkdir(parents=True, exist_ok=True)
-    # A short directory: unix socket paths are limited to ~100 bytes.
-    socket_dir = Path(tempfile.mkdtemp(prefix="rlv-nvim-"))
+def _in_terminal(
+    argv: list[str], workspace: Path, env: dict[str, str], socket_dir: Path, size: tuple[int, int]
+) -> Iterator[Terminal]:
+    """Run ``argv`` in a detached tmux of ``size`` (columns, lines); its server ends after."""
+    columns, lines = size
+    terminal = Terminal(socket=socket_dir / "tmux.sock", columns=columns, lines=lines)
+    command = " ".join(shlex.quote(part) for part in ["env", *_assignments(env), *argv])
+    subprocess.run(
+        [
+            "tmux",
+            "-S",
+            str(terminal.socket),
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            str(columns),
+            "-y",
+            str(lines),
+            "-c",
+            str(workspace),
+            command,
+        ],
+        check=True,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
+    try:
+        # tmux's own chrome off: the capture is Neovim's screen and nothing else
+        terminal.tmux("set-option", "-g", "status", "off")
+        yield terminal
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            terminal.tmux("kill-server")
+
+
+def _assignments(env: dict[str, str]) -> list[str]:
+    return [f"{name}={value}" for name, value in env.items()]
+
+
+@contextmanager
+def _neovim_in_terminal(
+    executable: str,
+    workspace: Path,
+    home: Path,
+    path: str | None,
+    extra_env: dict[str, str] | None,
+    socket_dir: Path,
+    size: tuple[int, int],
+) -> Iterator[Neovim]:
+    """Neovim with its terminal UI in a tmux of ``size``, attached once it listens."""
+    env = {**editor_env(home, path, extra_env), "COLORTERM": "truecolor", "TERM": "tmux-256color"}
     socket_path = socket_dir / "nvim.sock"
-    log_path = home / "nvim-output.log"
-    read_fd, write_fd = os.pipe()
-    ready = f"lua local f = io.open('/dev/fd/{write_fd}', 'w') f:write('ready') f:close()"
+    ready = "rlv-nvim-ready"
+    # Neovim listens before it runs --cmd: a signal to tmux from there says "attach now"
+    tmux = f"'tmux', '-S', '{socket_dir / 'tmux.sock'}'"
     argv = [
         executable,
-        "--headless",
         "--clean",
         "--listen",
         str(socket_path),
         "--cmd",
         f"set rtp^={PLUGIN_DIR}",
         "--cmd",
-        ready,
+        "set termguicolors",
+        "--cmd",
+        f"call system([{tmux}, 'wait-for', '-S', '{ready}'])",
     ]
+    with _in_terminal(argv, workspace, env, socket_dir, size) as screen:
+        screen.wait_for(ready, STARTUP_TIMEOUT_S)
+        api = pynvim.attach("socket", path=str(socket_path))
+        log_path = home / "nvim-output.log"
+        editor = Neovim(api=api, workspace=workspace, log_path=log_path, terminal=screen)
+        with _session(editor):
+            yield editor
+
+
+@contextmanager
+def neovim(
+    workspace: Path,
+    home: Path,
+    *,
+    path: str | None = None,
+    env: dict[str, str] | None = None,
+    terminal: tuple[int, int] | None = None,
+    packages: bool = False,
+) -> Iterator[Neovim]:
+    """Start Neovim in ``workspace`` with the plugin loaded; quit it (and its server) after.
+
+    ``env`` adds variables to the editor's (and so its server's) environment; ``terminal``:
+    (columns, lines) of a tmux terminal Neovim runs in with its real UI. With ``packages``
+    the plugin is not put on the runtimepath: Neovim starts as a user's does (no init file,
+    but the packages under ``home``'s data directory load), so a test can install the plugin
+    the way a plugin manager would.
+    """
+    executable = nvim_executable()
+    home.mkdir(parents=True, exist_ok=True)
+    # A short directory: unix socket paths are limited to ~100 bytes.
+    socket_dir = Path(tempfile.mkdtemp(prefix="rlv-nvim-"))
+    socket_path = socket_dir / "nvim.sock"
+    log_path = home / "nvim-output.log"
+    if terminal is not None:
+        with _neovim_in_terminal(
+            executable, workspace, home, path, env, socket_dir, terminal
+        ) as editor:
+            yield editor
+        shutil.rmtree(socket_dir, ignore_errors=True)
+        return
+    read_fd, write_fd = os.pipe()
+    ready = f"lua local f = io.open('/dev/fd/{write_fd}', 'w') f:write('ready') f:close()"
+    start = (
+        ["-u", "NORC", "-i", "NONE"] if packages else ["--clean", "--cmd", f"set rtp^={PLUGIN_DIR}"]
+    )
+    argv = [executable, "--headless", *start, "--listen", str(socket_path), "--cmd", ready]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             argv,
             cwd=workspace,
-            env=_editor_env(home, path),
+            env=editor_env(home, path, env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -256,20 +383,29 @@ def neovim(workspace: Path, home: Path, *, path: str | None = None) -> Iterator[
     api = pynvim.attach("socket", path=str(socket_path))
     editor = Neovim(api=api, workspace=workspace, log_path=log_path)
     try:
-        # VimEnter (plugins loaded) has run once the editor answers requests after startup.
-        editor.wait_until("vim.v.vim_did_enter == 1", "Neovim to finish starting")
-        editor.lua(_PRELUDE)
-        yield editor
-        deprecated = editor.lua("return T.deprecated")
-        assert not deprecated, "the plugin used deprecated Neovim APIs:\n" + "\n".join(deprecated)
+        with _session(editor):
+            yield editor
     finally:
-        # Neovim exits before answering, so the request ends with a closed connection.
-        with contextlib.suppress(OSError, EOFError):
-            api.command("qa!")
-        api.close()
         try:
             process.wait(timeout=EXIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
         shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+@contextmanager
+def _session(editor: Neovim) -> Iterator[None]:
+    """The test's time with an attached editor: the prelude first, ``:qa!`` at the end."""
+    try:
+        # VimEnter (plugins loaded) has run once the editor answers requests after startup.
+        editor.wait_until("vim.v.vim_did_enter == 1", "Neovim to finish starting")
+        editor.lua(_PRELUDE)
+        yield
+        deprecated = editor.lua("return T.deprecated")
+        assert not deprecated, "the plugin used deprecated Neovim APIs:\n" + "\n".join(deprecated)
+    finally:
+        # Neovim exits before answering, so the request ends with a closed connection.
+        with contextlib.suppress(OSError, EOFError):
+            editor.api.command("qa!")
+        editor.api.close()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from pynvim.api.common import NvimError
 
 from tests.e2e.lsp_harness import configure_loopback_provider, make_git_workspace
+from tests.e2e.neovim.install_helpers import workspace_server
 from tests.e2e.neovim.nvim_harness import PLUGIN_DIR, neovim
 from tests.unit.llm.wire_servers import LoopbackServer
 
@@ -24,23 +24,22 @@ COMMANDS = [
     "RelaviumSessionList",
     "RelaviumResume",
     "RelaviumExport",
+    "RelaviumChanges",
 ]
 
 
-def test_default_command_is_the_workspace_virtualenv_and_init_options_arrive(
+def test_a_chosen_workspace_virtualenv_runs_and_init_options_arrive(
     tmp_path: Path,
 ) -> None:
     workspace = make_git_workspace(tmp_path / "repo")
     home = tmp_path / "home"
-    launcher = workspace / ".venv" / "bin" / "relavium-lsp"
-    launcher.parent.mkdir(parents=True)
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m relavium_lsp "$@"\n')
-    launcher.chmod(0o755)
+    launcher = workspace_server(workspace)
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
         # relavium-lsp is not on this PATH, so the workspace's virtualenv is the default
+        # (here the user opted in; test_neovim_install covers the trust question)
         with neovim(workspace, home, path="/usr/bin:/bin") as nvim:
-            nvim.lua("require('relavium').setup({ agent = 'coder' })")
+            nvim.lua("require('relavium').setup({ agent = 'coder', workspace_venv = true })")
             nvim.wait_until("require('relavium.client').is_ready()", "the server to initialize")
             client = nvim.lua(
                 "local c = require('relavium.client').get()"

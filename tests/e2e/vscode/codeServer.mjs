@@ -1,7 +1,7 @@
 // Runs code-server (VS Code 1.139 for the browser) from the e2e cache: installs a .vsix into
 // an isolated extensions dir and serves one workspace on a free loopback port.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 
@@ -18,6 +18,21 @@ export const QUIET_WORKBENCH = {
   'chat.disableAIFeatures': true,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
+
+/** PATH without any directory that holds a relavium-lsp (for "no server found" runs). */
+export function pathWithoutServer() {
+  return (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((directory) => {
+      try {
+        accessSync(path.join(directory, 'relavium-lsp'), constants.X_OK);
+        return false;
+      } catch {
+        return directory !== '';
+      }
+    })
+    .join(path.delimiter);
+}
 
 /** A free TCP port on 127.0.0.1 (the kernel picks it; we release it for code-server). */
 export function freePort() {
@@ -39,7 +54,7 @@ export class CodeServer {
    * @param {Record<string, unknown>} options.settings  VS Code user settings
    * @param {Record<string, unknown>} [options.machineSettings]  settings of the machine the
    *   server runs on (code-server's window is a remote one: VS Code ignores machine-scoped
-   *   settings such as `relavium.server.command` in user settings there)
+   *   settings in user settings there)
    */
   constructor({ cache, root, settings, machineSettings = {} }) {
     this.cache = cache;

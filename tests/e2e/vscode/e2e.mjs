@@ -10,8 +10,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
-  accessSync,
-  constants,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -22,15 +20,14 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
-import { CodeServer, QUIET_WORKBENCH } from './codeServer.mjs';
+import { CodeServer, QUIET_WORKBENCH, pathWithoutServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
 import { SecondWindow } from './secondWindow.mjs';
-import { Workbench } from './workbench.mjs';
+import { Workbench, launchChromium } from './workbench.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -50,43 +47,12 @@ for (const required of ['cache', 'vsix', 'artifacts']) {
   }
 }
 
-const require = createRequire(path.join(options.cache, 'playwright', 'node_modules', 'noop.js'));
-const { chromium } = require('playwright-core');
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-function isExecutable(file) {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** PATH without any directory that holds a relavium-lsp (the smoke run needs "not found"). */
-function pathWithoutServer() {
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((directory) => directory !== '' && !isExecutable(path.join(directory, 'relavium-lsp')))
-    .join(path.delimiter);
-}
-
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');
-const settings = QUIET_WORKBENCH;
-// Where a code-server user sets machine-scoped settings: the "Remote" (machine) settings. The
-// same key in user settings is honoured only until VS Code registers the extension's settings
-// schema, then dropped — whether the extension saw it was a race decided at every reload.
-const machineSettings = {
+const settings = {
+  ...QUIET_WORKBENCH,
+  // In the user settings, although code-server's window is a remote one: the setting is
+  // window-scoped, so VS Code honours it there (issue 33; machine-scoped, it was dropped).
   'relavium.server.command': options.smoke ? '' : (options['server-command'] ?? ''),
 };
 
@@ -219,14 +185,11 @@ before(async () => {
     });
     writeFileSync(path.join(workspace, relative), content);
   }
-  codeServer = new CodeServer({ cache: options.cache, root, settings, machineSettings });
+  codeServer = new CodeServer({ cache: options.cache, root, settings });
   codeServer.installExtension(path.resolve(options.vsix));
   const env = options.smoke ? { PATH: pathWithoutServer() } : serverEnv;
   const url = await codeServer.start(workspace, env);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-  });
+  browser = await launchChromium(options.cache);
   const page = await browser.newPage({
     viewport: { width: 1400, height: 900 },
   });
@@ -370,14 +333,17 @@ describe('VS Code: Relavium chat view', () => {
   });
 
   if (options.smoke) {
-    step('says why when the server is not running, and offers a restart', async () => {
+    step('says why when the server is not running, and offers to get one', async () => {
       const chat = workbench.chat();
       const banner = chat.locator('.banner');
-      await banner.locator('text=/not found on PATH/').waitFor({ timeout: 30_000 });
+      await banner.locator('text=/is not installed/').waitFor({ timeout: 30_000 });
       const text = await banner.textContent();
-      assert.match(text ?? '', /Relavium server not running — relavium-lsp was not found on PATH/);
-      assert.equal(await chat.locator('.banner button:has-text("Restart server")').isVisible(), true);
+      assert.match(text ?? '', /Relavium server not running — relavium-lsp is not installed/);
+      for (const label of ['Install…', 'Choose executable…', 'Show log']) {
+        assert.equal(await chat.locator(`.banner button:has-text("${label}")`).isVisible(), true, label);
+      }
       assert.equal(await chat.locator('.composer-input').isDisabled(), true);
+      assert.equal(await chat.locator('.picker').first().isDisabled(), true);
       await workbench.screenshot('03-server-not-running');
     });
   }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The VS Code end-to-end test: install the cached e2e dependencies, package the extension,
-# then drive code-server in headless Chromium. Screenshots land in test-artifacts/vscode/.
+# The VS Code end-to-end test: install the cached e2e dependencies, package the extension
+# with its server wheel (scripts/package-vsix.sh), then drive code-server in headless Chromium.
+# Screenshots land in test-artifacts/vscode/.
 #
-#   tests/e2e/vscode/run.sh           full scenario against .venv/bin/relavium-lsp serve
+#   tests/e2e/vscode/run.sh           full scenario against .venv/bin/relavium-lsp serve, then
+#                                     install.mjs: a fresh profile installs the bundled server
 #   tests/e2e/vscode/run.sh --smoke   workbench + view + "server not running" state only
 set -euo pipefail
 
@@ -16,18 +18,22 @@ CACHE="$(bash "$REPO/scripts/install-e2e-deps.sh" | tail -n 1)"
 NODE24="$CACHE/node24/node_modules/.bin/node"
 ARTIFACTS="$REPO/test-artifacts/vscode"
 
-(
-  cd "$REPO/vscode-client"
-  npm ci --prefer-offline --no-audit --no-fund --loglevel=error
-  npm run --silent package >/dev/null
-)
+VSIX="$(bash "$REPO/scripts/package-vsix.sh" "$REPO/vscode-client/relavium.vsix" | tail -n 1)"
 
 rm -rf "$ARTIFACTS"
 mkdir -p "$ARTIFACTS"
-exec "$NODE24" --test-reporter=spec "$REPO/tests/e2e/vscode/e2e.mjs" \
+"$NODE24" --test-reporter=spec "$REPO/tests/e2e/vscode/e2e.mjs" \
   --cache "$CACHE" \
-  --vsix "$REPO/vscode-client/relavium.vsix" \
+  --vsix "$VSIX" \
   --artifacts "$ARTIFACTS" \
   --server-command "$SERVER" \
   --screenshots "$REPO/docs/screenshots" \
   "$@"
+if [[ " $* " != *" --smoke "* ]]; then
+  WHEELHOUSE="$(bash "$REPO/tests/e2e/vscode/wheelhouse.sh" "$REPO"/vscode-client/server/relavium_lsp-*.whl | tail -n 1)"
+  "$NODE24" --test-reporter=spec "$REPO/tests/e2e/vscode/install.mjs" \
+    --cache "$CACHE" \
+    --vsix "$VSIX" \
+    --artifacts "$ARTIFACTS" \
+    --wheelhouse "$WHEELHOUSE"
+fi

@@ -1,8 +1,26 @@
 // Playwright helpers for driving the VS Code workbench served by code-server.
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 export const EXTENSION_ID = 'relavium.relavium';
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Debian's headless Chromium, driven by the playwright-core in the e2e cache. */
+export function launchChromium(cache) {
+  const require = createRequire(path.join(cache, 'playwright', 'node_modules', 'noop.js'));
+  const { chromium } = require('playwright-core');
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
 
 export class Workbench {
   /**

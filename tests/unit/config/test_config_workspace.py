@@ -7,7 +7,7 @@ import pytest
 from relavium_lsp.config import load_workspace_config
 from relavium_lsp.config.toml_files import toml_key_lines
 from relavium_lsp.contracts.agent import DEFAULT_AGENT
-from relavium_lsp.contracts.config import EffectiveChatPolicy
+from relavium_lsp.contracts.config import DEFAULT_MAX_TURNS, EffectiveChatPolicy
 from relavium_lsp.errors import ConfigError
 
 
@@ -62,6 +62,25 @@ def test_project_overrides_global_per_field(tmp_path: Path) -> None:
     assert policy.compact_threshold == 0.5
     assert policy.max_tool_turns == EffectiveChatPolicy().max_tool_turns  # default
     assert config.sources == (global_path, project_path)
+
+
+def test_zero_or_absent_max_turns_means_the_default(tmp_path: Path) -> None:
+    """Seed 000: a turn cap of 0 or none is the engine default (50), never a config error."""
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    _project(workspace, "[chat]\nmax_turns = 0\n")
+    assert load_workspace_config(workspace, home=home).policy.max_turns == DEFAULT_MAX_TURNS == 50
+    # 0 in the project is "not set": a value from the user's own file still applies.
+    _global(home, "[chat]\nmax_turns = 7\n")
+    assert load_workspace_config(workspace, home=home).policy.max_turns == 7
+
+
+def test_negative_max_turns_names_the_file_and_line(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    path = _project(workspace, "# limits\n[chat]\nmax_turns = -3\n")
+    with pytest.raises(ConfigError) as raised:
+        load_workspace_config(workspace, home=tmp_path / "home")
+    assert f"{path}:3" in str(raised.value)
+    assert "max_turns" in str(raised.value)
 
 
 BOTH = 'allowed_commands = ["make"]\nallowed_command_globs = ["git *"]'
@@ -192,7 +211,7 @@ def test_a_provider_without_kind_is_an_error_at_its_table(tmp_path: Path) -> Non
         ('[chat]\nmax_turns = "50"\n', 2, "chat.max_turns"),
         ('[chat]\napproval = "sometimes"\n', 2, "chat.approval"),
         ('[chat]\nfs_scope = "everything"\n', 2, "chat.fs_scope"),
-        ("[chat]\nmax_turns = 0\n", 2, "chat.max_turns"),
+        ("[chat]\nmax_turns = -1\n", 2, "chat.max_turns"),
         ("chat.max_turns = 2\nchat.on_exced = 'warn'\n", 2, "chat.on_exced"),
         ("[chat]\n\n# comment\n[chatt]\nx = 1\n", 4, "chatt"),
         ('[chat]\nallowed_commands = ["ls", 3]\n', 2, "chat.allowed_commands[1]"),

@@ -36,6 +36,8 @@ from relavium_lsp.llm.seam import (
 )
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.keys import DbKey
+from relavium_lsp.testing.loopback import LoopbackServer
+from relavium_lsp.testing.scripted_agent import ScriptedAgent
 from relavium_lsp.tools.base import ToolDispatcher
 from relavium_lsp.tools.host import ApprovalRequest, FilesystemHost
 
@@ -207,6 +209,7 @@ async def engine(
     tmp_path: Path,
     *providers: CountingProvider,
     model: str = "gpt-4o-mini",
+    models: Sequence[str] = (),
     project_toml: str = "",
     db_path: Path | None = None,
     key: DbKey | None = None,
@@ -215,13 +218,15 @@ async def engine(
 ) -> AsyncIterator[Harness]:
     """Build an engine whose agent's chain is ``providers`` (first is primary).
 
-    ``options`` go to ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
+    ``models`` names each provider's model (default: ``model`` for all). ``options`` go to
+    ``open_engine`` as they are (e.g. ``auto_introspection``, ``timers``).
     """
     workspace = tmp_path / "workspace"
     write_workspace(workspace, model=model, project_toml=project_toml)
     path = db_path or tmp_path / "home" / "history.db"
     key = key or DbKey(os.urandom(32), "env")
-    chain = [ChainEntry(provider=provider, model=model) for provider in providers]
+    names = list(models) or [model] * len(providers)
+    chain = [ChainEntry(provider=p, model=name) for p, name in zip(providers, names, strict=True)]
 
     def resolve(agent: AgentDefinition, config: WorkspaceConfig) -> list[ChainEntry]:
         return chain
@@ -241,7 +246,11 @@ async def engine(
 
 
 def openai_provider(
-    base_url: str, client: httpx.AsyncClient, timeout_s: float = 5.0
+    base_url: str,
+    client: httpx.AsyncClient,
+    timeout_s: float = 5.0,
+    *,
+    context_window: int | None = None,
 ) -> CountingProvider:
     """The real OpenAI-compatible adapter pointed at a loopback server."""
     return CountingProvider(
@@ -251,5 +260,33 @@ def openai_provider(
             api_key="sk-test-not-a-real-key",
             client=client,
             timeout_s=timeout_s,
+            context_window=context_window,
         )
     )
+
+
+@asynccontextmanager
+async def agent_engine(
+    tmp_path: Path, agent: ScriptedAgent, *, context_window: int | None = None, **options: Any
+) -> AsyncIterator[Harness]:
+    """An engine whose model is ``agent`` behind a loopback server (the OpenAI wire format).
+
+    ``options`` go to :func:`engine` (``project_toml``, ``db_path``, ``key``, ...). The same
+    agent may serve several engines in turn (a restart): it keeps its place in the plan.
+    """
+    with LoopbackServer(agent) as server:
+        async with httpx.AsyncClient() as client:
+            provider = openai_provider(server.url + "/v1", client, context_window=context_window)
+            async with engine(tmp_path, provider, **options) as harness:
+                yield harness
+
+
+def delegating_agents(h: Harness) -> None:
+    """Two agents of the scripted provider, ``boss`` and ``worker``, that may delegate."""
+    agents = h.workspace / ".relavium" / "agents"
+    for agent_id in ("boss", "worker"):
+        (agents / f"{agent_id}.agent.yaml").write_text(
+            f"id: {agent_id}\nname: {agent_id}\nmodel: gpt-4o-mini\nprovider: scripted\n"
+            "tools: [delegate]\n",
+            encoding="utf-8",
+        )

@@ -9,17 +9,14 @@ from relavium_lsp.contracts.content import ToolResultPart
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.llm.pricing import price_call
-from tests.unit.engine.engine_harness import Harness, engine, scripted, text_reply, tool_reply
-
-
-def _agents(h: Harness) -> None:
-    agents = h.workspace / ".relavium" / "agents"
-    for agent_id in ("boss", "worker"):
-        (agents / f"{agent_id}.agent.yaml").write_text(
-            f"id: {agent_id}\nname: {agent_id}\nmodel: gpt-4o-mini\nprovider: scripted\n"
-            "tools: [delegate]\n",
-            encoding="utf-8",
-        )
+from tests.unit.engine.engine_harness import (
+    Harness,
+    delegating_agents,
+    engine,
+    scripted,
+    text_reply,
+    tool_reply,
+)
 
 
 def _delegate(agent: str, task: str, call_id: str) -> list:  # type: ignore[type-arg]
@@ -42,7 +39,7 @@ async def test_depth_limit_and_unknown_agents(tmp_path: Path) -> None:
         text_reply("top done"),
     )
     async with engine(tmp_path, provider) as h:
-        _agents(h)
+        delegating_agents(h)
         boss = await h.engine.start(
             context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"
         )
@@ -78,7 +75,7 @@ async def test_a_childs_spend_counts_toward_the_parents_cap(tmp_path: Path) -> N
     )
     toml = f'[chat]\nmax_cost_microcents = {cap}\non_exceed = "fail"\n'
     async with engine(tmp_path, provider, project_toml=toml) as h:
-        _agents(h)
+        delegating_agents(h)
         boss = await h.engine.start(
             context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"
         )
@@ -99,7 +96,7 @@ async def test_configured_depth_replaces_the_default(tmp_path: Path) -> None:
     )
     toml = "[delegation]\nmax_depth = 1\n"
     async with engine(tmp_path, provider, project_toml=toml) as h:
-        _agents(h)
+        delegating_agents(h)
         boss = await h.engine.start(
             context=SessionContext(working_dir=str(h.workspace)), agent_ref="boss"
         )

@@ -7,7 +7,9 @@ the tool calls by name and the final usage. The adapters are checked against it.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
 )
 
+_GENERATED_ID = re.compile(r"call_[0-9a-f]{24}")
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
 READ_SIZE = 7
 
@@ -37,12 +40,16 @@ class Recording:
     framing: str
     source: str
     licence: str
-    expect_stop: str
+    expect_stop: str | None
     body: bytes
+    expect_error: str | None = None
+    lines: tuple[str, ...] = ()
 
     @property
     def payloads(self) -> list[dict[str, Any]]:
         """Every JSON event payload in order (``[DONE]`` left out)."""
+        if self.adapter in CLOUD_ADAPTERS:
+            return [json.loads(line) for line in self.lines]
         found: list[dict[str, Any]] = []
         for block in self.body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
             data = "\n".join(
@@ -53,11 +60,35 @@ class Recording:
         return found
 
 
+CLOUD_ADAPTERS = ("responses", "gemini", "bedrock")
+
+
 def frame(adapter: str, framing: str, raw: bytes) -> bytes:
     """The HTTP body for a recording, exactly as its source's harness frames it."""
     if framing == "sse":
         return raw
+    if framing == "eventstream-base64":
+        return base64.b64decode(raw)
     lines = [line for line in raw.decode("utf-8").split("\n") if line.strip()]
+    if adapter == "responses":
+        return "".join(
+            f"event: {json.loads(line)['type']}\ndata: {line}\n\n" for line in lines
+        ).encode()
+    if adapter == "gemini":
+        return "".join(f"data: {line}\n\n" for line in lines).encode()
+    if adapter == "bedrock":
+        from relavium_lsp.llm.bedrock.eventstream import encode_message
+
+        frames = []
+        for line in lines:
+            ((kind, payload),) = json.loads(line).items()
+            headers = {
+                ":event-type": kind,
+                ":content-type": "application/json",
+                ":message-type": "event",
+            }
+            frames.append(encode_message(headers, json.dumps(payload).encode()))
+        return b"".join(frames)
     if adapter == "anthropic":
         events = [f"event: {json.loads(line)['type']}\ndata: {line}\n\n" for line in lines]
         return "".join(events).encode()
@@ -70,6 +101,9 @@ def recordings() -> list[Recording]:
     found = []
     for entry in manifest["stream"]:
         raw = (CORPUS / entry["file"]).read_bytes()
+        lines: tuple[str, ...] = ()
+        if entry["framing"] == "jsonl":
+            lines = tuple(line for line in raw.decode("utf-8").split("\n") if line.strip())
         found.append(
             Recording(
                 file=entry["file"],
@@ -77,8 +111,10 @@ def recordings() -> list[Recording]:
                 framing=entry["framing"],
                 source=entry["source"],
                 licence=entry["licence"],
-                expect_stop=entry["expect_stop"],
+                expect_stop=entry.get("expect_stop"),
+                expect_error=entry.get("expect_error"),
                 body=frame(entry["adapter"], entry["framing"], raw),
+                lines=lines,
             )
         )
     return found
@@ -162,11 +198,93 @@ def _anthropic_oracle(payloads: list[dict[str, Any]]) -> Outcome:
     return outcome
 
 
+def _responses_oracle(payloads: list[dict[str, Any]]) -> Outcome:
+    outcome = Outcome()
+    tools: list[str] = []
+    parts: list[tuple[str, int]] = []
+    for payload in payloads:
+        kind = payload.get("type")
+        if kind == "response.output_text.delta":
+            outcome.text += payload["delta"]
+        elif kind == "response.reasoning_summary_text.delta":
+            where = (payload["item_id"], payload["summary_index"])
+            if parts and parts[-1] != where and parts[-1][0] == where[0]:
+                outcome.reasoning += "\n\n"
+            parts.append(where)
+            outcome.reasoning += payload["delta"]
+        elif kind == "response.output_item.added" and payload["item"]["type"] == "function_call":
+            tools.append(payload["item"]["name"])
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            usage = payload["response"].get("usage") or {}
+            outcome.input_tokens = usage.get("input_tokens", 0)
+            outcome.output_tokens = usage.get("output_tokens", 0)
+            outcome.cache_read_tokens = (usage.get("input_tokens_details") or {}).get(
+                "cached_tokens", 0
+            )
+            break
+        elif kind == "error":
+            break
+    outcome.tools = tuple(tools)
+    return outcome
+
+
+def _gemini_oracle(payloads: list[dict[str, Any]]) -> Outcome:
+    outcome = Outcome()
+    tools: list[str] = []
+    for payload in payloads:
+        for candidate in payload.get("candidates", [])[:1]:
+            for part in (candidate.get("content") or {}).get("parts", []):
+                if "functionCall" in part:
+                    tools.append(part["functionCall"]["name"])
+                elif part.get("thought"):
+                    outcome.reasoning += part.get("text", "")
+                else:
+                    outcome.text += part.get("text", "")
+        usage = payload.get("usageMetadata")
+        if usage:
+            outcome.input_tokens = usage.get("promptTokenCount", 0) + usage.get(
+                "toolUsePromptTokenCount", 0
+            )
+            outcome.output_tokens = usage.get("candidatesTokenCount", 0) + usage.get(
+                "thoughtsTokenCount", 0
+            )
+            outcome.cache_read_tokens = usage.get("cachedContentTokenCount", 0)
+    outcome.tools = tuple(tools)
+    return outcome
+
+
+def _bedrock_oracle(payloads: list[dict[str, Any]]) -> Outcome:
+    outcome = Outcome()
+    tools: list[str] = []
+    for payload in payloads:
+        ((kind, event),) = payload.items()
+        if kind == "contentBlockDelta":
+            delta = event["delta"]
+            outcome.text += delta.get("text", "")
+            outcome.reasoning += (delta.get("reasoningContent") or {}).get("text", "")
+        elif kind == "contentBlockStart" and "toolUse" in event.get("start", {}):
+            tools.append(event["start"]["toolUse"]["name"])
+        elif kind == "metadata":
+            usage = event.get("usage") or {}
+            cached = usage.get("cacheReadInputTokens", 0)
+            outcome.input_tokens = (
+                usage.get("inputTokens", 0) + cached + usage.get("cacheWriteInputTokens", 0)
+            )
+            outcome.output_tokens = usage.get("outputTokens", 0)
+            outcome.cache_read_tokens = cached
+    outcome.tools = tuple(tools)
+    return outcome
+
+
 def oracle(recording: Recording) -> Outcome:
     """What the recording delivers, read the simple way."""
-    if recording.adapter == "anthropic":
-        return _anthropic_oracle(recording.payloads)
-    return _openai_oracle(recording.payloads)
+    oracles = {
+        "anthropic": _anthropic_oracle,
+        "responses": _responses_oracle,
+        "gemini": _gemini_oracle,
+        "bedrock": _bedrock_oracle,
+    }
+    return oracles.get(recording.adapter, _openai_oracle)(recording.payloads)
 
 
 def outcome_of(chunks: Sequence[LlmChunk]) -> Outcome:
@@ -205,5 +323,7 @@ def without_generated_ids(chunks: Sequence[LlmChunk]) -> list[dict[str, Any]]:
         data = chunk.model_dump()
         if str(data.get("id", "")).startswith("call_") and len(str(data["id"])) == 29:
             data["id"] = "<generated>"
+        if data.get("signature"):  # a Gemini signature names the (generated) call it belongs to
+            data["signature"] = _GENERATED_ID.sub("<generated>", data["signature"])
         dumped.append(data)
     return dumped

@@ -130,6 +130,67 @@ async def test_content_policy_rejection(kind, server, client):
     assert not error.error.retryable
 
 
+@pytest.mark.parametrize(
+    ("kind", "response", "reported"),
+    [
+        (
+            "openai",
+            openai_error(
+                400,
+                "This model's maximum context length is 16385 tokens. However, your messages "
+                "resulted in 20,117 tokens. Please reduce the length of the messages.",
+                code="context_length_exceeded",
+            ),
+            20_117,
+        ),
+        (
+            "anthropic",
+            anthropic_error(
+                400, "invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"
+            ),
+            208_310,
+        ),
+        (
+            "openai",  # llama.cpp's server: its own type and the counts beside the message
+            ScriptedResponse(
+                status=400,
+                headers={"content-type": "application/json"},
+                body=b'{"error": {"code": 400, "message": "the request exceeds the available '
+                b'context size, try increasing it", "type": "exceed_context_size_error", '
+                b'"n_prompt_tokens": 9120, "n_ctx": 8192}}',
+            ),
+            9_120,
+        ),
+        ("openai", openai_error(400, "Please reduce the length: too many tokens"), None),
+    ],
+)
+async def test_a_request_larger_than_the_window_is_context_length(
+    kind, response, reported, server, client
+):
+    server.script(response)
+    _, error = await final_error(kind, server, client)
+    assert error.error.kind == "context_length"
+    assert error.error.reported_tokens == reported
+    assert not error.error.retryable  # another model is no answer: the turn compacts (§2.3)
+
+
+async def test_a_context_length_error_inside_a_stream_is_typed(server, client):
+    events = [
+        sse(
+            {
+                "error": {
+                    "message": "maximum context length is 4096 tokens; 5000 in the messages",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            }
+        )
+    ]
+    server.script(ScriptedResponse(headers=SSE_HEADERS, body=events))
+    _, error = await final_error("openai", server, client)
+    assert (error.error.kind, error.error.reported_tokens) == ("context_length", 5_000)
+
+
 @pytest.mark.parametrize("kind", ADAPTERS)
 @pytest.mark.parametrize("ending", ["close", "reset"])
 async def test_connection_lost_mid_stream_is_transport_and_not_retryable_after_text(

@@ -187,16 +187,18 @@ def test_iter_messages_crosses_batches(store: SessionStore, session_id: str) -> 
 def test_count_tokens_since_boundary(store: SessionStore, session_id: str) -> None:
     old = [store.append_message(session_id, "user", text("x" * 400)) for _ in range(3)]
     assert store.count_tokens_since_boundary(session_id) == (3, sum(map(_tokens, old)))
-    store.append_message(
+    marker = store.append_message(
         session_id,
         "system",
         text("summary"),
         compaction=CompactionMarker(dropped_through_sequence=3),
     )
     after = [store.append_message(session_id, "user", text("y" * 80)) for _ in range(2)]
-    assert store.count_tokens_since_boundary(session_id) == (2, sum(map(_tokens, after)))
+    # The model sees the marker (its summary) and what follows it.
+    seen = _tokens(marker) + sum(map(_tokens, after))
+    assert store.count_tokens_since_boundary(session_id) == (2, seen)
     store.roll_back_from(session_id, after[1].sequence_number)
-    assert store.count_tokens_since_boundary(session_id) == (1, _tokens(after[0]))
+    assert store.count_tokens_since_boundary(session_id) == (1, _tokens(marker) + _tokens(after[0]))
     # rolling back the marker itself makes the older history count again
     store.roll_back_from(session_id, 4)
     assert store.count_tokens_since_boundary(session_id) == (3, sum(map(_tokens, old)))

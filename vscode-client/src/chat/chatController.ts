@@ -17,6 +17,7 @@ import {
   Methods,
   type AbortTurnResult,
   type GetTranscriptResult,
+  type ListModelsResult,
   type ListSessionsResult,
   type ResumeSessionResult,
   type RewindResult,
@@ -34,6 +35,9 @@ import { ImplicitContext } from './implicitContext';
 import { OutputTerminals } from './outputTerminals';
 import { switchModel } from './pickers';
 import { TurnReview } from './turnReview';
+
+/** The provider id of the bundled offline demo model (relavium_lsp/contracts/agent.py). */
+const OFFLINE_PROVIDER = 'offline';
 
 /** The chat webview as the controller sees it. */
 export interface ChatView {
@@ -280,12 +284,28 @@ export class ChatController implements vscode.Disposable {
   /** The server (re)started: show the remembered session again, rebuilt from the server. */
   async onServerReady(): Promise<void> {
     this.onConnectionChanged();
+    void this.onModelSetUp(false);
     const remembered = this.workspaceState.get<string>(CURRENT_SESSION_KEY);
     if (remembered !== undefined) {
       await this.openSession(remembered);
     } else if (this.model.sessionId !== undefined) {
       await this.openSession(this.model.sessionId);
     }
+  }
+
+  /**
+   * Learn whether only the offline demo model is configured (the empty chat then offers
+   * "Set Up a Model"); after a setup, `refresh` asks the providers again.
+   */
+  async onModelSetUp(refresh = true): Promise<void> {
+    try {
+      const result = await this.server.request<ListModelsResult>(Methods.listModels, { refresh });
+      const real = result.models.some((model) => model.configured && model.providerId !== OFFLINE_PROVIDER);
+      this.model.setOfflineModel(!real);
+    } catch {
+      this.model.setOfflineModel(false); // unknown: say nothing
+    }
+    this.changed();
   }
 
   /** Perform the model's effects (backlog fetches, draft restores, review cards). */

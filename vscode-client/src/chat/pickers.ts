@@ -19,6 +19,7 @@ import {
 } from '../protocol';
 import type { ChatController } from './chatController';
 import { describeError } from './chatController';
+import { setUpModel } from './modelSetup';
 
 function failed(action: string, error: unknown): void {
   const { code, message } = describeError(error);
@@ -61,6 +62,13 @@ interface ModelPick extends vscode.QuickPickItem {
   id: string;
 }
 
+/** The model picker's last entry: set up a provider (`relavium/setupModel`). */
+const ADD_MODEL: ModelPick = {
+  label: '$(add) Add a model…',
+  description: 'set up a provider and its key',
+  id: '',
+};
+
 async function modelItems(controller: ChatController, sessionId: string | undefined): Promise<ModelPick[]> {
   if (sessionId !== undefined) {
     const result = await controller.server.request<SessionModelsResult>(Methods.sessionModels, { sessionId });
@@ -86,14 +94,14 @@ export async function pickModel(controller: ChatController): Promise<void> {
     failed('listing models', error);
     return;
   }
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage('Relavium: no models are configured for this workspace.');
-    return;
-  }
-  const choice = await vscode.window.showQuickPick(items, {
+  const choice = await vscode.window.showQuickPick([...items, ADD_MODEL], {
     placeHolder: 'Model to ask first from the next turn on',
   });
   if (choice === undefined) {
+    return;
+  }
+  if (choice === ADD_MODEL) {
+    await setUpModel(controller);
     return;
   }
   if (sessionId === undefined || controller.model.sessionId !== sessionId) {

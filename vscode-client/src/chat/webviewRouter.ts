@@ -5,6 +5,8 @@ import { isSafeExternalLink, type WebviewToHost } from '../shared/webviewMessage
 import { applyCodeBlock } from './applyCode';
 import { attachFile, editMessage, findFiles, retryTurn, submitComposer } from './composerCommands';
 import type { ApprovalBroker } from './approvals';
+import type { ServerSetup } from '../install/serverSetup';
+import { setUpModel } from './modelSetup';
 import { pickAgent, pickModel } from './pickers';
 import type { ChatController } from './chatController';
 import { deleteSession, exportCurrent, forkFromItem, renameSession, rewindToItem } from './sessionActions';
@@ -13,6 +15,8 @@ import { deleteSession, exportCurrent, forkFromItem, renameSession, rewindToItem
 export interface RouterDeps {
   controller: ChatController;
   approvals: ApprovalBroker;
+  /** Getting a server: the banner's Install…, Choose executable… and Show log. */
+  setup: ServerSetup;
   /** The text editor "Insert at cursor" writes into. */
   lastEditor(): vscode.TextEditor | undefined;
 }
@@ -137,6 +141,18 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       return;
     case 'restartServer':
       await controller.server.restart();
+      return;
+    case 'installServer':
+      await deps.setup.installAndStart(false);
+      return;
+    case 'chooseExecutable':
+      await deps.setup.chooseExecutable();
+      return;
+    case 'showLog':
+      deps.setup.showLog();
+      return;
+    case 'setupModel':
+      await setUpModel(controller);
       return;
   }
 }

@@ -163,7 +163,25 @@ export class ChatModel implements TurnContext {
 
   /** Record the server connection's state (shown as a banner when not running). */
   setConnection(state: ConnectionView['state'], reason?: string): void {
-    this.connection = reason === undefined ? { state } : { state, reason };
+    const next: ConnectionView = { state };
+    if (reason !== undefined) {
+      next.reason = reason;
+    }
+    if (state === 'running' && this.connection.offlineModel === true) {
+      next.offlineModel = true; // still the same server: what it has configured stays known
+    }
+    this.connection = next;
+  }
+
+  /** Whether only the offline demo model is configured (known once the server answered). */
+  setOfflineModel(offline: boolean): void {
+    const next: ConnectionView = { ...this.connection };
+    if (offline) {
+      next.offlineModel = true;
+    } else {
+      delete next.offlineModel;
+    }
+    this.connection = next;
   }
 
   /** Show an empty chat with no session (the next send starts one). */

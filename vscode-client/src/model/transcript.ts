@@ -6,7 +6,13 @@
  * call ids) so the same message always maps to the same item.
  */
 
-import type { DurableContentPart, SessionEvent, SessionMessage } from '../protocol';
+import type {
+  CompactionMarker,
+  DurableContentPart,
+  InterruptionMarker,
+  SessionEvent,
+  SessionMessage,
+} from '../protocol';
 import type { AssistantItem, ChatItem, NoticeItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
 import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
@@ -33,8 +39,26 @@ function partText(part: DurableContentPart): string {
   }
 }
 
+const COMPACTION_NOTICES: Record<CompactionMarker['mode'], string> = {
+  summarize: 'Earlier messages were summarised for the model (nothing was deleted).',
+  trim: 'Earlier messages were trimmed from the model’s view (nothing was deleted).',
+  clear: 'Older tool outputs were cleared from the model’s view (kept as artifacts; nothing was deleted).',
+};
+
 /** What the chat says where a turn stopped because the server went away (live or reloaded). */
 export const SERVER_STOPPED_TEXT = 'The server restarted — this turn was stopped.';
+
+/**
+ * Turns the engine kept although they did not finish, because they had changed files
+ * (issue 38): the notice, and how the turn's message is marked.
+ */
+const KEPT_TURNS: Record<Exclude<InterruptionMarker['reason'], 'crash'>, [string, UserItem['outcome']]> = {
+  error: ['This turn failed after it changed files; its changes are kept (review or undo them).', undefined],
+  aborted: [
+    'This turn was stopped after it changed files; its changes are kept (review or undo them).',
+    'cancelled',
+  ],
+};
 
 /** The notice of a turn the server's exit stopped, with Retry when its message is known. */
 export function serverStoppedNotice(id: string, rev: number, retryText: string | undefined): NoticeItem {
@@ -52,13 +76,18 @@ function systemNotice(
 ): ChatItem | undefined {
   const id = `m${message.sequenceNumber}`;
   if (message.compaction !== undefined) {
-    const text =
-      message.compaction.mode === 'summarize'
-        ? 'Earlier messages were summarised for the model (nothing was deleted).'
-        : 'Earlier messages were trimmed from the model’s view (nothing was deleted).';
+    const text = COMPACTION_NOTICES[message.compaction.mode];
     return { kind: 'notice', id, rev: rev(), text, tone: 'info' };
   }
   if (message.interruption !== undefined) {
+    const reason = message.interruption.reason;
+    if (reason !== 'crash') {
+      const [text, outcome] = KEPT_TURNS[reason];
+      if (lastUser !== undefined && outcome !== undefined) {
+        lastUser.outcome = outcome;
+      }
+      return { kind: 'notice', id, rev: rev(), text, tone: 'warning' };
+    }
     if (lastUser !== undefined) {
       lastUser.outcome = 'interrupted';
     }

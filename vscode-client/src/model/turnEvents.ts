@@ -170,11 +170,19 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
   const effects: ModelEffect[] = [];
   closeAssistantItems(ctx, turn);
   if (event.stopReason === 'aborted') {
-    // The server rolled the message back out of the transcript; this view keeps it, marked,
-    // with what the turn did (its calls' side effects happened), and the composer gets it back.
+    // This view keeps the message, marked, with what the turn did (its calls' side effects
+    // happened). The server rolls the turn out of the transcript — then the composer gets the
+    // message back with its chips — unless it had changed files (`kept`): then it stays stored.
     stopOpenWork(ctx, 'cancelled');
-    ctx.pushNotice('Stopped. Your message is back in the composer.');
-    effects.push(...restoreDraft(turn));
+    if (event.kept === true) {
+      // Stored with its changes: the message stays in the history (Edit / Retry reach it).
+      ctx.pushNotice(
+        'Stopped after it changed files: the turn and its changes are kept (review or undo them).',
+      );
+    } else {
+      ctx.pushNotice('Stopped. Your message is back in the composer.');
+      effects.push(...restoreDraft(turn));
+    }
   } else if (event.error !== undefined) {
     ctx.pushError(event.error.code, event.error.message, event.error.retryable, turn.userText);
   } else {
@@ -195,6 +203,13 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
 function compactionText(event: SessionEvent): string | undefined {
   if (event.type === 'session:compacting') {
     return 'Compacting older messages…';
+  }
+  if (event.type === 'session:compacted' && event.reason === 'context_window') {
+    return (
+      `Compacted within the turn to fit the model's window: ${event.clearedToolResults ?? 0} ` +
+      `tool outputs cleared (kept as artifacts), ${event.summarizedMessages ?? 0} messages ` +
+      `summarised, ${event.tokensBefore} → ${event.tokensAfter} tokens (nothing deleted).`
+    );
   }
   if (event.type === 'session:compacted' || event.type === 'session:trimmed') {
     const verb = event.type === 'session:compacted' ? 'summarised' : 'trimmed';

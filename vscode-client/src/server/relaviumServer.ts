@@ -34,8 +34,9 @@ import {
   type WorkspaceMemoryChangedParams,
 } from '../protocol';
 import type { ConnectionView } from '../shared/viewState';
+import { checkVersions, describeMismatch, type VersionVerdict } from '../install/versionCheck';
 import { EDITOR_TOOLS, answerEditorQuery } from './editorTools';
-import { resolveServerCommand } from './serverCommand';
+import { resolveServerCommand, type ServerCommand } from './serverCommand';
 
 /** What the rest of the extension does with the server's messages. */
 export interface ServerHandlers {
@@ -47,6 +48,18 @@ export interface ServerHandlers {
   requestApproval(params: RequestApprovalParams, token: CancellationToken): Promise<RequestApprovalResult>;
   openUntitled(params: OpenUntitledParams): Promise<OpenUntitledResult>;
 }
+
+/** What the extension does when no server can be used (the install offers live elsewhere). */
+export interface ServerStartHooks {
+  /** The server this extension installed, when there is one. */
+  privateServer(): string | undefined;
+  /** No server was found, or the one found failed to start. */
+  missing(reason: string): void;
+  /** The server answered with other versions (`protocol-differs`: it was stopped). */
+  mismatch(verdict: Exclude<VersionVerdict, { kind: 'match' }>, source: string): void;
+}
+
+type FoundCommand = Extract<ServerCommand, { found: true }>;
 
 /** A JSON-RPC error from the server, with the stable `data.code` when it sent one. */
 export class ServerRequestError extends Error {
@@ -159,6 +172,7 @@ export class RelaviumServer implements vscode.Disposable {
   constructor(
     private readonly output: vscode.OutputChannel,
     private readonly handlers: ServerHandlers,
+    private readonly hooks: ServerStartHooks,
   ) {}
 
   /** The current connection state. */
@@ -166,10 +180,10 @@ export class RelaviumServer implements vscode.Disposable {
     return this.current;
   }
 
-  /** Start the server (no-op while one runs). */
-  async start(): Promise<void> {
+  /** Start the server (no-op while one runs); resolves true once it runs and matches. */
+  async start(): Promise<boolean> {
     if (this.client !== undefined) {
-      return;
+      return this.current.state === 'running';
     }
     const configuration = vscode.workspace.getConfiguration('relavium');
     const resolved = resolveServerCommand({
@@ -178,11 +192,18 @@ export class RelaviumServer implements vscode.Disposable {
       pathVariable: process.env.PATH,
       workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
       workspaceTrusted: vscode.workspace.isTrusted,
+      privateServer: this.hooks.privateServer(),
     });
     if (!resolved.found) {
+      this.output.appendLine(`No server to start: ${resolved.reason}.`);
       this.setState({ state: 'stopped', reason: resolved.reason });
-      return;
+      this.hooks.missing(resolved.reason);
+      return false;
     }
+    return this.startResolved(resolved);
+  }
+
+  private async startResolved(resolved: FoundCommand): Promise<boolean> {
     this.output.appendLine(`Starting ${resolved.command} ${resolved.args.join(' ')} (${resolved.source})`);
     const client = this.createClient(resolved.command, resolved.args);
     this.client = client;
@@ -190,19 +211,59 @@ export class RelaviumServer implements vscode.Disposable {
     try {
       await client.start();
     } catch (error) {
-      this.client = undefined;
+      if (this.client === client) {
+        this.client = undefined;
+      }
       const reason = error instanceof Error ? error.message : String(error);
       this.output.appendLine(`The server failed to start: ${reason}`);
       this.setState({ state: 'stopped', reason: `it failed to start (${reason})` });
       await client.dispose().catch(() => undefined);
+      this.hooks.missing(`${resolved.command} failed to start (${reason})`);
+      return false;
     }
+    const verdict = checkVersions(client.initializeResult ?? {});
+    if (verdict.kind === 'match') {
+      this.output.appendLine(`The server runs (relavium-lsp ${client.initializeResult?.serverInfo?.version ?? '?'}).`);
+      return true;
+    }
+    this.output.appendLine(describeMismatch(verdict));
+    if (verdict.kind === 'protocol-differs') {
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.setState({
+        state: 'stopped',
+        reason: `${resolved.command} is version ${verdict.serverVersion}, which does not match this extension`,
+      });
+    }
+    this.hooks.mismatch(verdict, resolved.source);
+    return verdict.kind !== 'protocol-differs';
   }
 
-  /** Stop and start again (the "Restart server" action). */
-  async restart(): Promise<void> {
-    await this.stop();
-    this.restarts = [];
-    await this.start();
+  /** Stop and start again (the "Restart server" action), with progress; says when it fails. */
+  async restart(): Promise<boolean> {
+    const started = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Restarting the Relavium server…' },
+      async () => {
+        await this.stop();
+        this.restarts = [];
+        return this.start();
+      },
+    );
+    if (!started && this.current.state === 'stopped') {
+      void vscode.window
+        .showErrorMessage(`The Relavium server did not start: ${this.current.reason ?? 'see the log'}.`, 'Show log')
+        .then((choice) => {
+          if (choice !== undefined) {
+            this.output.show();
+          }
+        });
+    }
+    return started;
+  }
+
+  /** The running server's `serverInfo.version` (undefined while none runs). */
+  get serverVersion(): string | undefined {
+    return this.current.state === 'running' ? this.client?.initializeResult?.serverInfo?.version : undefined;
   }
 
   /** Stop the server if it runs. */
@@ -331,6 +392,7 @@ export class RelaviumServer implements vscode.Disposable {
         this.restarts = this.restarts.filter((time) => now - time < RESTART_WINDOW_MS);
         if (this.restarts.length >= MAX_RESTARTS) {
           const reason = `it stopped ${MAX_RESTARTS} times in 3 minutes and is no longer restarted automatically`;
+          this.output.appendLine(`The server ${reason}.`);
           this.setState({ state: 'stopped', reason });
           void vscode.window
             .showErrorMessage(`Relavium server ${reason}.`, 'Restart server')
@@ -342,6 +404,7 @@ export class RelaviumServer implements vscode.Disposable {
           return { action: CloseAction.DoNotRestart, handled: true };
         }
         this.restarts.push(now);
+        this.output.appendLine('The server stopped unexpectedly; restarting it.');
         this.setState({ state: 'starting', reason: 'restarting after it stopped' });
         void vscode.window.showWarningMessage('The Relavium server stopped unexpectedly; restarting it.');
         return { action: CloseAction.Restart, handled: true };

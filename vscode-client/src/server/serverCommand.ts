@@ -1,9 +1,10 @@
 /**
  * Which `relavium-lsp` executable to start.
  *
- * Order: the `relavium.server.command` setting; else `relavium-lsp` on PATH; else the
- * workspace's own `.venv/bin/relavium-lsp` — but only in a trusted workspace, because running
- * a program that a cloned repository ships is running that repository's code.
+ * Order: the `relavium.server.command` setting; else the server this extension installed
+ * (its own version, in global storage); else `relavium-lsp` on PATH; else the workspace's own
+ * `.venv/bin/relavium-lsp` — but only in a trusted workspace, because running a program that
+ * a cloned repository ships is running that repository's code.
  * No `vscode` import: the caller passes settings, folders and trust.
  */
 
@@ -22,12 +23,14 @@ export interface ServerCommandInput {
   /** Local paths of the workspace folders. */
   workspaceFolders: readonly string[];
   workspaceTrusted: boolean;
+  /** The server this extension installed (matching its version), when there is one. */
+  privateServer?: string;
   /** Override for tests; defaults to a real executable-file check. */
   isExecutable?: (file: string) => boolean;
 }
 
 export type ServerCommand =
-  | { found: true; command: string; args: string[]; source: 'setting' | 'path' | 'workspace-venv' }
+  | { found: true; command: string; args: string[]; source: 'setting' | 'private' | 'path' | 'workspace-venv' }
   | { found: false; reason: string };
 
 /** Whether `file` is a regular file the current user may execute. */
@@ -57,6 +60,9 @@ export function resolveServerCommand(input: ServerCommandInput): ServerCommand {
   if (configured !== '') {
     return { found: true, command: configured, args, source: 'setting' };
   }
+  if (input.privateServer !== undefined && isExecutable(input.privateServer)) {
+    return { found: true, command: input.privateServer, args, source: 'private' };
+  }
   const names = process.platform === 'win32' ? [`${EXECUTABLE}.exe`, `${EXECUTABLE}.cmd`] : [EXECUTABLE];
   for (const directory of (input.pathVariable ?? '').split(path.delimiter)) {
     if (directory === '') {
@@ -82,6 +88,6 @@ export function resolveServerCommand(input: ServerCommandInput): ServerCommand {
   }
   return {
     found: false,
-    reason: `${EXECUTABLE} was not found on PATH or in a workspace .venv; set "relavium.server.command"`,
+    reason: `${EXECUTABLE} is not installed (not on PATH or in a workspace .venv); install it or choose one`,
   };
 }

@@ -177,6 +177,8 @@ export interface FooterView {
 export interface ConnectionView {
   state: 'starting' | 'running' | 'stopped';
   reason?: string;
+  /** The running server has no model but the offline demo one (the empty chat says so). */
+  offlineModel?: boolean;
 }
 
 /** What the composer needs besides the draft it owns. */

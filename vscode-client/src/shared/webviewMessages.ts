@@ -50,6 +50,10 @@ export type WebviewToHost =
   | { type: 'retryTurn'; itemId: string }
   | { type: 'pickModel' }
   | { type: 'restartServer' }
+  | { type: 'installServer' }
+  | { type: 'chooseExecutable' }
+  | { type: 'showLog' }
+  | { type: 'setupModel' }
   /** Leave the active editor's file / selection out of the next message. */
   | { type: 'dismissImplicit' }
   /** A turn's changed file: open its diff against the turn's checkpoint. */
@@ -69,6 +73,10 @@ const BARE: ReadonlySet<string> = new Set([
   'export',
   'loadEarlier',
   'restartServer',
+  'installServer',
+  'chooseExecutable',
+  'showLog',
+  'setupModel',
   'pickAgent',
   'pickModel',
   'dismissImplicit',

@@ -19,8 +19,15 @@ import { post } from './vscodeApi';
 
 const banner = element('div', 'banner');
 const bannerText = element('span', 'banner-text');
-const restartButton = actionButton('Restart server', 'restartServer', {}, 'secondary');
-banner.append(bannerText, restartButton);
+// While no server runs: get one (the extension installs its bundled server), pick one, or
+// read why in the "Relavium" output channel.
+const serverButtons = element('span', 'banner-buttons');
+serverButtons.append(
+  actionButton('Install…', 'installServer', {}, 'secondary'),
+  actionButton('Choose executable…', 'chooseExecutable', {}, 'secondary'),
+  actionButton('Show log', 'showLog', {}, 'secondary'),
+);
+banner.append(bannerText, serverButtons);
 banner.setAttribute('role', 'status');
 
 const sessions = new SessionsPanel();
@@ -39,6 +46,17 @@ emptyHint.append(
       'Select lines to ask about them, @ to attach files, / for commands.',
   ),
 );
+// Shown in an empty chat while only the offline demo model can answer.
+const offlineNotice = element('div', 'offline-notice');
+offlineNotice.append(
+  element(
+    'span',
+    undefined,
+    'The offline demo model is answering: it replays a recorded demo and sends nothing anywhere. ',
+  ),
+  actionButton('Set Up a Model', 'setupModel', {}, 'secondary'),
+);
+emptyHint.append(offlineNotice);
 scroller.append(loadEarlier, list, emptyHint);
 const transcript = new TranscriptView(scroller, list);
 
@@ -63,7 +81,11 @@ document.body.append(app);
 
 function renderBanner(connection: ConnectionView): void {
   banner.hidden = connection.state === 'running';
-  restartButton.hidden = connection.state !== 'stopped';
+  serverButtons.hidden = connection.state !== 'stopped';
+  // Nothing to pick from while no server runs (no raw "server not running" errors).
+  agentPicker.disabled = connection.state !== 'running';
+  modelPicker.disabled = connection.state !== 'running';
+  offlineNotice.hidden = connection.offlineModel !== true;
   bannerText.textContent =
     connection.state === 'starting'
       ? 'Starting the Relavium server…'
@@ -127,6 +149,10 @@ const FORWARDED = new Set([
   'newChat',
   'loadEarlier',
   'restartServer',
+  'installServer',
+  'chooseExecutable',
+  'showLog',
+  'setupModel',
   'pickAgent',
   'pickModel',
   'dismissImplicit',
