@@ -23,6 +23,11 @@ async function webviewFrame(page) {
   return inner.contentFrame();
 }
 
+/** The webview's JS heap in MB (Chromium's performance.memory). */
+function jsHeapMb(frame) {
+  return frame.evaluate(() => (performance.memory === undefined ? Number.NaN : performance.memory.usedJSHeapSize / 1e6));
+}
+
 /** Click the chat in the history and time, inside the webview, until its last message shows. */
 async function timedOpen(workbench, sessionId, marker) {
   await workbench.viewAction('Show Chat History');
@@ -89,6 +94,7 @@ async function main() {
 
     // The anchor: an answer streaming into a new, empty chat.
     const emptyPatches = await timedStream(workbench, 'Stream an answer, please.', config.finalToken);
+    const heapEmptyMb = await jsHeapMb(await webviewFrame(page));
 
     // Opening the long chat, several times (a new chat in between).
     const openMs = [];
@@ -116,11 +122,9 @@ async function main() {
       () => document.querySelectorAll('.message, .tool-card, .tool-group').length,
     );
     const longPatches = await timedStream(workbench, 'Stream another answer, please.', config.finalToken);
-    const heapMb = await frame.evaluate(() =>
-      performance.memory === undefined ? Number.NaN : performance.memory.usedJSHeapSize / 1e6,
-    );
+    const heapMb = await jsHeapMb(frame);
     const tokens = Number(config.finalToken.trim().slice(1)) + 1;
-    writeFileSync(config.out, JSON.stringify({ openMs, emptyPatches, longPatches, tokens, messagesInView, heapMb }));
+    writeFileSync(config.out, JSON.stringify({ openMs, emptyPatches, longPatches, tokens, messagesInView, heapMb, heapEmptyMb }));
   } catch (error) {
     // Where it stopped, for whoever reads the failure (bench/results is not committed).
     mkdirSync(path.dirname(config.failedScreenshot), { recursive: true });

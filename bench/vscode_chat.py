@@ -277,6 +277,9 @@ def rows(quick: bool) -> list[Row]:
             measure="VS Code: webview JS heap, 2,000 messages loaded",
             value=float(result["heapMb"]),
             unit="MB",
+            anchor="a new chat",
+            anchor_value=float(result["heapEmptyMb"]),
+            note="Chromium's performance.memory: coarse, and no garbage collection is forced",
         ),
     ]
 

@@ -46,7 +46,7 @@ const FENCE_LANGUAGES: Readonly<Record<string, string>> = {
 };
 
 /** Whether a block written in `fence` looks out of place in a `languageId` document. */
-export function languageDiffers(fence: string, languageId: string): boolean {
+function languageDiffers(fence: string, languageId: string): boolean {
   const lang = fence.trim().toLowerCase();
   if (lang === '' || lang === 'text' || lang === 'plaintext' || languageId === 'plaintext') {
     return false;

@@ -81,7 +81,7 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 }
 
 /** What a review did, in one sentence (undefined when there is nothing worth a message). */
-export function describeReview(result: ReviewChangesResult): string | undefined {
+function describeReview(result: ReviewChangesResult): string | undefined {
   const parts: string[] = [];
   if (result.conflicts.length > 0) {
     parts.push(

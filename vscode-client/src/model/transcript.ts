@@ -46,7 +46,7 @@ const COMPACTION_NOTICES: Record<CompactionMarker['mode'], string> = {
 };
 
 /** What the chat says where a turn stopped because the server went away (live or reloaded). */
-export const SERVER_STOPPED_TEXT = 'The server restarted — this turn was stopped.';
+const SERVER_STOPPED_TEXT = 'The server restarted — this turn was stopped.';
 
 /**
  * Turns the engine kept although they did not finish, because they had changed files

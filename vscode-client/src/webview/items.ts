@@ -118,16 +118,38 @@ function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement
     );
     node.append(details);
   }
+  node.append(assistantBody(item));
+  if (!item.streaming) {
+    node.append(...messageActions(item, context));
+  }
+  return node;
+}
+
+function assistantBody(item: AssistantItem): HTMLElement {
   const body = element('div', 'markdown');
   renderNodes(parseMarkdown(item.text), body);
   if (item.streaming) {
     body.append(element('span', 'cursor', '▍'));
   }
-  node.append(body);
-  if (!item.streaming) {
-    node.append(...messageActions(item, context));
+  return body;
+}
+
+/**
+ * A streamed token's update of an answer already on screen: only its text (and reasoning)
+ * change, so only they are rebuilt — not the header, not the actions. False when the element
+ * is not one that can be updated so (the caller renders the item anew).
+ */
+export function updateStreamingAnswer(node: HTMLElement, item: AssistantItem): boolean {
+  const body = node.querySelector(':scope > .markdown');
+  const reasoning = node.querySelector(':scope > .reasoning > .reasoning-text');
+  if (!item.streaming || body === null || (item.reasoning !== '') !== (reasoning !== null)) {
+    return false;
   }
-  return node;
+  if (reasoning !== null && reasoning.textContent !== item.reasoning) {
+    reasoning.textContent = item.reasoning;
+  }
+  body.replaceWith(assistantBody(item));
+  return true;
 }
 
 function renderError(item: ErrorItem): HTMLElement {

@@ -16,7 +16,7 @@
 
 import type { DisplayItem, ViewPatch } from '../shared/viewState';
 import { element } from './dom';
-import { renderItem, type ItemContext } from './items';
+import { renderItem, updateStreamingAnswer, type ItemContext } from './items';
 
 /** Items per block (the unit skipped while out of view). */
 const CHUNK = 10;
@@ -141,6 +141,10 @@ export class TranscriptView {
   }
 
   private render(item: DisplayItem, order: readonly string[]): void {
+    const previous = this.nodes.get(item.id);
+    if (item.kind === 'assistant' && previous !== undefined && updateStreamingAnswer(previous, item)) {
+      return; // a token: the answer's text only
+    }
     const fresh = renderItem(item, this.context);
     if (item.kind === 'assistant') {
       // Text after the agent's tool calls continues the same answer: one header per answer.
@@ -148,7 +152,6 @@ export class TranscriptView {
       const previousKind = before === undefined ? undefined : this.items.get(before)?.kind;
       fresh.classList.toggle('continued', previousKind !== undefined && previousKind !== 'user');
     }
-    const previous = this.nodes.get(item.id);
     if (previous !== undefined) {
       // What the user unfolded stays unfolded (and the reverse) across re-renders.
       const opened = foldStates(previous);
