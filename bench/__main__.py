@@ -42,6 +42,7 @@ MODULES = (
     "windows",
     "rewind",
     "neovim",
+    "vscode_chat",
 )
 NO_ROWS = 3  # a child's exit status: the module does not return rows (yet)
 RESULTS = Path(__file__).parent / "results"

@@ -255,3 +255,5 @@ class SessionSummary(WireModel):
     description: str | None = None
     parent_session_id: str | None = None
     deleted_at: str | None = None
+    # The exchanges a user counts (one per message they sent); ``messageCount`` counts rows.
+    turn_count: int = 0

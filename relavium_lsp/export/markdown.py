@@ -1,6 +1,7 @@
 """A session as a Markdown transcript people read (``docs/design.md`` §9).
 
-The conversation comes first: each exchange as the user's words, the agent's tool calls as
+The conversation comes first: each exchange as the user's words (an attachment by its first
+line — "Attached selection: src/app.py lines 3-9" — not its text), the agent's tool calls as
 one-liners ("Read greeting.py", "Ran `pytest -q`"), its answer, and — when the turn changed
 files — the summary "N files changed +a -r" with each file's counts. Turns that were stopped
 or failed stay where they happened, marked. Deterministic like every export (no clock).
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from relavium_lsp.contracts.content import ToolCallPart
+from relavium_lsp.contracts.content import TextPart, ToolCallPart
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.review import TurnChangedFile
 from relavium_lsp.contracts.session import AgentSessionRecord, RolledBackTurn, SessionMessage
@@ -44,6 +45,10 @@ def tool_phrase(name: str, args: Mapping[str, Any]) -> str:
         "git_commit": "Committed",
         "http_request": f"Fetched `{_arg(args, 'url')}`",
         "delegate": f"Asked `{_arg(args, 'agent')}`",
+        "editor_diagnostics": f"Checked the problems in `{path or 'the open files'}`",
+        "editor_symbols": f"Looked up symbols in `{path}`" if path else "Looked up symbols",
+        "editor_definition": f"Found a definition in `{path}`",
+        "editor_references": f"Found references in `{path}`",
     }
     return phrases.get(name, f"Used `{name}`")
 
@@ -65,6 +70,20 @@ def _file_line(changed: TurnChangedFile) -> str:
     return f"  - `{changed.path}`{extra} +{changed.added} {MINUS}{changed.removed}"
 
 
+def _user_lines(message: SessionMessage) -> list[str]:
+    """What the user wrote, then each attachment by its first line (a path, not its text)."""
+    texts = [part.text for part in message.content if isinstance(part, TextPart)]
+    typed, attached = (texts[0], texts[1:]) if texts else ("", [])
+    lines = [typed.strip() or "*(no text)*", ""]
+    for context in attached:
+        first = context.strip().split("\n", 1)[0]
+        if first:
+            lines.append(f"> {first}")
+    if attached:
+        lines.append("")
+    return lines
+
+
 _INTERRUPTED = {
     "crash": "This turn was cut short: the server stopped before it finished.",
     "error": "This turn failed after it changed files; its changes are kept.",
@@ -75,7 +94,11 @@ _INTERRUPTED = {
 def _turn_lines(
     turn: LogicalTurn, changes: Mapping[int, Sequence[TurnChangedFile]], stopped: str | None
 ) -> list[str]:
-    lines = ["### You", "", turn.prompt_text() or "*(no text)*", ""]
+    lines = ["### You", ""]
+    for message in turn.user_messages:
+        lines += _user_lines(message)
+    if not turn.user_messages:
+        lines += ["*(no text)*", ""]
     steps: list[str] = []
     answer: list[str] = []
     for message in turn.answers:

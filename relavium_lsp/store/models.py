@@ -120,7 +120,7 @@ SESSION_COLUMNS = (
 SESSION_PLACEHOLDERS = ", ".join("?" * 24)
 SUMMARY_COLUMNS = (
     "id, title, agent_slug, status, updated_at, message_count, last_message_preview, working_dir, "
-    "description, parent_session_id, deleted_at"
+    "description, parent_session_id, deleted_at, turn_count"
 )
 MESSAGE_COLUMNS = (
     "id, session_id, sequence_number, role, content, model_id, compaction, interruption, "
@@ -212,6 +212,7 @@ def summary_from_row(row: Sequence[Any]) -> SessionSummary:
         description=row[8],
         parent_session_id=row[9],
         deleted_at=row[10],
+        turn_count=row[11],
     )
 
 

@@ -11,7 +11,13 @@ import { MemoryFileSystem, editWorkspaceMemory } from './chat/memoryFileSystem';
 import { MemoryProposalReview } from './chat/memoryProposals';
 import { ProposedChanges } from './chat/proposedChanges';
 import { setUpModel } from './chat/modelSetup';
-import { askAboutSelection, exportCurrent, openUntitled, pickAndResume } from './chat/sessionActions';
+import {
+  askAboutSelection,
+  exportCurrent,
+  openUntitled,
+  pickAndResume,
+  renameSession,
+} from './chat/sessionActions';
 import { ServerInstaller } from './install/serverInstaller';
 import { ServerSetup } from './install/serverSetup';
 import { unsupportedPlatform } from './install/platforms';
@@ -101,7 +107,11 @@ export function activate(context: vscode.ExtensionContext): void {
     chat,
     editorState,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, provider),
-    relavium.onDidChangeState(() => {
+    relavium.onDidChangeState((state) => {
+      if (state.state !== 'running') {
+        // The server that asked is gone: its questions can no longer be answered.
+        approvals.dropAll();
+      }
       chat.onConnectionChanged();
     }),
     relavium.onDidBecomeReady(() => {
@@ -113,7 +123,15 @@ export function activate(context: vscode.ExtensionContext): void {
       await chat.newChat();
     }),
     vscode.commands.registerCommand('relavium.resumeChat', () => pickAndResume(chat)),
-    vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat)),
+    vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat, 'workflow')),
+    vscode.commands.registerCommand('relavium.exportChatMarkdown', () => exportCurrent(chat, 'markdown')),
+    vscode.commands.registerCommand('relavium.renameChat', () => renameSession(chat)),
+    vscode.commands.registerCommand('relavium.showHistory', async () => {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+      chat.showHistory();
+    }),
+    vscode.commands.registerCommand('relavium.keepFileChange', () => chat.review.decideActive('keep')),
+    vscode.commands.registerCommand('relavium.undoFileChange', () => chat.review.decideActive('undo')),
     vscode.commands.registerCommand('relavium.abortTurn', () => chat.abort()),
     vscode.commands.registerCommand('relavium.askAboutSelection', () => {
       editorState.flush(true);

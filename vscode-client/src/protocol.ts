@@ -1116,6 +1116,7 @@ export interface SessionSummary {
   description?: string;
   parentSessionId?: string;
   deletedAt?: string;
+  turnCount: number;
 }
 
 /** What the user sees before approving: a path, a command line or a host — no contents. */

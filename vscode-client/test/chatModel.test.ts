@@ -282,6 +282,42 @@ describe('ChatModel: approvals', () => {
   });
 });
 
+describe('ChatModel: a rejected Apply', () => {
+  it('is one neutral card: the rejection and its result land on the same card', () => {
+    const model = fresh();
+    const call = (
+      type: 'agent:tool_call' | 'agent:approval_requested' | 'agent:tool_result',
+    ): EventPayload =>
+      type === 'agent:tool_call'
+        ? { type, toolId: 'write_file', callId: 'apply_1', toolInput: { path: 'a.toml' }, model: 'user' }
+        : type === 'agent:approval_requested'
+          ? { type, toolId: 'write_file', callId: 'apply_1', action: 'fs_write', preview: { path: 'a.toml' } }
+          : {
+              type,
+              toolId: 'write_file',
+              callId: 'apply_1',
+              success: false,
+              outputSummary: 'The user rejected this write_file call; do not retry it unasked.',
+              durationMs: 1,
+              errorCode: 'tool_denied',
+            };
+    feed(model, stampAll(1, [call('agent:tool_call'), call('agent:approval_requested')]));
+    model.openApproval({
+      sessionId: SESSION,
+      callId: 'apply_1',
+      toolId: 'write_file',
+      action: 'fs_write',
+      preview: { path: 'a.toml' },
+    });
+    model.approvalDecided('apply_1', 'reject');
+    feed(model, [stamp(3, call('agent:tool_result'))]);
+    const cards = only(model, 'tool');
+    assert.equal(cards.length, 1);
+    assert.equal(cards[0]?.approval?.state, 'rejected');
+    assert.equal(model.header.status, 'idle');
+  });
+});
+
 describe('ChatModel: turn completion and errors', () => {
   it('renders a turn error with its code and the text to retry', () => {
     const model = fresh();
@@ -303,9 +339,18 @@ describe('ChatModel: turn completion and errors', () => {
     assert.equal(error.retryText, 'explain');
   });
 
-  it('mirrors an abort: drops the message and partial answer, keeps tool cards, restores the draft', () => {
+  it('keeps an aborted message, marked, with what the turn did, and gives it back to the composer', () => {
     const model = fresh();
-    model.addPendingUser('long task');
+    const chip = {
+      id: 'a1',
+      kind: 'selection' as const,
+      path: 'src/app.py',
+      lines: { start: 1, end: 2 },
+      language: 'python',
+      text: 'x',
+    };
+    model.addPendingUser('long task', [chip]);
+    assert.equal(model.composerLocked, true, 'locked the moment the message is on its way');
     const effects = feed(
       model,
       stampAll(1, [
@@ -313,12 +358,91 @@ describe('ChatModel: turn completion and errors', () => {
         token('partial'),
         toolCall('c1'),
         toolResult('c1'),
+        toolCall('c2'),
+        approvalRequested('c2'),
         turnCompleted({ stopReason: 'aborted' }),
       ]),
     );
-    assert.deepEqual(kinds(model), ['tool', 'notice']);
-    assert.deepEqual(effects, [{ kind: 'restoreDraft', text: 'long task' }]);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'tool', 'tool', 'notice']);
+    assert.equal(nth(model, 'user').outcome, 'cancelled');
+    assert.equal(nth(model, 'assistant').text, 'partial');
+    const waiting = nth(model, 'tool', -1);
+    assert.equal(waiting.state, 'interrupted');
+    assert.equal(waiting.approval?.state, 'cancelled', 'nobody approved it');
+    assert.deepEqual(effects, [
+      { kind: 'restoreDraft', text: 'long task', attachments: [chip] },
+      { kind: 'fetchChanges', sessionId: SESSION, userSequence: 1 },
+    ]);
     assert.equal(model.header.status, 'idle');
+    assert.equal(model.composerLocked, false);
+  });
+
+  it('a message refused before its turn began (the turn limit) frees the composer, with Retry', () => {
+    const model = fresh();
+    model.addPendingUser('one more');
+    feed(model, [
+      stamp(
+        1,
+        turnCompleted({
+          stopReason: 'error',
+          error: { code: 'turn_limit', message: 'limit of 50 turns', retryable: false },
+        }),
+      ),
+    ]);
+    assert.equal(model.composerLocked, false);
+    const error = nth(model, 'error');
+    assert.equal(error.code, 'turn_limit');
+    assert.equal(error.retryText, 'one more');
+  });
+
+  it('a tool result of an aborted call cancels its approval (never "approved")', () => {
+    const model = fresh();
+    feed(model, stampAll(1, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]));
+    feed(model, [
+      stamp(4, {
+        type: 'agent:tool_result',
+        toolId: 'write_file',
+        callId: 'c1',
+        success: false,
+        outputSummary: 'The turn was aborted; the call did not complete.',
+        durationMs: 3,
+        errorCode: 'cancelled',
+      }),
+    ]);
+    assert.equal(nth(model, 'tool').approval?.state, 'cancelled');
+  });
+
+  it('stops the turn when the server goes away: cards interrupted, approvals cancelled, Retry offered', () => {
+    const model = fresh();
+    model.addPendingUser('fix it');
+    feed(model, stampAll(1, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]));
+    model.openApproval({
+      sessionId: SESSION,
+      callId: 'c1',
+      toolId: 'write_file',
+      action: 'fs_write',
+      preview: { path: 'src/app.py' },
+    });
+    assert.equal(model.composerLocked, true);
+    model.serverStopped();
+    const card = nth(model, 'tool');
+    assert.equal(card.state, 'interrupted');
+    assert.deepEqual([card.approval?.state, card.approval?.answerable], ['cancelled', false]);
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    const notice = nth(model, 'notice', -1);
+    assert.match(notice.text, /server restarted — this turn was stopped/);
+    assert.deepEqual(notice.action, { kind: 'retry', label: 'Retry', text: 'fix it' });
+    assert.equal(model.composerLocked, false, 'Enter works again at once');
+    model.serverStopped();
+    assert.equal(only(model, 'notice').length, 1, 'said once');
+  });
+
+  it('a message whose turn never started is kept, marked, when the server goes away', () => {
+    const model = fresh();
+    model.addPendingUser('first message');
+    model.serverStopped();
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    assert.deepEqual(nth(model, 'notice').action, { kind: 'retry', label: 'Retry', text: 'first message' });
   });
 
   it('keeps an aborted turn that changed files on screen', () => {
@@ -335,7 +459,9 @@ describe('ChatModel: turn completion and errors', () => {
     );
     assert.deepEqual(kinds(model), ['user', 'tool', 'notice']);
     assert.match(nth(model, 'notice').text, /changed files/);
-    assert.deepEqual(effects, []);
+    assert.equal(nth(model, 'user').outcome, 'cancelled');
+    // Stored with its changes: no draft to restore; the review card is asked for.
+    assert.deepEqual(effects, [{ kind: 'fetchChanges', sessionId: SESSION, userSequence: 1 }]);
   });
 
   it('says what compaction inside a turn cleared and summarised', () => {
@@ -594,6 +720,69 @@ describe('ChatModel: rebuilding from the server', () => {
     assert.equal(nth(model, 'assistant', -1).text, 'still going');
     feed(model, [stamp(16, turnCompleted())]);
     assert.equal(model.header.status, 'idle');
+  });
+
+  it('after a server restart shows the cut turn as stopped, not as still waiting for approval', () => {
+    const model = new ChatModel();
+    model.beginLoading(SESSION);
+    // The log has the turn's start and its approval request, never its end: the old server
+    // died; the new one marked the turn interrupted when it loaded the session.
+    const recentEvents = stampAll(10, [turnStarted(1), toolCall('c1'), approvalRequested('c1')]);
+    model.loadSession({
+      record: record({ status: 'idle' }),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'fix it' }]),
+        message(2, 'assistant', [
+          { type: 'tool_call', id: 'c1', name: 'write_file', args: { path: 'src/app.py' } },
+        ]),
+        { ...message(3, 'system', []), interruption: { interruptedAfterSequence: 2, reason: 'crash' } },
+      ],
+      hasMore: false,
+      lastEventSequence: 12,
+      recentEvents,
+    });
+    assert.equal(model.header.status, 'idle');
+    assert.equal(model.composerLocked, false);
+    const card = nth(model, 'tool');
+    assert.equal(card.state, 'interrupted');
+    assert.equal(card.approval?.state, 'cancelled', 'not "Waiting for your decision" for good');
+    assert.equal(nth(model, 'user').outcome, 'interrupted');
+    const notice = nth(model, 'notice');
+    assert.match(notice.text, /server restarted/);
+    assert.deepEqual(notice.action, { kind: 'retry', label: 'Retry', text: 'fix it' });
+  });
+
+  it('puts a review card after its turn, updates it in place and drops it when empty', () => {
+    const model = new ChatModel();
+    model.beginLoading(SESSION);
+    model.loadSession({
+      record: record(),
+      messages: [
+        message(1, 'user', [{ type: 'text', text: 'one' }]),
+        message(2, 'assistant', [{ type: 'text', text: 'done one' }]),
+        message(3, 'user', [{ type: 'text', text: 'two' }]),
+        message(4, 'assistant', [{ type: 'text', text: 'done two' }]),
+      ],
+      hasMore: false,
+      lastEventSequence: 0,
+      plan: [{ content: 'step', status: 'pending', priority: 'medium' }],
+    });
+    const file = {
+      path: 'a.py',
+      created: false,
+      deleted: false,
+      added: 2,
+      removed: 1,
+      review: 'pending' as const,
+    };
+    model.showChanges(1, [file]);
+    model.showChanges(3, [file]);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'changes', 'user', 'assistant', 'changes', 'plan']);
+    model.showChanges(1, [{ ...file, review: 'kept' }]);
+    assert.equal(nth(model, 'changes').files[0]?.review, 'kept');
+    assert.equal(only(model, 'changes').length, 2);
+    model.showChanges(3, []);
+    assert.deepEqual(kinds(model), ['user', 'assistant', 'changes', 'user', 'assistant', 'plan']);
   });
 
   it('prepends older pages without duplicating items', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatModel } from '../src/model/chatModel';
-import { chipFromText, toChip, toTextPart, type ContextAttachment } from '../src/model/contextParts';
+import { chipFromText, toTextPart, type ContextAttachment } from '../src/model/contextParts';
 import { shownChange } from '../src/model/format';
 import { ViewSync } from '../src/model/viewSync';
 import { SESSION, message, record, stampAll, token, turnStarted } from './fixtures';
@@ -31,7 +31,7 @@ describe('context attachments', () => {
     model.addAttachment({ ...selection, id: 'ctx-2' }); // the same range replaces the first
     assert.deepEqual(model.view().attachments, [{ id: 'ctx-2', kind: 'selection', label: 'src/app.py:3-9' }]);
     const taken = model.takeAttachments();
-    model.addPendingUser('What does it do?', taken.map(toChip));
+    model.addPendingUser('What does it do?', taken);
     assert.deepEqual(model.view().attachments, []);
     const pending = model.items.at(-1);
     assert.equal(pending?.kind === 'user' ? pending.attachments?.[0]?.label : undefined, 'src/app.py:3-9');

@@ -10,6 +10,7 @@ function summary(id: string, parentSessionId?: string): SessionSummary {
     status: 'idle',
     updatedAt: '2026-11-26T10:00:00.000Z',
     messageCount: 2,
+    turnCount: 1,
     workingDir: '/w',
     ...(parentSessionId === undefined ? {} : { parentSessionId }),
   };

@@ -17,6 +17,30 @@ describe('parseWebviewMessage', () => {
       callId: 'c1',
     });
     assert.deepEqual(parseWebviewMessage({ type: 'rewind', itemId: 'u1' }), { type: 'rewind', itemId: 'u1' });
+    assert.deepEqual(
+      parseWebviewMessage({ type: 'reviewChanges', userSequence: 3, decision: 'undo', path: 'a.py' }),
+      {
+        type: 'reviewChanges',
+        userSequence: 3,
+        decision: 'undo',
+        path: 'a.py',
+      },
+    );
+    assert.deepEqual(parseWebviewMessage({ type: 'reviewChanges', userSequence: 3, decision: 'keep' }), {
+      type: 'reviewChanges',
+      userSequence: 3,
+      decision: 'keep',
+    });
+    assert.deepEqual(parseWebviewMessage({ type: 'openChange', userSequence: 1, path: 'src/a.py' }), {
+      type: 'openChange',
+      userSequence: 1,
+      path: 'src/a.py',
+    });
+    assert.deepEqual(parseWebviewMessage({ type: 'noticeAction', itemId: 'stopped-1' }), {
+      type: 'noticeAction',
+      itemId: 'stopped-1',
+    });
+    assert.deepEqual(parseWebviewMessage({ type: 'dismissImplicit' }), { type: 'dismissImplicit' });
   });
 
   it('rejects malformed and hostile messages', () => {
@@ -34,6 +58,13 @@ describe('parseWebviewMessage', () => {
       { type: 'delete', sessionId: 'x'.repeat(201) },
       { type: 'openDiff', callId: '' },
       { type: 'rewind', itemId: 42 },
+      { type: 'reviewChanges', userSequence: 3, decision: 'delete' },
+      { type: 'reviewChanges', userSequence: -1, decision: 'keep' },
+      { type: 'reviewChanges', userSequence: 1.5, decision: 'keep' },
+      { type: 'reviewChanges', userSequence: 1, decision: 'undo', path: '' },
+      { type: 'openChange', userSequence: '1', path: 'a.py' },
+      { type: 'openChange', userSequence: 1, path: 'x'.repeat(4097) },
+      { type: 'noticeAction', itemId: '' },
       { type: '__proto__' },
       { type: 'constructor' },
     ];

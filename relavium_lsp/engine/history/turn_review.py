@@ -42,6 +42,15 @@ from relavium_lsp.tools.text_edit import file_diff
 _STATES: dict[str | None, ReviewState] = {None: "pending", "kept": "kept", "undone": "undone"}
 
 
+def left_changed(row: CheckpointRow) -> bool:
+    """Whether the turn left the file other than it found it.
+
+    A checkpoint is taken before the agent's first change reaches the file; a change refused
+    after that (the user typed meanwhile, the editor said no) leaves the digests equal.
+    """
+    return row.before_digest != row.after_digest
+
+
 async def _rows(services: EngineServices, session_id: str, start: int = 0) -> list[CheckpointRow]:
     def rows(store: SessionStore) -> list[CheckpointRow]:
         return checkpoints.list_checkpoints(store.connection, session_id, from_sequence=start)
@@ -115,7 +124,11 @@ async def changes_by_turn(
         paths = {row.path for row in rows if row.user_sequence == only_turn}
         rows = [row for row in rows if row.path in paths]
     afters = await _texts_after(services, host, rows)
-    mine = [row for row in rows if only_turn is None or row.user_sequence == only_turn]
+    mine = [
+        row
+        for row in rows
+        if left_changed(row) and (only_turn is None or row.user_sequence == only_turn)
+    ]
     wanted = [row.before_digest for row in mine if row.before_digest is not None]
     befores = await services.store.run(lambda s: checkpoints.load_blobs(s.connection, wanted))
     files = await asyncio.to_thread(
@@ -149,7 +162,7 @@ async def _turn_rows(
 ) -> tuple[list[CheckpointRow], list[CheckpointRow]]:
     """The rows of the turn of ``user_sequence`` and of every later turn (refused: none)."""
     rows = await _rows(services, record.id, user_sequence)
-    turn = [row for row in rows if row.user_sequence == user_sequence]
+    turn = [row for row in rows if row.user_sequence == user_sequence and left_changed(row)]
     if not turn:
         raise InvalidInput(
             f"the turn of message {user_sequence} of session {record.id} changed no files"

@@ -184,9 +184,14 @@ def list_checkpoints(
 
 
 def latest_changed_turn(connection: Connection, session_id: str) -> int | None:
-    """The user message of the session's newest turn that changed files (``None``: none)."""
+    """The user message of the session's newest turn that changed files (``None``: none).
+
+    A checkpoint whose file the turn left as it found it (a refused change) does not count.
+    """
     row = connection.execute(
-        "SELECT MAX(user_sequence) FROM session_checkpoints WHERE session_id = ?", (session_id,)
+        "SELECT MAX(user_sequence) FROM session_checkpoints WHERE session_id = ?"
+        " AND before_digest IS NOT after_digest",
+        (session_id,),
     ).fetchone()
     return None if row[0] is None else int(row[0])
 

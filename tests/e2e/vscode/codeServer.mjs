@@ -5,6 +5,20 @@ import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 
+/** User settings of a quiet workbench: no tips, telemetry, updates, trust prompt or built-in chat. */
+export const QUIET_WORKBENCH = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.ignoreRecommendations': true,
+  'security.workspace.trust.enabled': false,
+  'window.restoreWindows': 'none',
+  'chat.disableAIFeatures': true,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+};
+
 /** PATH without any directory that holds a relavium-lsp (for "no server found" runs). */
 export function pathWithoutServer() {
   return (process.env.PATH ?? '')

@@ -14,6 +14,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -23,7 +24,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
-import { CodeServer, pathWithoutServer } from './codeServer.mjs';
+import { CodeServer, QUIET_WORKBENCH, pathWithoutServer } from './codeServer.mjs';
 import { loadDemo } from './demo.mjs';
 import { SecondWindow } from './secondWindow.mjs';
 import { Workbench, launchChromium } from './workbench.mjs';
@@ -49,16 +50,7 @@ for (const required of ['cache', 'vsix', 'artifacts']) {
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'relavium-e2e-')));
 const workspace = path.join(root, 'workspace');
 const settings = {
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.enableExperiments': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.ignoreRecommendations': true,
-  'security.workspace.trust.enabled': false,
-  'window.restoreWindows': 'none',
-  'chat.disableAIFeatures': true,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  ...QUIET_WORKBENCH,
   // In the user settings, although code-server's window is a remote one: the setting is
   // window-scoped, so VS Code honours it there (issue 33; machine-scoped, it was dropped).
   'relavium.server.command': options.smoke ? '' : (options['server-command'] ?? ''),
@@ -230,6 +222,84 @@ async function until(condition, what, timeout = 30_000) {
   }
 }
 
+/** Switch the colour theme through the palette, as a person does. */
+async function setTheme(theme) {
+  // Not runCommand: its fuzzy match may pick "Browse Color Themes in Marketplace".
+  await workbench.page.keyboard.press('F1');
+  const palette = workbench.page.locator('.quick-input-widget input');
+  await palette.waitFor();
+  await palette.fill('>Preferences: Color Theme');
+  await workbench.page
+    .locator('.quick-input-widget .monaco-list-row[aria-label^="Preferences: Color Theme"]')
+    .first()
+    .click();
+  await workbench.page.locator('.quick-input-widget input').fill(theme);
+  const row = workbench.page.locator('.quick-input-widget .monaco-list-row', { hasText: theme });
+  await row.first().waitFor({ timeout: 30_000 });
+  await row.first().click();
+  await workbench.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+}
+
+/**
+ * The README's screenshots of the chat: light, high contrast, then dark (the default). The
+ * window keeps its width (the side bar's default ~300 px); it is made as tall as it takes for
+ * the last turn's changed-files summary and the approval waiting now to be in one picture.
+ */
+async function themeScreenshots() {
+  const chat = workbench.chat();
+  const viewport = workbench.page.viewportSize();
+  const summary = await chat.locator('.changes-card').last().boundingBox();
+  const buttons = await chat.locator('.approval-buttons').last().boundingBox();
+  const transcript = await chat.locator('.transcript').boundingBox();
+  const needed = buttons.y + buttons.height - summary.y + 24;
+  if (needed > transcript.height) {
+    await workbench.page.setViewportSize({ width: viewport.width, height: Math.ceil(viewport.height + needed - transcript.height) });
+  }
+  try {
+    for (const [theme, name] of [
+      ['Light Modern', 'vscode-chat-light'],
+      ['Dark High Contrast', 'vscode-chat-high-contrast'],
+      ['Dark Modern', 'vscode-chat-dark'],
+    ]) {
+      await setTheme(theme);
+      const file = await workbench.screenshot(name);
+      if (options.screenshots !== undefined) {
+        mkdirSync(options.screenshots, { recursive: true });
+        copyFileSync(file, path.join(options.screenshots, `${name}.png`));
+      }
+    }
+  } finally {
+    await workbench.page.setViewportSize(viewport);
+  }
+}
+
+/** The conversation gets at least 85 % of the chat view's height (issue 37). */
+async function assertConversationHeight(chat) {
+  const transcript = await chat.locator('.transcript').boundingBox();
+  const app = await chat.locator('.app').boundingBox();
+  const share = transcript.height / app.height;
+  assert.ok(share >= 0.85, `the conversation has ${(share * 100).toFixed(1)} % of the view's height`);
+}
+
+/** The running `relavium-lsp serve` of this test's window (found by its command and home). */
+function windowServerPids() {
+  const home = `RELAVIUM_HOME=${serverEnv.RELAVIUM_HOME}`;
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!argv.includes(serverCommand) || !argv.includes('serve')) continue;
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(home)) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
 /** A test step that leaves a screenshot behind when it fails. */
 function step(name, body) {
   it(name, async () => {
@@ -257,8 +327,8 @@ describe('VS Code: Relavium chat view', () => {
     await workbench.openRelaviumView();
     const chat = workbench.chat();
     await chat.locator('.composer-input').waitFor({ timeout: 60_000 });
-    await chat.locator('.header .title').waitFor();
-    assert.equal(await chat.locator('.header .title').textContent(), 'New chat');
+    // The chat's title lives in the view's title bar, not in the webview.
+    await workbench.viewTitle('New chat');
     await workbench.screenshot('02-chat-view');
   });
 
@@ -286,7 +356,7 @@ describe('VS Code: Relavium chat view', () => {
       await chat.locator('.banner').waitFor({ state: 'hidden', timeout: 60_000 });
       await workbench.runCommand('Relavium: Ask About Selection');
       const label = `${demo.selection.path}:${demo.selection.startLine}-${demo.selection.endLine}`;
-      await chat.locator('.composer .chip', { hasText: label }).waitFor({ timeout: 30_000 });
+      await chat.locator('.composer .chip:not(.implicit)', { hasText: label }).waitFor({ timeout: 30_000 });
       assert.equal(await chat.locator('.composer-input').inputValue(), '', 'nothing is pasted');
       await workbench.screenshot('03-selection-chip');
     });
@@ -299,13 +369,12 @@ describe('VS Code: Relavium chat view', () => {
       const sent = chat.locator('.message.user', { hasText: demo.askAboutSelection });
       await sent.waitFor();
       await sent.locator('.chip', { hasText: demo.selection.path }).waitFor();
-      assert.equal(await chat.locator('.composer .chip').count(), 0, 'the chip went with the message');
+      assert.equal(await chat.locator('.composer .chip:not(.implicit)').count(), 0, 'the chip went with the message');
       const answer = chat.locator('.message.assistant .markdown', {
         hasText: 'builds a greeting',
       });
       await answer.waitFor({ timeout: 60_000 });
-      await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
-      await chat.locator('.header .status', { hasText: 'ready' }).waitFor();
+      await chat.locator('.composer:not(.locked) .composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
       await workbench.screenshot('04-streamed-answer');
       assert.match(await answer.innerText(), /greet/);
     });
@@ -326,11 +395,12 @@ describe('VS Code: Relavium chat view', () => {
       await diff.waitFor();
       assert.match(await diff.innerText(), /\+def greet\(name: str\) -> str:/);
       await workbench.screenshot('05-approval-requested');
-      await chat.locator('.approval-buttons button:has-text("Review in diff editor")').click();
+      await chat.locator('.approval button:has-text("Open diff")').click();
       const diffTab = workbench.page.locator('.tabs-container .tab[aria-label*="proposed by Relavium"]');
       await diffTab.first().waitFor({ timeout: 30_000 });
       await workbench.screenshot('05b-diff-editor');
-      await workbench.runCommand('Relavium: Accept Change');
+      // The diff editor's title bar says Accept Change / Reject Change in words.
+      await workbench.page.locator('.editor-actions .action-label', { hasText: 'Accept Change' }).first().click();
       await diffTab.first().waitFor({ state: 'detached', timeout: 30_000 });
       await workbench.waitForEditorText('def greet(name: str) -> str:');
       await chat
@@ -354,20 +424,81 @@ describe('VS Code: Relavium chat view', () => {
       await input.press('Enter');
       const approve = chat.locator('.approval-buttons button:has-text("Approve")');
       await approve.waitFor({ timeout: 60_000 });
+      // A real agent turn on screen: the last turn's changed-files summary, the plan, the
+      // readable tool lines and a diff awaiting approval — in every kind of theme.
+      await chat.locator('.changes-card', { hasText: '1 file changed' }).waitFor({ timeout: 30_000 });
+      await assertConversationHeight(chat);
+      await themeScreenshots();
       // The agent has read the file; the user edits it before answering the prompt.
       await workbench.typeAtEndOfEditor('# my own note');
       await workbench.waitForEditorText('# my own note');
       await approve.click();
-      const failed = chat.locator('.tool-card.state-failed', { hasText: 'edit_file' });
+      const failed = chat.locator('.tool-card.state-failed', { hasText: 'Edit greeting.py' });
       await failed.waitFor({ timeout: 60_000 });
       assert.match(
-        (await failed.locator('.tool-output pre').textContent()) ?? '',
+        (await failed.locator('.tool-output').textContent()) ?? '',
         /changed in the editor after the agent read it/,
       );
       await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
       await workbench.screenshot('07-refused-write');
       assert.match(await workbench.editorText(), /# my own note/);
       await workbench.saveActiveEditor();
+    });
+
+    step('Esc during an approval stops the turn: the message stays, marked, and comes back with its chip', async () => {
+      await workbench.openFile(demo.selection.path);
+      await workbench.selectLines(demo.selection.startLine, demo.selection.endLine);
+      await workbench.runCommand('Relavium: Ask About Selection');
+      const chat = workbench.chat();
+      const label = `${demo.selection.path}:${demo.selection.startLine}-${demo.selection.endLine}`;
+      await chat.locator('.composer .chip:not(.implicit)', { hasText: label }).waitFor({ timeout: 30_000 });
+      const input = chat.locator('.composer-input');
+      await input.fill(demo.askForChange);
+      await input.press('Enter');
+      const card = chat.locator('.tool-card', { hasText: 'Edit greeting.py' }).last();
+      await card.locator('.approval-buttons button:has-text("Approve")').waitFor({ timeout: 60_000 });
+      await input.focus();
+      await input.press('Escape');
+      await chat.locator('.message.user.outcome-cancelled', { hasText: demo.askForChange }).last().waitFor({ timeout: 30_000 });
+      await card.locator('.approval-state', { hasText: 'Cancelled' }).waitFor({ timeout: 30_000 });
+      assert.equal(await card.locator('.approval-state', { hasText: 'Approved' }).count(), 0, 'nobody approved it');
+      await until(async () => (await input.inputValue()) === demo.askForChange, 'the message back in the composer');
+      await chat.locator('.composer .chip:not(.implicit)', { hasText: label }).waitFor({ timeout: 30_000 });
+      await workbench.screenshot('07b-aborted-during-approval');
+      // Clean up for the next steps: an empty composer without the chip.
+      await input.fill('');
+      await chat.locator('.composer .chip:not(.implicit) .chip-remove').click();
+      assert.doesNotMatch(await workbench.editorText(), /str\) -> str/, 'nothing was written');
+    });
+
+    step('the server dies during an approval: the turn says so, and Retry works after the restart', async () => {
+      const chat = workbench.chat();
+      const input = chat.locator('.composer-input');
+      await input.fill(demo.askForChange);
+      await input.press('Enter');
+      const card = chat.locator('.tool-card', { hasText: 'Edit greeting.py' }).last();
+      await card.locator('.approval-buttons button:has-text("Approve")').waitFor({ timeout: 60_000 });
+      const pids = windowServerPids();
+      assert.equal(pids.length, 1, `one server of this window runs (found ${pids.join(', ')})`);
+      process.kill(pids[0], 'SIGKILL');
+      const stopped = chat.locator('.notice', { hasText: 'The server restarted — this turn was stopped' }).last();
+      await stopped.waitFor({ timeout: 30_000 });
+      // The restarted server's transcript says the same; the composer takes messages again.
+      await chat.locator('.banner').waitFor({ state: 'hidden', timeout: 60_000 });
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 30_000 });
+      const cut = chat.locator('.tool-card', { hasText: 'Edit greeting.py' }).last();
+      await cut.locator('.approval-state', { hasText: 'Cancelled' }).waitFor({ timeout: 30_000 });
+      await workbench.screenshot('07c-server-restarted');
+      await stopped.locator('button:has-text("Retry")').click();
+      const retried = chat.locator('.tool-card', { hasText: 'Edit greeting.py' }).last();
+      const reject = retried.locator('.approval-buttons button:has-text("Reject")');
+      await reject.waitFor({ timeout: 60_000 });
+      await reject.click();
+      // A change the user rejects is their decision: one neutral line, nothing red.
+      await retried.locator('.approval-state', { hasText: 'You rejected this change' }).waitFor({ timeout: 30_000 });
+      assert.equal(await retried.evaluate((node) => node.classList.contains('tool-rejected')), true);
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 60_000 });
+      assert.doesNotMatch(await workbench.editorText(), /str\) -> str/, 'nothing was written');
     });
 
     step('a slash command exports the chat into an editor named after the session', async () => {
@@ -392,7 +523,7 @@ describe('VS Code: Relavium chat view', () => {
 
     step('picks another model from the header; the next answer comes from it', async () => {
       const chat = workbench.chat();
-      await chat.locator('.pickers button', { hasText: 'Model:' }).click();
+      await chat.locator('.picker-model').click();
       const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
         hasText: 'relavium-offline-alt',
       });
@@ -408,8 +539,39 @@ describe('VS Code: Relavium chat view', () => {
         .last()
         .waitFor({ timeout: 60_000 });
       await chat.locator('.composer-button:has-text("Send")').waitFor({ timeout: 60_000 });
-      await chat.locator('.meta', { hasText: 'model: relavium-offline-alt' }).waitFor();
-      await chat.locator('.pickers button', { hasText: 'Model: relavium-offline-alt' }).waitFor();
+      await chat.locator('.picker-model', { hasText: 'offline-alt' }).waitFor();
+    });
+
+    step('Apply always names its target, and warns when the languages differ', async () => {
+      // Lines of a Python file are still selected from earlier: Apply asks before replacing them.
+      await workbench.openFile(demo.selection.path);
+      await workbench.selectLines(demo.selection.startLine, demo.selection.endLine);
+      const chat = workbench.chat();
+      const block = chat.locator('.message.assistant').last().locator('.code-block');
+      await block.locator('.code-text span[class^="hljs-"]').first().waitFor({ timeout: 30_000 });
+      await block.locator('button:has-text("Apply")').click();
+      const rows = workbench.page.locator('.quick-input-widget .monaco-list-row');
+      const replace = rows.filter({ hasText: `Replace lines ${demo.selection.startLine}–${demo.selection.endLine} of ${demo.selection.path}` });
+      await replace.first().waitFor({ timeout: 30_000 });
+      assert.match(await replace.first().innerText(), /The block is toml; src\/greeting\.py is python/);
+      await workbench.screenshot('11a-apply-target');
+      await workbench.page.keyboard.press('Escape');
+      await workbench.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      assert.doesNotMatch(await workbench.editorText(), /default_model/, 'nothing applied unasked');
+      // Rejecting an Apply is the user's decision: one neutral card, no red, no warning toast.
+      await block.locator('button:has-text("Apply")').click();
+      await rows.filter({ hasText: 'Write a new file' }).first().click();
+      const pathInput = workbench.page.locator('.quick-input-widget input');
+      await pathInput.fill('rejected.toml');
+      await workbench.page.keyboard.press('Enter');
+      const card = chat.locator('.tool-card', { hasText: 'rejected.toml' });
+      await card.locator('.approval-buttons button:has-text("Reject")').click();
+      await card.locator('.approval-state', { hasText: 'You rejected this change' }).waitFor({ timeout: 30_000 });
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 30_000 });
+      assert.equal(await card.count(), 1, 'one card');
+      assert.equal(await chat.locator('.tool-card.state-failed:not(.tool-rejected)', { hasText: 'rejected.toml' }).count(), 0);
+      assert.equal(await workbench.page.locator('.notifications-toasts', { hasText: 'not applied' }).count(), 0);
+      assert.equal(existsSync(path.join(workspace, 'rejected.toml')), false);
     });
 
     step('applies a highlighted code block through the approval, as an agent edit', async () => {
@@ -432,8 +594,8 @@ describe('VS Code: Relavium chat view', () => {
       await approve.click();
       const written = path.join(workspace, 'relavium.toml');
       await until(() => existsSync(written) && readFileSync(written, 'utf8').includes('default_model'), 'the applied file');
-      await chat.locator('.tool-card.state-succeeded', { hasText: 'write_file' }).last().waitFor({ timeout: 30_000 });
-      await chat.locator('.header .status', { hasText: 'ready' }).waitFor({ timeout: 30_000 });
+      await chat.locator('.tool-card.state-succeeded', { hasText: 'Wrote relavium.toml' }).last().waitFor({ timeout: 30_000 });
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 30_000 });
     });
 
     step('@ attaches a workspace file as a chip', async () => {
@@ -443,7 +605,7 @@ describe('VS Code: Relavium chat view', () => {
       await input.pressSequentially('Summarise @READ');
       await chat.locator('.completions .completion', { hasText: 'README.md' }).first().waitFor({ timeout: 30_000 });
       await input.press('Enter');
-      await chat.locator('.composer .chip', { hasText: 'README.md' }).waitFor();
+      await chat.locator('.composer .chip:not(.implicit)', { hasText: 'README.md' }).waitFor();
       assert.equal(await input.inputValue(), 'Summarise ');
       await workbench.screenshot('12-file-chip');
       await input.press('Enter');
@@ -462,7 +624,7 @@ describe('VS Code: Relavium chat view', () => {
           hasText: 'builds a greeting',
         })
         .waitFor();
-      const card = chat.locator('.tool-card', { hasText: 'edit_file' }).first();
+      const card = chat.locator('.tool-card', { hasText: 'Edited greeting.py' }).first();
       await card.waitFor();
       // The approval decision and the duration come back from the event log.
       try {
@@ -471,10 +633,10 @@ describe('VS Code: Relavium chat view', () => {
         console.log('tool cards after the reload:', await chat.locator('.tool-card').allInnerTexts());
         throw error;
       }
-      await card.locator('.tool-duration').waitFor();
+      await card.locator('.tool-timing').waitFor({ state: 'attached' });
       await chat.locator('.message.user .chip', { hasText: demo.selection.path }).first().waitFor();
       // The model picked before the reload is still the one the next turn uses.
-      await chat.locator('.pickers button', { hasText: 'Model: relavium-offline-alt' }).waitFor({ timeout: 30_000 });
+      await chat.locator('.picker-model', { hasText: 'offline-alt' }).waitFor({ timeout: 30_000 });
       await workbench.screenshot('13-after-reload');
     });
 
@@ -516,7 +678,7 @@ describe('VS Code: Relavium chat view', () => {
 
     step('finds the chat again through the Sessions panel search', async () => {
       const chat = workbench.chat();
-      await chat.locator('.header-buttons button:has-text("Sessions")').click();
+      await workbench.viewAction('Show Chat History');
       const search = chat.locator('.sessions-search');
       await search.fill('docstring');
       const entry = chat.locator('.session-entry', { hasText: demo.askAboutSelection }).first();
@@ -533,7 +695,7 @@ describe('VS Code: Relavium chat view', () => {
 
     step('shows a session another window (a second server process) created, by itself', async () => {
       const chat = workbench.chat();
-      await chat.locator('.header-buttons button:has-text("Sessions")').click();
+      await workbench.viewAction('Show Chat History');
       await chat.locator('.session-entry', { hasText: demo.askAboutSelection }).first().waitFor({ timeout: 30_000 });
       const other = new SecondWindow(serverCommand, workspace, serverEnv);
       try {
@@ -551,41 +713,16 @@ describe('VS Code: Relavium chat view', () => {
           .locator('.session-entry', { hasText: 'Renamed in another window' })
           .waitFor({ timeout: 30_000 });
         await workbench.screenshot('12-session-from-another-window');
+        await chat.locator('.sessions-search').press('Escape');
+        await chat.locator('.sessions').waitFor({ state: 'hidden' });
       } finally {
         await other.close();
       }
     });
 
-    step('looks right in light and dark themes (screenshots for the README)', async () => {
-      const chat = workbench.chat();
-      for (const [theme, name] of [
-        ['Light Modern', 'vscode-chat-light'],
-        ['Dark Modern', 'vscode-chat-dark'],
-      ]) {
-        // Not runCommand: its fuzzy match may pick "Browse Color Themes in Marketplace".
-        await workbench.page.keyboard.press('F1');
-        const palette = workbench.page.locator('.quick-input-widget input');
-        await palette.waitFor();
-        await palette.fill('>Preferences: Color Theme');
-        await workbench.page
-          .locator('.quick-input-widget .monaco-list-row[aria-label^="Preferences: Color Theme"]')
-          .first()
-          .click();
-        const row = workbench.page.locator('.quick-input-widget .monaco-list-row', { hasText: theme });
-        await row.first().waitFor({ timeout: 30_000 });
-        await row.first().click();
-        await workbench.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-        const file = await workbench.screenshot(name);
-        if (options.screenshots !== undefined) {
-          mkdirSync(options.screenshots, { recursive: true });
-          copyFileSync(file, path.join(options.screenshots, `${name}.png`));
-        }
-      }
-    });
-
     step('editor_diagnostics is answered by VS Code with the problems it reports', async () => {
       const chat = workbench.chat();
-      await chat.locator('.pickers button', { hasText: 'Model:' }).click();
+      await chat.locator('.picker-model').click();
       const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
         hasText: 'loopback-lint',
       });
@@ -595,9 +732,9 @@ describe('VS Code: Relavium chat view', () => {
       const input = chat.locator('.composer-input');
       await input.fill(`Any problems in ${demo.sourcePath}?`);
       await input.press('Enter');
-      const card = chat.locator('.tool-card.state-succeeded', { hasText: 'editor_diagnostics' }).last();
+      const card = chat.locator('.tool-card.state-succeeded', { hasText: 'Checked problems in greeting.py' }).last();
       await card.waitFor({ timeout: 60_000 });
-      assert.match((await card.locator('.tool-output pre').textContent()) ?? '', new RegExp(LINT_MESSAGE));
+      assert.match((await card.locator('.tool-output').textContent()) ?? '', new RegExp(LINT_MESSAGE));
       await chat
         .locator('.message.assistant .markdown', { hasText: 'The editor reports' })
         .last()
@@ -644,7 +781,7 @@ describe('VS Code: Relavium chat view', () => {
       await input.fill(NOTES_PROMPT);
       await input.press('Enter');
       const first = chat.locator('.tool-card', { hasText: NOTES[0].path }).last();
-      const always = first.locator('.approval-buttons button:has-text("Always for this session")');
+      const always = first.locator('.approval-buttons button:has-text("Always")');
       await always.waitFor({ timeout: 60_000 });
       assert.match(await first.locator('.approval-diff').innerText(), /\+first session note/);
       await always.click();
@@ -667,6 +804,66 @@ describe('VS Code: Relavium chat view', () => {
         const file = path.join(workspace, note.path);
         await until(() => existsSync(file) && readFileSync(file, 'utf8') === note.content, `${note.path} on disk`);
       }
+    });
+
+    step('reviews the turn\'s changes: keeps one file from its diff editor, undoes the other', async () => {
+      const chat = workbench.chat();
+      const review = chat.locator('.changes-card', { hasText: '2 files changed' }).last();
+      await review.waitFor({ timeout: 30_000 });
+      await review.locator('.changes-open', { hasText: NOTES[0].path }).click();
+      const tab = workbench.page.locator('.tabs-container .tab[aria-label*="before the turn"]');
+      await tab.first().waitFor({ timeout: 30_000 });
+      // The diff editor's title bar says what its buttons do: Keep Change / Undo Change.
+      const keep = workbench.page.locator('.editor-actions .action-label', { hasText: 'Keep Change' }).first();
+      await keep.waitFor({ timeout: 30_000 });
+      await workbench.screenshot('18-review-diff');
+      await keep.click();
+      await review.locator('.changes-file.review-kept', { hasText: NOTES[0].path }).waitFor({ timeout: 30_000 });
+      await review.locator('.changes-file', { hasText: NOTES[1].path }).locator('button[title^="Undo"]').click();
+      await review.locator('.changes-file.review-undone', { hasText: NOTES[1].path }).waitFor({ timeout: 30_000 });
+      await workbench.screenshot('19-reviewed');
+      const kept = path.join(workspace, NOTES[0].path);
+      assert.equal(readFileSync(kept, 'utf8'), NOTES[0].content, 'the kept file is as the agent left it');
+      await until(() => !existsSync(path.join(workspace, NOTES[1].path)), 'the undone file is gone (the turn created it)');
+    });
+
+    step('exports the chat as a readable Markdown transcript with the changes summary', async () => {
+      await workbench.runCommand('Relavium: Export Chat as Markdown');
+      await workbench.page.locator('.tabs-container .tab[aria-label*=".md"]').first().waitFor({ timeout: 30_000 });
+      await workbench.waitForEditorText('### You');
+      // The newest exchange is at the end (the editor renders only the lines in view).
+      await workbench.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await workbench.page.keyboard.press('Control+End');
+      await workbench.waitForEditorText('files changed');
+      const text = await workbench.editorText();
+      // The undone file no longer differs from before the turn: it counts +0 −0.
+      assert.match(text, /2 files changed \+1 −0/);
+      assert.match(text, /always-first\.txt` \(new, kept\) \+1 −0/);
+      assert.match(text, /always-second\.txt` \(new, undone\) \+0 −0/);
+      await workbench.screenshot('20-markdown-export');
+    });
+
+    step('two fast Enters never drop a message: the second waits in the composer, then goes', async () => {
+      await workbench.viewAction('New Chat');
+      const chat = workbench.chat();
+      await workbench.viewTitle('New chat');
+      const input = chat.locator('.composer-input');
+      await input.fill('First quick question?');
+      await input.press('Enter');
+      await input.fill('Second quick question?');
+      await input.press('Enter');
+      await chat.locator('.message.user', { hasText: 'First quick question?' }).waitFor({ timeout: 30_000 });
+      // The composer locked at the first Enter: the second one either waits in the composer,
+      // which said why, or — if the first turn was already over — went out. Never lost.
+      if ((await input.inputValue()) === 'Second quick question?') {
+        assert.match(await chat.locator('.composer-hint').textContent(), /Turn running — Esc to stop/);
+        await chat.locator('.composer:not(.locked)').waitFor({ timeout: 60_000 });
+        await input.press('Enter');
+      }
+      await chat.locator('.message.user', { hasText: 'Second quick question?' }).waitFor({ timeout: 30_000 });
+      await chat.locator('.composer:not(.locked)').waitFor({ timeout: 60_000 });
+      assert.equal(await chat.locator('.message.user').count(), 2);
+      assert.equal(await chat.locator('.message.assistant').count(), 2, 'both were answered');
     });
   }
 });

@@ -84,6 +84,18 @@ export class Workbench {
       .frameLocator('iframe#active-frame');
   }
 
+  /** Wait until the side bar's title (where the chat view shows the chat's title) has `text`. */
+  async viewTitle(text, timeout = 30_000) {
+    await this.page.locator('.part.sidebar .composite.title .title-label h2', { hasText: text }).first().waitFor({ timeout });
+  }
+
+  /** Click an action of the chat view's title bar (New Chat, Show Chat History, …) by its label. */
+  async viewAction(label) {
+    const action = this.page.locator(`.part.sidebar .composite.title .action-label[aria-label^="${label}"]`).first();
+    await action.waitFor({ timeout: 30_000 });
+    await action.click();
+  }
+
   /** Run a command by its palette title. */
   async runCommand(title) {
     await this.page.keyboard.press('F1');
@@ -97,19 +109,27 @@ export class Workbench {
   /** Open a workspace file through Quick Open and wait for its editor. */
   async openFile(relativePath) {
     const name = relativePath.split('/').at(-1);
+    // Quick Open is the workbench's key: a webview that has the focus would swallow it.
+    const editor = this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+    if (await editor.isVisible()) {
+      await editor.click();
+    }
     await this.page.keyboard.press('Control+P');
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor();
     await input.fill(relativePath);
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-    await this.page.keyboard.press('Enter');
-    await this.page.locator(`.tabs-container .tab[aria-label*="${name}"]`).first().waitFor();
-    await this.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
+    // Click the file's row: Enter would take whichever row is highlighted while the list
+    // still filters (often the editor that is already open).
+    const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+    await row.waitFor();
+    await row.click();
+    await this.page.locator(`.editor-group-container.active .tabs-container .tab.active[aria-label*="${name}"]`).first().waitFor();
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
   }
 
   /** Select whole lines `start`..`end` (1-based, inclusive) in the active editor. */
   async selectLines(start, end) {
-    await this.page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await this.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await this.page.keyboard.press('Control+Home');
     for (let line = 1; line < start; line += 1) {
       await this.page.keyboard.press('ArrowDown');

@@ -7,6 +7,7 @@ scope jail holding whichever way files are accessed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -204,6 +205,47 @@ async def test_a_cancelled_permission_outcome_cancels_the_turn(
             assert result.stop_reason == "cancelled"
     assert len(model.requests) == 1
     assert (workspace / "app.py").read_text(encoding="utf-8") == ORIGINAL
+
+
+async def test_stopping_during_a_permission_never_reports_the_call_completed(
+    workspace: Path, isolated_home: Path
+) -> None:
+    # Issue 37's honest states over ACP: the user stops the turn while a write waits for
+    # permission; the call ends "failed" (it did not happen) and the prompt says "cancelled".
+    client = RecordingClient(decision="cancel")
+    with LoopbackServer() as model:
+        configure_loopback_provider(isolated_home, workspace, model.url + "/v1")
+        model.script(
+            openai_stream(tool_calls=[call("w", "write_file", path="app.py", content="x\n")]),
+            openai_stream(text=["never requested"]),
+        )
+        async with connect_in_process(client, fs=False) as (conn, _):
+            sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+            result = await conn.prompt(session_id=sid, prompt=[text("change it")])
+            assert result.stop_reason == "cancelled"
+            statuses = [event.status for event in client.tool_events(sid, "w")]
+            assert statuses[-1] == "failed" and "completed" not in statuses
+    assert (workspace / "app.py").read_text(encoding="utf-8") == ORIGINAL
+
+
+async def test_a_second_prompt_while_one_runs_is_refused_not_dropped(
+    workspace: Path, isolated_home: Path
+) -> None:
+    client = RecordingClient()
+    with LoopbackServer() as model:
+        configure_loopback_provider(isolated_home, workspace, model.url + "/v1")
+        # The first answer streams a token, then stays open: its turn is still running.
+        model.script(openai_stream(text=["thinking"], ending="stall"))
+        async with connect_in_process(client) as (conn, _):
+            sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+            first = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("one")]))
+            assert await asyncio.to_thread(model.wait_for_requests, 1)
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=sid, prompt=[text("two")])
+            assert (refused.value.data or {}).get("code") == "session_busy"
+            await conn.cancel(session_id=sid)
+            assert (await first).stop_reason == "cancelled"
+            assert len(model.requests) == 1, "the refused prompt never reached the model"
 
 
 async def test_stop_reasons_and_typed_errors(workspace: Path, isolated_home: Path) -> None:

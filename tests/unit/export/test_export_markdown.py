@@ -21,7 +21,8 @@ def _changed(path: str, added: int, removed: int, **flags: object) -> TurnChange
 def _conversation() -> tuple[Transcript, RolledBackTurn]:
     transcript = Transcript()
     transcript.add("system", "You are a careful assistant.")
-    transcript.add("user", "Make greet() polite")  # 2
+    attached = "Attached selection: src/greeting.py lines 1-2\n```python\ndef greet(): ...\n```"
+    transcript.add("user", [TextPart(text="Make greet() polite"), TextPart(text=attached)])  # 2
     transcript.add(
         "assistant",
         [
@@ -73,13 +74,15 @@ def test_the_transcript_reads_as_a_conversation_with_its_changes() -> None:
     # The system prompt is not the first thing a reader meets: it is not there at all.
     assert "careful assistant" not in text
     assert (
-        "### You\n\nMake greet() polite\n\n### Assistant\n\n"
+        "### You\n\nMake greet() polite\n\n> Attached selection: src/greeting.py lines 1-2\n\n"
+        "### Assistant\n\n"
         "- Read `greeting.py`\n- Ran `pytest -q`\n\nDone: greet() says please.\n\n"
         "**2 files changed +5 \N{MINUS SIGN}1**\n\n"
         "  - `greeting.py` +2 \N{MINUS SIGN}1\n"
         "  - `notes.md` (new, kept) +3 \N{MINUS SIGN}0\n"
     ) in text
     assert "update_plan" not in text
+    assert "def greet(): ..." not in text, "an attachment shows by its first line only"
     stopped = "### You\n\nNow rename it\n\n*This turn was stopped before it finished.*\n"
     assert text.endswith(stopped)
     # Deterministic: the same session renders to the same bytes.

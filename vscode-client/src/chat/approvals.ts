@@ -27,6 +27,8 @@ export interface ApprovalSurface {
 interface Pending {
   params: RequestApprovalParams;
   resolve(decision: ApprovalDecision): void;
+  /** Settle without a decision (the server is gone; the answer goes nowhere). */
+  drop(): void;
   escalated: boolean;
 }
 
@@ -82,6 +84,11 @@ export class ApprovalBroker {
           this.surface.decided(params.callId, decision);
           resolve({ decision });
         },
+        drop: () => {
+          settled = true;
+          subscription.dispose();
+          resolve({ decision: 'reject' });
+        },
       };
       const subscription = token.onCancellationRequested(() => {
         settled = true;
@@ -112,6 +119,19 @@ export class ApprovalBroker {
       return false;
     }
     return this.proposed.open(entry.params);
+  }
+
+  /**
+   * The server went away: nobody can answer its requests any more. Their cards go inert (the
+   * chat marks them cancelled) and their diff editors close.
+   */
+  dropAll(): void {
+    for (const [callId, entry] of [...this.pending]) {
+      this.pending.delete(callId);
+      this.proposed?.forget(callId);
+      this.surface.withdrawn(callId);
+      entry.drop();
+    }
   }
 
   /** The chat view was hidden: move waiting requests to modal dialogs. */

@@ -9,7 +9,8 @@
 
 import * as vscode from 'vscode';
 import { ChatModel, type ModelEffect } from '../model/chatModel';
-import { toChip, toTextPart, type ContextAttachment } from '../model/contextParts';
+import { toTextPart, type ContextAttachment } from '../model/contextParts';
+import { describeRewind } from '../model/format';
 import { truncate } from '../model/format';
 import { ViewSync } from '../model/viewSync';
 import {
@@ -19,6 +20,7 @@ import {
   type ListModelsResult,
   type ListSessionsResult,
   type ResumeSessionResult,
+  type RewindResult,
   type SendMessageAccepted,
   type SendMessageParams,
   type SessionEvent,
@@ -29,8 +31,10 @@ import {
 import type { RelaviumServer } from '../server/relaviumServer';
 import { ServerRequestError } from '../server/relaviumServer';
 import type { HostToWebview } from '../shared/webviewMessages';
+import { ImplicitContext } from './implicitContext';
 import { OutputTerminals } from './outputTerminals';
 import { switchModel } from './pickers';
+import { TurnReview } from './turnReview';
 
 /** The provider id of the bundled offline demo model (relavium_lsp/contracts/agent.py). */
 const OFFLINE_PROVIDER = 'offline';
@@ -39,7 +43,19 @@ const OFFLINE_PROVIDER = 'offline';
 export interface ChatView {
   readonly visible: boolean;
   post(message: HostToWebview): void;
+  /**
+   * The chat's title and state in the view's title bar (a single view shares its container's
+   * title: "RELAVIUM: <chat title>"; the state is the view's description where shown).
+   */
+  describe(title: string, state: string): void;
 }
+
+const STATUS_WORDS: Partial<Record<string, string>> = {
+  streaming: 'answering…',
+  awaiting_approval: 'waiting for your approval',
+  awaiting_peer: 'waiting for a sub-agent',
+  ended: 'ended',
+};
 
 const CURRENT_SESSION_KEY = 'relavium.currentSessionId';
 const TOOL_EVENTS_LIMIT = 10_000;
@@ -64,10 +80,18 @@ export class ChatController implements vscode.Disposable {
   private readonly sync = new ViewSync();
   /** Terminals that show a command card's output ("Open in terminal"). */
   readonly outputTerminals = new OutputTerminals((callId) => this.model.toolCard(callId));
+  /** The active editor's file / selection, offered with the next message. */
+  readonly implicit = new ImplicitContext(() => {
+    this.changed();
+  });
+  /** The review of the files a turn changed. */
+  readonly review = new TurnReview(this);
   private view: ChatView | undefined;
   private viewReady = false;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private pendingDraft: string | undefined;
+  /** The history overlay was asked for before the view's page was ready. */
+  private pendingHistory = false;
   private loadToken = 0;
   private turnRunningContext = false;
 
@@ -107,6 +131,19 @@ export class ChatController implements vscode.Disposable {
     if (this.pendingDraft !== undefined) {
       this.post({ type: 'setDraft', text: this.pendingDraft });
       this.pendingDraft = undefined;
+    }
+    if (this.pendingHistory) {
+      this.post({ type: 'showHistory' });
+      this.pendingHistory = false;
+    }
+  }
+
+  /** Open the chat history overlay (now, or as soon as the view is ready). */
+  showHistory(): void {
+    if (this.viewReady) {
+      this.post({ type: 'showHistory' });
+    } else {
+      this.pendingHistory = true;
     }
   }
 
@@ -148,8 +185,26 @@ export class ChatController implements vscode.Disposable {
       void vscode.commands.executeCommand('setContext', 'relavium.turnRunning', running);
     }
     if (this.viewReady) {
-      this.post({ type: 'patch', patch: this.sync.diff(this.model.view()) });
+      const implicit = this.implicit.chip(this.model.attachmentChips());
+      this.post({ type: 'patch', patch: this.sync.diff(this.model.view(implicit)) });
+      this.view?.describe(...this.description());
     }
+  }
+
+  /** The view's title (the chat's) and description (what the session does now). */
+  private description(): [string, string] {
+    const { header } = this.model;
+    if (header.loading) {
+      return ['Loading…', ''];
+    }
+    const title = header.title ?? (header.sessionId === undefined ? 'New chat' : 'Untitled chat');
+    return [title, STATUS_WORDS[header.status] ?? ''];
+  }
+
+  /** The webview posted a message to send: counted at once, so its composer can unlock. */
+  tookSend(): void {
+    this.model.sendsTaken += 1;
+    this.changed();
   }
 
   // ---- server plumbing -------------------------------------------------------------------
@@ -176,10 +231,10 @@ export class ChatController implements vscode.Disposable {
   /** The connection state changed. */
   onConnectionChanged(): void {
     this.model.setConnection(this.server.state.state, this.server.state.reason);
-    if (this.server.state.state === 'stopped' && this.model.turnRunning) {
-      // The turn died with the server; a restart reloads the session's real state.
-      this.model.settle('idle');
-      this.model.pushNotice('The server stopped during the turn.', 'warning');
+    if (this.server.state.state !== 'running') {
+      // A turn cannot outlive the server: it stopped, whether a restart is on its way or not
+      // (the restarted server marks it interrupted too, and the reload shows that).
+      this.model.serverStopped();
     }
     this.changed();
   }
@@ -253,13 +308,20 @@ export class ChatController implements vscode.Disposable {
     this.changed();
   }
 
-  /** Perform the model's effects (backlog fetches, draft restores). */
+  /** Perform the model's effects (backlog fetches, draft restores, review cards). */
   run(effects: readonly ModelEffect[]): void {
     for (const effect of effects) {
-      if (effect.kind === 'restoreDraft') {
-        this.setDraft(effect.text);
-      } else {
-        void this.fetchBacklog(effect.sessionId, effect.afterSequence);
+      switch (effect.kind) {
+        case 'restoreDraft':
+          this.setDraft(effect.text);
+          this.model.restoreAttachments(effect.attachments);
+          break;
+        case 'fetchBacklog':
+          void this.fetchBacklog(effect.sessionId, effect.afterSequence);
+          break;
+        case 'fetchChanges':
+          void this.review.fetch(effect.sessionId, effect.userSequence);
+          break;
       }
     }
   }
@@ -295,7 +357,11 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     const attachments = this.model.takeAttachments();
-    const pendingId = this.model.addPendingUser(text, attachments.map(toChip));
+    const implicit = this.implicit.take(attachments);
+    if (implicit !== undefined) {
+      attachments.unshift(implicit);
+    }
+    const pendingId = this.model.addPendingUser(text, attachments);
     this.changed();
     try {
       let sessionId = this.model.sessionId;
@@ -312,7 +378,7 @@ export class ChatController implements vscode.Disposable {
     } catch (error) {
       const { code, message } = describeError(error);
       this.model.sendFailed(pendingId, code, message, text);
-      this.model.restoreAttachments(attachments);
+      this.model.restoreAttachments(attachments.filter((attachment) => attachment !== implicit));
       void this.reconcile();
     }
     this.changed();
@@ -401,6 +467,8 @@ export class ChatController implements vscode.Disposable {
           ...(resumed.plan === undefined ? {} : { plan: resumed.plan }),
         }),
       );
+      // The newest turn that changed files gets its review card back.
+      void this.review.fetch(sessionId);
     } catch (error) {
       if (token !== this.loadToken) {
         return;
@@ -477,8 +545,35 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** The button of a notice: Retry a stopped turn's message, or undo a "Restore to here". */
+  async noticeAction(itemId: string): Promise<void> {
+    const item = this.model.findItem(itemId);
+    if (item?.kind !== 'notice' || item.action === undefined) {
+      return;
+    }
+    const action = item.action;
+    if (action.kind === 'retry') {
+      await this.send(action.text);
+      return;
+    }
+    try {
+      const result = await this.server.request<RewindResult>(Methods.undoRewind, {
+        sessionId: action.sessionId,
+        rewindId: action.rewindId,
+      });
+      await this.openSession(action.sessionId);
+      this.model.pushNotice(`Restore undone: ${describeRewind(result)}.`);
+    } catch (error) {
+      const { code, message } = describeError(error);
+      this.model.pushError(code, `Could not undo the restore: ${message}`, false);
+    }
+    this.changed();
+  }
+
   dispose(): void {
     clearTimeout(this.flushTimer);
     this.outputTerminals.dispose();
+    this.implicit.dispose();
+    this.review.dispose();
   }
 }

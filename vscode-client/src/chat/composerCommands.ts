@@ -16,6 +16,7 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = {
   fork: 'Fork this chat at its last message',
   compact: 'Summarise older messages for the model (nothing is deleted)',
   export: 'Export this chat as a workflow',
+  markdown: 'Export this chat as a Markdown transcript',
   clear: 'Start over: new chat, no attachments, default agent and model',
 };
 
@@ -73,7 +74,10 @@ async function runSlash(controller: ChatController, name: string): Promise<void>
       controller.changed();
       return;
     case 'export':
-      await exportCurrent(controller);
+      await exportCurrent(controller, 'workflow');
+      return;
+    case 'markdown':
+      await exportCurrent(controller, 'markdown');
       return;
     case 'fork': {
       const last = [...controller.model.items]

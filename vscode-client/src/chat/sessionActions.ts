@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   Methods,
+  type ExportFormat,
   type ExportSessionResult,
   type ForkSessionResult,
   type ListSessionsResult,
@@ -18,6 +19,8 @@ import {
 import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
 import { describeError } from './chatController';
+import { describeRewind } from '../model/format';
+import { sessionFacts } from '../model/sessionFacts';
 
 const PICKER_DEBOUNCE_MS = 200;
 
@@ -87,7 +90,7 @@ export async function pickAndResume(controller: ChatController): Promise<void> {
       });
       picker.items = result.sessions.map((session) => ({
         label: session.title ?? session.preview ?? 'Untitled chat',
-        description: `${session.messageCount} messages · ${session.status}`,
+        description: sessionFacts(session),
         detail: `${session.workingDir} · ${new Date(session.updatedAt).toLocaleString()}`,
         sessionId: session.id,
       }));
@@ -199,18 +202,6 @@ export async function forkFromItem(controller: ChatController, itemId: string): 
   }
 }
 
-/** What a rewind did, in one line for a notice. */
-export function describeRewind(result: RewindResult): string {
-  const parts = [`${result.restored.length + result.deleted.length} file(s) restored`];
-  if (result.conflicts.length > 0) {
-    parts.push(`left alone (you changed them since): ${result.conflicts.map((c) => c.path).join(', ')}`);
-  }
-  if (result.failed.length > 0) {
-    parts.push(`not restored: ${result.failed.map((f) => `${f.path} (${f.reason})`).join(', ')}`);
-  }
-  return parts.join('; ');
-}
-
 /**
  * "Restore to here" on a user message: the agent's file changes since that message go back
  * (as editor edits, undoable), and the chat continues in a fork that ends before it.
@@ -235,15 +226,34 @@ export async function rewindToItem(controller: ChatController, itemId: string): 
       toSequence: item.sequence,
     });
     await controller.openSession(result.sessionId);
-    controller.model.pushNotice(`Restored to before that message: ${describeRewind(result)}.`);
+    controller.model.pushNotice(
+      `Restored to before that message: ${describeRewind(result)}.`,
+      'info',
+      undefined,
+      {
+        kind: 'undoRewind',
+        label: 'Undo',
+        sessionId,
+        rewindId: result.rewindId,
+      },
+    );
     controller.changed();
   } catch (error) {
     showFailure('restore', error);
   }
 }
 
-/** Export the current chat as a workflow scaffold, opened as an untitled YAML editor. */
-export async function exportCurrent(controller: ChatController): Promise<void> {
+const EXPORT_LANGUAGES: Record<ExportFormat, string> = {
+  workflow: 'yaml',
+  jsonl: 'jsonl',
+  markdown: 'markdown',
+};
+
+/**
+ * Export the current chat, opened as an untitled editor: a workflow scaffold (YAML) or the
+ * readable transcript (Markdown).
+ */
+export async function exportCurrent(controller: ChatController, format: ExportFormat): Promise<void> {
   const sessionId = controller.model.sessionId;
   if (sessionId === undefined) {
     void vscode.window.showInformationMessage('Relavium: start or resume a chat before exporting it.');
@@ -252,13 +262,13 @@ export async function exportCurrent(controller: ChatController): Promise<void> {
   try {
     const result = await controller.server.request<ExportSessionResult>(Methods.exportSession, {
       sessionId,
-      format: 'workflow',
+      format,
       open: true,
     });
     if (!result.opened) {
       // The server did not open it through relavium/openUntitled: open it here instead.
       await openUntitled({
-        language: result.format === 'workflow' ? 'yaml' : 'jsonl',
+        language: EXPORT_LANGUAGES[result.format],
         content: result.content,
         title: path.basename(result.suggestedPath),
       });

@@ -42,7 +42,20 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       controller.onViewReady();
       return;
     case 'send':
+      controller.tookSend();
       await submitComposer(controller, deps.lastEditor(), message.text);
+      return;
+    case 'dismissImplicit':
+      controller.implicit.dismiss();
+      return;
+    case 'openChange':
+      await controller.review.open(message.userSequence, message.path);
+      return;
+    case 'reviewChanges':
+      await controller.review.decide(message.userSequence, message.decision, message.path);
+      return;
+    case 'noticeAction':
+      await controller.noticeAction(message.itemId);
       return;
     case 'findFiles':
       controller.post({ type: 'files', query: message.query, files: await findFiles(message.query) });
@@ -89,7 +102,7 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       await insertAtCursor(deps.lastEditor(), message.text);
       return;
     case 'apply':
-      await applyCodeBlock(controller, deps.lastEditor(), message.text);
+      await applyCodeBlock(controller, deps.lastEditor(), message.text, message.lang);
       return;
     case 'openLink':
       if (isSafeExternalLink(message.href)) {
@@ -112,7 +125,7 @@ export async function routeWebviewMessage(deps: RouterDeps, message: WebviewToHo
       await controller.newChat();
       return;
     case 'export':
-      await exportCurrent(controller);
+      await exportCurrent(controller, 'workflow');
       return;
     case 'loadEarlier':
       await controller.loadEarlier();

@@ -18,24 +18,51 @@ import type {
 } from '../protocol';
 import type {
   AssistantItem,
+  ChangesItem,
   ChatItem,
   ChatViewState,
   ConnectionView,
   FooterView,
   HeaderView,
+  NoticeAction,
   ToolItem,
 } from '../shared/viewState';
 import { toChip, type AttachmentChip, type ContextAttachment } from './contextParts';
+import { displayItems } from './display';
 import { diffView } from './format';
 import { EventSequencer, type SequencerOutput } from './eventSequencer';
 import { OrphanEvents } from './orphanEvents';
-import { showPlan } from './plan';
-import { applyTurnEvent, runningTurnEvents, type TurnContext } from './turnEvents';
-import { enrichToolCards, itemsFromMessages, toolItemId } from './transcript';
+import { PLAN_ITEM_ID, showPlan } from './plan';
+import {
+  applyTurnEvent,
+  runningTurnEvents,
+  stopOpenWork,
+  type PendingUser,
+  type TurnContext,
+} from './turnEvents';
+import {
+  enrichToolCards,
+  itemsFromMessages,
+  newToolCard,
+  serverStoppedNotice,
+  toolItemId,
+} from './transcript';
+import type { TurnChangedFile } from '../protocol';
 
 /** Work the host must do on the model's behalf. */
 export type ModelEffect =
-  { kind: 'fetchBacklog'; sessionId: string; afterSequence: number } | { kind: 'restoreDraft'; text: string };
+  | { kind: 'fetchBacklog'; sessionId: string; afterSequence: number }
+  | { kind: 'restoreDraft'; text: string; attachments: readonly ContextAttachment[] }
+  /** Ask `relavium/turnChanges` for the turn of `userSequence` (its review card). */
+  | { kind: 'fetchChanges'; sessionId: string; userSequence: number };
+
+/** The review card's id for the turn of a user message. */
+export function changesItemId(userSequence: number): string {
+  return `changes:${userSequence}`;
+}
+
+/** Session states in which a turn runs (here or in another window). */
+const RUNNING_STATES: ReadonlySet<string> = new Set(['streaming', 'awaiting_approval', 'awaiting_peer']);
 
 /** Everything needed to show an existing session. */
 export interface LoadedSession {
@@ -75,7 +102,9 @@ export class ChatModel implements TurnContext {
   private totalsThrough = 0;
   private revision = 0;
   private liveCounter = 0;
-  readonly pendingUsers: { id: string; text: string }[] = [];
+  readonly pendingUsers: PendingUser[] = [];
+  /** How many `send` messages the host took from the webview (it unlocks its composer by them). */
+  sendsTaken = 0;
   readonly answerable = new Set<string>();
   turn: TurnContext['turn'] = undefined;
   /** The oldest message sequence shown: where "Load earlier messages" continues from. */
@@ -94,6 +123,11 @@ export class ChatModel implements TurnContext {
     return this.header.status === 'streaming' || this.header.status === 'awaiting_approval';
   }
 
+  /** Whether the composer must not send: a message is on its way or its turn runs. */
+  get composerLocked(): boolean {
+    return this.turnRunning || this.pendingUsers.length > 0;
+  }
+
   /** A fresh revision number; revisions are never reused so the webview never misses a change. */
   nextRev(): number {
     this.revision += 1;
@@ -106,14 +140,19 @@ export class ChatModel implements TurnContext {
     return `${prefix}-${this.liveCounter}`;
   }
 
-  /** The renderable state. */
-  view(): ChatViewState {
+  /** The renderable state; `implicit` is the active editor's chip (the host tracks it). */
+  view(implicit?: AttachmentChip): ChatViewState {
     return {
       header: { ...this.header },
       footer: { ...this.footer },
       connection: { ...this.connection },
       attachments: this.attachments.map(toChip),
-      items: this.items,
+      composer: {
+        locked: this.composerLocked,
+        sendsTaken: this.sendsTaken,
+        ...(implicit === undefined ? {} : { implicit }),
+      },
+      items: displayItems(this.items),
     };
   }
 
@@ -175,7 +214,9 @@ export class ChatModel implements TurnContext {
       this.resetSession(record.id);
     }
     const recent = loaded.recentEvents ?? [];
-    const running = runningTurnEvents(recent);
+    // A turn whose events never completed runs only if the session says so (another window);
+    // otherwise the server stopped during it and the transcript shows how far it got.
+    const running = RUNNING_STATES.has(record.status) ? runningTurnEvents(recent) : [];
     const first = running[0];
     const cutoff = first?.type === 'session:turn_started' ? first.userMessageSequence : Infinity;
     const messages = loaded.messages.filter((message) => message.sequenceNumber <= cutoff);
@@ -223,12 +264,17 @@ export class ChatModel implements TurnContext {
   }
 
   /** Show the user's message right away; `session:turn_started` later gives it a sequence. */
-  addPendingUser(text: string, attachments: readonly AttachmentChip[] = []): string {
+  addPendingUser(text: string, attachments: readonly ContextAttachment[] = []): string {
     const id = this.nextLiveId('user');
-    const chips = attachments.length > 0 ? { attachments: [...attachments] } : {};
+    const chips = attachments.length > 0 ? { attachments: attachments.map(toChip) } : {};
     this.items.push({ kind: 'user', id, rev: this.nextRev(), text, ...chips });
-    this.pendingUsers.push({ id, text });
+    this.pendingUsers.push({ id, text, attachments: [...attachments] });
     return id;
+  }
+
+  /** The chips of the context waiting in the composer. */
+  attachmentChips(): AttachmentChip[] {
+    return this.attachments.map(toChip);
   }
 
   /** Attach context to the next message (a selection replaces an identical earlier one). */
@@ -250,9 +296,12 @@ export class ChatModel implements TurnContext {
     return taken;
   }
 
-  /** Put attachments back (their message could not be sent). */
+  /** Put attachments back (their message could not be sent, or its turn was stopped). */
   restoreAttachments(attachments: readonly ContextAttachment[]): void {
-    this.attachments = [...attachments, ...this.attachments];
+    const back = attachments.filter((attachment) => attachment.kind !== 'active');
+    const labels = new Set(back.map((attachment) => toChip(attachment).label));
+    const others = this.attachments.filter((attachment) => !labels.has(toChip(attachment).label));
+    this.attachments = [...back, ...others];
   }
 
   /**
@@ -260,22 +309,85 @@ export class ChatModel implements TurnContext {
    * stopped server): close what is still streaming so nothing keeps claiming activity.
    */
   settle(status: 'idle' | 'ended'): void {
-    for (const item of this.items) {
-      if (item.kind === 'assistant' && item.streaming) {
-        item.streaming = false;
-        item.rev = this.nextRev();
-      } else if (item.kind === 'tool' && (item.state === 'running' || item.state === 'awaiting_approval')) {
-        item.state = 'interrupted';
-        if (item.approval !== undefined) {
-          item.approval = { ...item.approval, answerable: false };
-        }
+    stopOpenWork(this);
+    this.pendingUsers.length = 0;
+    this.setStatus(status);
+  }
+
+  /**
+   * The server went away while a turn ran (or a message was on its way): the turn is stopped,
+   * its calls interrupted, unanswered approvals cancelled, and Retry offers its message again.
+   * The restarted server's transcript says the same (its interruption marker), so a reload
+   * shows what this shows.
+   */
+  serverStopped(): void {
+    if (!this.composerLocked) {
+      return;
+    }
+    const retryText = this.turn?.userText ?? this.pendingUsers[0]?.text;
+    for (const pending of this.pendingUsers) {
+      const item = this.findItem(pending.id);
+      if (item?.kind === 'user') {
+        item.outcome = 'interrupted';
         item.rev = this.nextRev();
       }
     }
-    this.answerable.clear();
-    this.turn = undefined;
+    stopOpenWork(this, 'interrupted');
     this.pendingUsers.length = 0;
-    this.setStatus(status);
+    this.items.push(serverStoppedNotice(this.nextLiveId('stopped'), this.nextRev(), retryText));
+    this.setStatus('idle');
+  }
+
+  /**
+   * Show (or update, or drop when `files` is empty) the review card of a turn's changed files,
+   * after the turn's last item.
+   */
+  showChanges(userSequence: number, files: readonly TurnChangedFile[]): void {
+    const id = changesItemId(userSequence);
+    const existing = this.findItem(id);
+    if (files.length === 0) {
+      if (existing !== undefined) {
+        this.removeItems(new Set([id]));
+      }
+      return;
+    }
+    if (existing?.kind === 'changes') {
+      existing.files = [...files];
+      existing.busy = false;
+      existing.rev = this.nextRev();
+      return;
+    }
+    const card: ChangesItem = {
+      kind: 'changes',
+      id,
+      rev: this.nextRev(),
+      userSequence,
+      files: [...files],
+      busy: false,
+    };
+    this.items.splice(this.turnEnd(userSequence), 0, card);
+  }
+
+  /** A keep / undo request for a turn's files started or ended. */
+  setChangesBusy(userSequence: number, busy: boolean): void {
+    const card = this.findItem(changesItemId(userSequence));
+    if (card?.kind === 'changes') {
+      card.busy = busy;
+      card.rev = this.nextRev();
+    }
+  }
+
+  /** Where the items of the turn of `userSequence` end (the index after its last item). */
+  private turnEnd(userSequence: number): number {
+    const start = this.items.findIndex((item) => item.kind === 'user' && item.sequence === userSequence);
+    const next =
+      start < 0 ? -1 : this.items.findIndex((item, index) => index > start && item.kind === 'user');
+    if (next >= 0) {
+      return next;
+    }
+    // The newest turn: at the end, above the plan (kept last, beside the latest activity).
+    const last = this.items.at(-1);
+    return last?.id === PLAN_ITEM_ID ? this.items.length - 1 : this.items.length;
   }
 
   /**
@@ -297,8 +409,8 @@ export class ChatModel implements TurnContext {
     this.items.push({ kind: 'error', id, rev: this.nextRev(), code, message, retryable, retryText });
   }
 
-  /** Add a one-line notice. */
-  pushNotice(text: string, tone: 'info' | 'warning' = 'info', id?: string): void {
+  /** Add a one-line notice (with a button when `action` is given). */
+  pushNotice(text: string, tone: 'info' | 'warning' = 'info', id?: string, action?: NoticeAction): void {
     const noticeId = id ?? this.nextLiveId('notice');
     const existing = this.findItem(noticeId);
     if (existing?.kind === 'notice') {
@@ -307,7 +419,14 @@ export class ChatModel implements TurnContext {
       existing.rev = this.nextRev();
       return;
     }
-    this.items.push({ kind: 'notice', id: noticeId, rev: this.nextRev(), text, tone });
+    this.items.push({
+      kind: 'notice',
+      id: noticeId,
+      rev: this.nextRev(),
+      text,
+      tone,
+      ...(action === undefined ? {} : { action }),
+    });
   }
 
   /** Remember the agent / model the next session starts with (they survive a new chat). */
@@ -382,6 +501,9 @@ export class ChatModel implements TurnContext {
       return;
     }
     const states = { approve: 'approved', reject: 'rejected', approve_always: 'approved_always' } as const;
+    if (card.approval.state === 'cancelled') {
+      return; // the turn ended meanwhile (a late answer from the modal dialog)
+    }
     card.approval = { ...card.approval, state: states[decision], answerable: false };
     card.state = decision === 'reject' ? 'failed' : 'running';
     card.rev = this.nextRev();
@@ -417,21 +539,18 @@ export class ChatModel implements TurnContext {
   /** The tool card for `callId`, created (empty) if the call has not been seen yet. */
   ensureToolCard(callId: string, toolId: string): ToolItem {
     const existing = this.toolCard(callId);
-    const open = existing?.state === 'running' || existing?.state === 'awaiting_approval';
+    // A card is open until its result: a rejection marks it before the result arrives (and a
+    // code block's Apply runs outside any turn), so its result must land on the same card.
+    const open =
+      existing?.state === 'running' ||
+      existing?.state === 'awaiting_approval' ||
+      (existing?.approval !== undefined && existing.outputSummary === undefined);
     if (existing !== undefined && (open || this.turn?.itemIds.has(existing.id) === true)) {
       return existing;
     }
     // A call id seen in an earlier turn (reused by the provider): a new card of its own.
     const occurrence = this.items.filter((item) => item.kind === 'tool' && item.callId === callId).length;
-    const card: ToolItem = {
-      kind: 'tool',
-      id: toolItemId(callId, occurrence),
-      rev: this.nextRev(),
-      callId,
-      toolId,
-      inputSummary: '',
-      state: 'running',
-    };
+    const card = newToolCard(toolItemId(callId, occurrence), this.nextRev(), callId, toolId);
     this.items.push(card);
     this.turn?.itemIds.add(card.id);
     return card;

@@ -9,7 +9,11 @@
 
 import type { TextPart } from '../protocol';
 
-export type AttachmentKind = 'selection' | 'file';
+/**
+ * `selection` / `file`: their text travels with the message. `active`: only the name of the
+ * file open in the editor (the implicit context; the agent reads it when it needs to).
+ */
+export type AttachmentKind = 'selection' | 'file' | 'active';
 
 /** Context waiting in the composer (host side: it carries the text). */
 export interface ContextAttachment {
@@ -34,6 +38,7 @@ export interface AttachmentChip {
 export const MAX_ATTACHMENT_CHARS = 50_000;
 
 const HEADER = /^Attached (selection|file): (.+?)(?: lines (\d+)-(\d+))?$/;
+const ACTIVE_HEADER = /^Active file: (.+?) \(open in the editor/;
 
 /** The chip label of an attachment: `path` or `path:3-9`. */
 export function chipLabel(attachment: Pick<ContextAttachment, 'path' | 'lines'>): string {
@@ -53,6 +58,12 @@ export function toChip(attachment: ContextAttachment): AttachmentChip {
 
 /** The text part an attachment is sent as. */
 export function toTextPart(attachment: ContextAttachment): TextPart {
+  if (attachment.kind === 'active') {
+    return {
+      type: 'text',
+      text: `Active file: ${attachment.path} (open in the editor; read it when the question is about it)`,
+    };
+  }
   const { lines } = attachment;
   const range = lines === undefined ? '' : ` lines ${lines.start}-${lines.end}`;
   const body =
@@ -71,7 +82,12 @@ export function toTextPart(attachment: ContextAttachment): TextPart {
 
 /** The chip a stored text part stands for, or `undefined` when it is ordinary text. */
 export function chipFromText(text: string, id: string): AttachmentChip | undefined {
-  const header = HEADER.exec(text.split('\n', 1)[0] ?? '');
+  const first = text.split('\n', 1)[0] ?? '';
+  const active = ACTIVE_HEADER.exec(first);
+  if (active !== null) {
+    return { id, kind: 'active', label: active[1] ?? '' };
+  }
+  const header = HEADER.exec(first);
   if (header === null) {
     return undefined;
   }

@@ -1,6 +1,6 @@
 /** Small, pure text helpers for the chat view: summaries, truncation, money and counts. */
 
-import type { FileDiff } from '../protocol';
+import type { FileDiff, RewindResult } from '../protocol';
 import type { ApprovalDiffView, ToolItem } from '../shared/viewState';
 
 const INPUT_SUMMARY_CHARS = 160;
@@ -118,9 +118,21 @@ export function diffView(diff: FileDiff): ApprovalDiffView {
 }
 
 /**
- * The diff a tool card shows below its approval: the change the tool made, unless the
- * approval card already shows it (a change nobody was asked about, e.g. after "always allow").
+ * The diff a tool card shows on its own: the change the tool made when nobody was asked about
+ * it (e.g. after "always allow"); an approval section shows its change itself.
  */
 export function shownChange(card: ToolItem): ApprovalDiffView | undefined {
-  return card.approval?.diff === undefined ? card.diff : undefined;
+  return card.approval === undefined ? card.diff : undefined;
+}
+
+/** What a rewind did, in one line for a notice. */
+export function describeRewind(result: RewindResult): string {
+  const parts = [`${result.restored.length + result.deleted.length} file(s) restored`];
+  if (result.conflicts.length > 0) {
+    parts.push(`left alone (you changed them since): ${result.conflicts.map((c) => c.path).join(', ')}`);
+  }
+  if (result.failed.length > 0) {
+    parts.push(`not restored: ${result.failed.map((f) => `${f.path} (${f.reason})`).join(', ')}`);
+  }
+  return parts.join('; ');
 }

@@ -13,10 +13,11 @@ import type {
   SessionEvent,
   SessionMessage,
 } from '../protocol';
-import type { AssistantItem, ChatItem, ToolItem, UserItem } from '../shared/viewState';
+import type { AssistantItem, ChatItem, NoticeItem, ToolItem, UserItem } from '../shared/viewState';
 import { chipFromText, type AttachmentChip } from './contextParts';
 import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
 import { peerOrigin } from './peerMessage';
+import { isReadOnlyTool, resultNote, toolTitle } from './toolTitles';
 
 /** Supplies a fresh, never reused item revision. */
 export type RevisionSource = () => number;
@@ -44,23 +45,88 @@ const COMPACTION_NOTICES: Record<CompactionMarker['mode'], string> = {
   clear: 'Older tool outputs were cleared from the model’s view (kept as artifacts; nothing was deleted).',
 };
 
-const INTERRUPTION_NOTICES: Record<InterruptionMarker['reason'], string> = {
-  crash: 'A turn was interrupted before it finished (the server stopped).',
-  error: 'This turn failed after it changed files; its messages are kept (rewind it to undo).',
-  aborted: 'This turn was aborted after it changed files; its messages are kept (rewind it to undo).',
+/** What the chat says where a turn stopped because the server went away (live or reloaded). */
+const SERVER_STOPPED_TEXT = 'The server restarted — this turn was stopped.';
+
+/**
+ * Turns the engine kept although they did not finish, because they had changed files
+ * (issue 38): the notice, and how the turn's message is marked.
+ */
+const KEPT_TURNS: Record<Exclude<InterruptionMarker['reason'], 'crash'>, [string, UserItem['outcome']]> = {
+  error: ['This turn failed after it changed files; its changes are kept (review or undo them).', undefined],
+  aborted: [
+    'This turn was stopped after it changed files; its changes are kept (review or undo them).',
+    'cancelled',
+  ],
 };
 
-function systemNotice(message: SessionMessage, rev: RevisionSource): ChatItem | undefined {
+/** The notice of a turn the server's exit stopped, with Retry when its message is known. */
+export function serverStoppedNotice(id: string, rev: number, retryText: string | undefined): NoticeItem {
+  const notice: NoticeItem = { kind: 'notice', id, rev, text: SERVER_STOPPED_TEXT, tone: 'warning' };
+  if (retryText !== undefined && retryText.trim() !== '') {
+    notice.action = { kind: 'retry', label: 'Retry', text: retryText };
+  }
+  return notice;
+}
+
+function systemNotice(
+  message: SessionMessage,
+  rev: RevisionSource,
+  lastUser: UserItem | undefined,
+): ChatItem | undefined {
   const id = `m${message.sequenceNumber}`;
   if (message.compaction !== undefined) {
     const text = COMPACTION_NOTICES[message.compaction.mode];
     return { kind: 'notice', id, rev: rev(), text, tone: 'info' };
   }
   if (message.interruption !== undefined) {
-    const text = INTERRUPTION_NOTICES[message.interruption.reason];
-    return { kind: 'notice', id, rev: rev(), text, tone: 'warning' };
+    const reason = message.interruption.reason;
+    if (reason !== 'crash') {
+      const [text, outcome] = KEPT_TURNS[reason];
+      if (lastUser !== undefined && outcome !== undefined) {
+        lastUser.outcome = outcome;
+      }
+      return { kind: 'notice', id, rev: rev(), text, tone: 'warning' };
+    }
+    if (lastUser !== undefined) {
+      lastUser.outcome = 'interrupted';
+    }
+    return serverStoppedNotice(id, rev(), lastUser?.text);
   }
   return undefined;
+}
+
+/** A tool card for a call (its title and grouping come from the tool and its arguments). */
+export function newToolCard(
+  id: string,
+  rev: number,
+  callId: string,
+  toolId: string,
+  input: Readonly<Record<string, unknown>> = {},
+): ToolItem {
+  return {
+    kind: 'tool',
+    id,
+    rev,
+    callId,
+    toolId,
+    title: toolTitle(toolId, input),
+    readOnly: isReadOnlyTool(toolId),
+    inputSummary: summarizeToolInput(input),
+    state: 'running',
+  };
+}
+
+/** Record a call's result on its card (live or from the transcript). */
+export function settleToolCard(card: ToolItem, success: boolean, output: string): void {
+  card.state = success ? 'succeeded' : 'failed';
+  card.outputSummary = truncate(output, OUTPUT_SUMMARY_CHARS);
+  const note = resultNote(card.toolId, success, output);
+  if (note === undefined) {
+    delete card.resultNote;
+  } else {
+    card.resultNote = note;
+  }
 }
 
 function userItem(message: SessionMessage, rev: number): UserItem {
@@ -143,16 +209,29 @@ export function enrichToolCards(
             card.diff = diffView(event.diff);
           }
           if (card.approval?.state === 'pending') {
-            card.approval = {
-              ...card.approval,
-              state: event.errorCode === 'tool_denied' ? 'rejected' : 'approved',
-            };
+            card.approval = { ...card.approval, state: approvalOutcome(event.success, event.errorCode) };
           }
         }
         card.rev = rev();
       }
+      if (card.approval?.state === 'pending') {
+        // Asked, never answered, no result: the turn ended while it waited.
+        card.approval = { ...card.approval, state: 'cancelled' };
+        card.rev = rev();
+      }
     });
   }
+}
+
+/** What a call's result says about an approval nobody in this window answered. */
+export function approvalOutcome(
+  success: boolean,
+  errorCode: string | undefined,
+): 'approved' | 'rejected' | 'cancelled' {
+  if (errorCode === 'tool_denied') {
+    return 'rejected';
+  }
+  return !success && errorCode === 'cancelled' ? 'cancelled' : 'approved';
 }
 
 /** Convert messages (oldest first) into items in display order. */
@@ -160,17 +239,19 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
   const items: ChatItem[] = [];
   const tools = new Map<string, ToolItem>();
   const occurrences = new Map<string, number>();
+  let lastUser: UserItem | undefined;
   for (const message of messages) {
     const sequence = message.sequenceNumber;
     if (message.role === 'system') {
-      const notice = systemNotice(message, rev);
+      const notice = systemNotice(message, rev, lastUser);
       if (notice !== undefined) {
         items.push(notice);
       }
       continue;
     }
     if (message.role === 'user') {
-      items.push(userItem(message, rev()));
+      lastUser = userItem(message, rev());
+      items.push(lastUser);
       continue;
     }
     let assistant: AssistantItem | undefined;
@@ -180,22 +261,20 @@ export function itemsFromMessages(messages: readonly SessionMessage[], rev: Revi
         assistant = undefined;
         const occurrence = occurrences.get(content.id) ?? 0;
         occurrences.set(content.id, occurrence + 1);
-        const card: ToolItem = {
-          kind: 'tool',
-          id: toolItemId(content.id, occurrence),
-          rev: rev(),
-          callId: content.id,
-          toolId: content.name,
-          inputSummary: summarizeToolInput(content.args),
-          state: 'interrupted',
-        };
+        const card = newToolCard(
+          toolItemId(content.id, occurrence),
+          rev(),
+          content.id,
+          content.name,
+          content.args,
+        );
+        card.state = 'interrupted';
         tools.set(content.id, card);
         items.push(card);
       } else if (content.type === 'tool_result') {
         const card = tools.get(content.toolCallId);
         if (card !== undefined) {
-          card.state = content.isError ? 'failed' : 'succeeded';
-          card.outputSummary = truncate(content.result, OUTPUT_SUMMARY_CHARS);
+          settleToolCard(card, !content.isError, content.result);
           card.rev = rev();
         }
       } else if (message.role === 'assistant') {

@@ -9,8 +9,19 @@
 import type { SessionEvent, TurnCompletedPayload } from '../protocol';
 import type { AssistantItem, ChatItem, FooterView, HeaderView, ToolItem } from '../shared/viewState';
 import type { ModelEffect } from './chatModel';
-import { diffView, OUTPUT_SUMMARY_CHARS, summarizeToolInput, truncate } from './format';
+import type { ContextAttachment } from './contextParts';
+import { diffView, summarizeToolInput } from './format';
 import { showPlan } from './plan';
+import { isReadOnlyTool, toolTitle } from './toolTitles';
+import { approvalOutcome, settleToolCard } from './transcript';
+
+/** A message sent from this window whose turn has not started yet. */
+export interface PendingUser {
+  id: string;
+  text: string;
+  /** The context it carries (an abort puts it back in the composer with the text). */
+  attachments: ContextAttachment[];
+}
 
 /** The running turn: which items it produced and whose text it answers. */
 export interface TurnState {
@@ -18,8 +29,11 @@ export interface TurnState {
   assistantId?: string;
   userItemId?: string;
   userText?: string;
+  /** The user message's sequence (`session:turn_started`): the turn's checkpoints hang on it. */
+  userSequence?: number;
   /** The user message was typed in this client (so an abort can put it back in the input). */
   sentHere: boolean;
+  attachments: ContextAttachment[];
 }
 
 /** The parts of the view-model an event may touch. */
@@ -30,7 +44,7 @@ export interface TurnContext {
   turn: TurnState | undefined;
   /** The notice a `session:compacting` opened, updated by the terminal compaction event. */
   compactionNoticeId: string | undefined;
-  readonly pendingUsers: { id: string; text: string }[];
+  readonly pendingUsers: PendingUser[];
   readonly answerable: Set<string>;
   nextRev(): number;
   nextLiveId(prefix: string): string;
@@ -46,7 +60,12 @@ export interface TurnContext {
 }
 
 function startTurn(ctx: TurnContext, userMessageSequence: number): void {
-  const turn: TurnState = { itemIds: new Set(), sentHere: false };
+  const turn: TurnState = {
+    itemIds: new Set(),
+    sentHere: false,
+    attachments: [],
+    userSequence: userMessageSequence,
+  };
   const pending = ctx.pendingUsers.shift();
   const user =
     pending === undefined
@@ -58,6 +77,7 @@ function startTurn(ctx: TurnContext, userMessageSequence: number): void {
     turn.userItemId = user.id;
     turn.userText = user.text;
     turn.sentHere = pending !== undefined;
+    turn.attachments = pending?.attachments ?? [];
   }
   ctx.turn = turn;
   ctx.setStatus('streaming');
@@ -74,7 +94,7 @@ function statusAfterCall(ctx: TurnContext): HeaderView['status'] {
 }
 
 function ensureTurn(ctx: TurnContext): TurnState {
-  ctx.turn ??= { itemIds: new Set(), sentHere: false };
+  ctx.turn ??= { itemIds: new Set(), sentHere: false, attachments: [] };
   return ctx.turn;
 }
 
@@ -94,24 +114,74 @@ const STOP_NOTICES: Partial<Record<TurnCompletedPayload['stopReason'], string>> 
   content_filter: 'The provider’s content filter stopped the answer.',
 };
 
+/**
+ * A turn stops without finishing (an abort, a server that went away, or a settled state the
+ * events did not show): nothing keeps claiming activity. Open calls are marked interrupted,
+ * approvals nobody gave are "cancelled" — never "approved" — and with `outcome` the turn's
+ * user message says how its turn ended. The items stay: what happened stays visible.
+ */
+export function stopOpenWork(ctx: TurnContext, outcome?: 'cancelled' | 'interrupted'): void {
+  for (const item of ctx.items) {
+    if (item.kind === 'assistant' && item.streaming) {
+      item.streaming = false;
+      item.rev = ctx.nextRev();
+    } else if (item.kind === 'tool' && (item.state === 'running' || item.state === 'awaiting_approval')) {
+      item.state = 'interrupted';
+      delete item.liveOutput;
+      if (item.approval !== undefined) {
+        const state = item.approval.state === 'pending' ? 'cancelled' : item.approval.state;
+        item.approval = { ...item.approval, state, answerable: false };
+      }
+      item.rev = ctx.nextRev();
+    }
+  }
+  const user = ctx.turn?.userItemId === undefined ? undefined : ctx.findItem(ctx.turn.userItemId);
+  if (outcome !== undefined && user?.kind === 'user') {
+    user.outcome = outcome;
+    user.rev = ctx.nextRev();
+  }
+  ctx.answerable.clear();
+  ctx.turn = undefined;
+}
+
+/** The turn's user message, with its chips, goes back to the composer (it was typed here). */
+function restoreDraft(turn: TurnState): ModelEffect[] {
+  if (!turn.sentHere || turn.userText === undefined) {
+    return [];
+  }
+  return [{ kind: 'restoreDraft', text: turn.userText, attachments: turn.attachments }];
+}
+
 function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffect[] {
   const turn = ensureTurn(ctx);
+  if (turn.userItemId === undefined) {
+    // Refused before its turn began (the turn limit, a busy session): the message waiting
+    // here was never stored. It ends with this event, so the composer is free again.
+    const refused = ctx.pendingUsers.shift();
+    if (refused !== undefined) {
+      Object.assign(turn, {
+        userItemId: refused.id,
+        userText: refused.text,
+        sentHere: true,
+        attachments: refused.attachments,
+      });
+    }
+  }
   const effects: ModelEffect[] = [];
   closeAssistantItems(ctx, turn);
-  if (event.stopReason === 'aborted' && event.kept === true) {
-    // The turn had changed files: the server keeps its messages, so they stay on screen.
-    ctx.pushNotice('Turn aborted after it changed files; its messages are kept (rewind it to undo).');
-  } else if (event.stopReason === 'aborted') {
-    // The server rolls the user message and partial answer out of the transcript; mirror it.
-    // Tool cards stay: their side effects happened.
-    const dropped = new Set([...turn.itemIds].filter((id) => ctx.findItem(id)?.kind === 'assistant'));
-    if (turn.userItemId !== undefined) {
-      dropped.add(turn.userItemId);
-    }
-    ctx.removeItems(dropped);
-    ctx.pushNotice('Turn aborted.');
-    if (turn.sentHere && turn.userText !== undefined) {
-      effects.push({ kind: 'restoreDraft', text: turn.userText });
+  if (event.stopReason === 'aborted') {
+    // This view keeps the message, marked, with what the turn did (its calls' side effects
+    // happened). The server rolls the turn out of the transcript — then the composer gets the
+    // message back with its chips — unless it had changed files (`kept`): then it stays stored.
+    stopOpenWork(ctx, 'cancelled');
+    if (event.kept === true) {
+      // Stored with its changes: the message stays in the history (Edit / Retry reach it).
+      ctx.pushNotice(
+        'Stopped after it changed files: the turn and its changes are kept (review or undo them).',
+      );
+    } else {
+      ctx.pushNotice('Stopped. Your message is back in the composer.');
+      effects.push(...restoreDraft(turn));
     }
   } else if (event.error !== undefined) {
     ctx.pushError(event.error.code, event.error.message, event.error.retryable, turn.userText);
@@ -121,16 +191,12 @@ function completeTurn(ctx: TurnContext, event: TurnCompletedPayload): ModelEffec
       ctx.pushNotice(notice, 'warning');
     }
   }
-  for (const id of ctx.answerable) {
-    const card = ctx.toolCard(id);
-    if (card?.approval !== undefined) {
-      card.approval = { ...card.approval, answerable: false };
-      card.rev = ctx.nextRev();
-    }
-  }
-  ctx.answerable.clear();
-  ctx.turn = undefined;
+  stopOpenWork(ctx);
   ctx.setStatus('idle');
+  if (turn.userSequence !== undefined && ctx.header.sessionId !== undefined) {
+    // Whatever the outcome, files the turn changed are offered for review.
+    effects.push({ kind: 'fetchChanges', sessionId: ctx.header.sessionId, userSequence: turn.userSequence });
+  }
   return effects;
 }
 
@@ -198,6 +264,8 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       }
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       card.toolId = event.toolId;
+      card.title = toolTitle(event.toolId, event.toolInput);
+      card.readOnly = isReadOnlyTool(event.toolId);
       card.inputSummary = summarizeToolInput(event.toolInput);
       card.rev = ctx.nextRev();
       turn?.itemIds.add(card.id);
@@ -233,15 +301,14 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
     case 'agent:tool_result': {
       const card = ctx.ensureToolCard(event.callId, event.toolId);
       delete card.liveOutput;
-      card.state = event.success ? 'succeeded' : 'failed';
-      card.outputSummary = truncate(event.outputSummary, OUTPUT_SUMMARY_CHARS);
+      settleToolCard(card, event.success, event.outputSummary);
       card.durationMs = event.durationMs;
       if (event.diff !== undefined) {
         card.diff = diffView(event.diff);
       }
       if (card.approval?.state === 'pending') {
-        const denied = event.errorCode === 'tool_denied';
-        card.approval = { ...card.approval, state: denied ? 'rejected' : 'approved', answerable: false };
+        const state = approvalOutcome(event.success, event.errorCode);
+        card.approval = { ...card.approval, state, answerable: false };
       }
       ctx.answerable.delete(event.callId);
       card.rev = ctx.nextRev();
@@ -291,6 +358,10 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       ctx.pushNotice(`Exported (${event.format}) → ${event.workflowPath}`);
       return [];
     case 'session:rewound': {
+      if (event.forkedSessionId === undefined && !event.undone) {
+        // Files-only: a turn's review undid files (its own card says so).
+        return [];
+      }
       const conflicts = event.conflicts > 0 ? `, ${event.conflicts} left alone (changed since)` : '';
       ctx.pushNotice(
         event.undone
@@ -314,8 +385,10 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       ctx.pushNotice(`Automatic checkpoint (${event.reason}) failed: ${event.message}`);
       return [];
     case 'session:changes_reviewed':
-      // Another window kept or undid a turn's changes; the review panel reloads them itself.
-      return [];
+      // Decided here or in another window: the turn's review card asks for the new state.
+      return ctx.header.sessionId === undefined
+        ? []
+        : [{ kind: 'fetchChanges', sessionId: ctx.header.sessionId, userSequence: event.userSequence }];
     case 'session:message_appended':
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.

@@ -40,6 +40,7 @@ export class ViewSync {
       footer: state.footer,
       connection: state.connection,
       attachments: [...state.attachments],
+      composer: state.composer,
       upserts: upserts.map((item) => ({ ...item })),
       order: orderChanged ? order : undefined,
     };

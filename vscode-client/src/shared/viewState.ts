@@ -7,7 +7,7 @@
 
 import type { AttachmentChip } from '../model/contextParts';
 import type { PeerOrigin } from '../model/peerMessage';
-import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus } from '../protocol';
+import type { ApprovalAction, ApprovalPreview, PlanEntry, SessionStatus, TurnChangedFile } from '../protocol';
 
 export interface UserItem {
   kind: 'user';
@@ -20,6 +20,11 @@ export interface UserItem {
   attachments?: AttachmentChip[];
   /** Set when another session's agent sent it (a peer message): shown "from session X". */
   peer?: PeerOrigin;
+  /**
+   * `cancelled`: the user stopped its turn (the server rolled it back; the text went back to
+   * the composer). `interrupted`: the server stopped during its turn.
+   */
+  outcome?: 'cancelled' | 'interrupted';
 }
 
 export interface AssistantItem {
@@ -34,7 +39,8 @@ export interface AssistantItem {
 }
 
 export type ToolState = 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'interrupted';
-export type ApprovalState = 'pending' | 'approved' | 'approved_always' | 'rejected';
+/** `cancelled`: nobody answered — the turn was stopped or the server went away meanwhile. */
+export type ApprovalState = 'pending' | 'approved' | 'approved_always' | 'rejected' | 'cancelled';
 
 /** The diff of a proposed file change, as the approval card shows it. */
 export interface ApprovalDiffView {
@@ -60,7 +66,14 @@ export interface ToolItem {
   rev: number;
   callId: string;
   toolId: string;
+  /** What the call does, as a person says it: "Read greeting.py", "Ran pytest -q". */
+  title: string;
+  /** Only reads (files, searches, the editor's state): such cards are grouped when done. */
+  readOnly: boolean;
+  /** The call's arguments in one line (shown when the card is expanded). */
   inputSummary: string;
+  /** What the result comes to, when it can be told in a few words ("3 files", "no matches"). */
+  resultNote?: string;
   state: ToolState;
   outputSummary?: string;
   durationMs?: number;
@@ -87,12 +100,38 @@ export interface ErrorItem {
   retryText?: string;
 }
 
+/** A button on a notice: Retry a stopped turn's message, or undo a "Restore to here". */
+export type NoticeAction =
+  | { kind: 'retry'; label: string; text: string }
+  | { kind: 'undoRewind'; label: string; sessionId: string; rewindId: string };
+
 export interface NoticeItem {
   kind: 'notice';
   id: string;
   rev: number;
   text: string;
   tone: 'info' | 'warning';
+  action?: NoticeAction;
+}
+
+/** Consecutive read-only calls that finished, shown as one line that expands to the calls. */
+export interface ToolGroupItem {
+  kind: 'toolGroup';
+  id: string;
+  rev: number;
+  tools: ToolItem[];
+}
+
+/** The files a turn changed, to review against the turn's checkpoint and keep or undo. */
+export interface ChangesItem {
+  kind: 'changes';
+  id: string;
+  rev: number;
+  /** The user message that started the turn. */
+  userSequence: number;
+  files: TurnChangedFile[];
+  /** A keep / undo request is on its way: the buttons wait. */
+  busy: boolean;
 }
 
 /** The agent's plan (`update_plan`): at most one, kept below the latest activity. */
@@ -104,7 +143,10 @@ export interface PlanItem {
   explanation?: string;
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem | PlanItem;
+export type ChatItem = UserItem | AssistantItem | ToolItem | ErrorItem | NoticeItem | PlanItem | ChangesItem;
+
+/** What the webview lays out: chat items, with finished read-only calls grouped. */
+export type DisplayItem = ChatItem | ToolGroupItem;
 
 export interface HeaderView {
   sessionId?: string;
@@ -139,6 +181,16 @@ export interface ConnectionView {
   offlineModel?: boolean;
 }
 
+/** What the composer needs besides the draft it owns. */
+export interface ComposerView {
+  /** A message is on its way or its turn runs: Enter does not send (the draft stays). */
+  locked: boolean;
+  /** How many `send` messages the host has taken from this page (see `Composer`). */
+  sendsTaken: number;
+  /** The active editor's file or selection, which travels with the next message unless removed. */
+  implicit?: AttachmentChip;
+}
+
 /** The whole renderable state. */
 export interface ChatViewState {
   header: HeaderView;
@@ -146,7 +198,8 @@ export interface ChatViewState {
   connection: ConnectionView;
   /** Context waiting in the composer for the next message. */
   attachments: readonly AttachmentChip[];
-  items: readonly ChatItem[];
+  composer: ComposerView;
+  items: readonly DisplayItem[];
 }
 
 /** An incremental update of the webview: changed items plus the new order when it moved. */
@@ -157,7 +210,8 @@ export interface ViewPatch {
   footer: FooterView;
   connection: ConnectionView;
   attachments: AttachmentChip[];
-  upserts: ChatItem[];
+  composer: ComposerView;
+  upserts: DisplayItem[];
   /** Item ids in display order; absent when unchanged since the last patch. */
   order?: string[];
 }

@@ -7,7 +7,7 @@
  * could also do from the UI.
  */
 
-import type { ApprovalDecision, SessionSummary } from '../protocol';
+import type { ApprovalDecision, ReviewDecision, SessionSummary } from '../protocol';
 import type { ViewPatch } from './viewState';
 
 /** Host → webview. */
@@ -17,7 +17,8 @@ export type HostToWebview =
   | { type: 'sessions'; query: string; sessions: SessionSummary[]; error?: string }
   | { type: 'sessionsChanged' }
   | { type: 'setDraft'; text: string }
-  | { type: 'focusInput' };
+  | { type: 'focusInput' }
+  | { type: 'showHistory' };
 
 /** Webview → host. */
 export type WebviewToHost =
@@ -52,7 +53,15 @@ export type WebviewToHost =
   | { type: 'installServer' }
   | { type: 'chooseExecutable' }
   | { type: 'showLog' }
-  | { type: 'setupModel' };
+  | { type: 'setupModel' }
+  /** Leave the active editor's file / selection out of the next message. */
+  | { type: 'dismissImplicit' }
+  /** A turn's changed file: open its diff against the turn's checkpoint. */
+  | { type: 'openChange'; userSequence: number; path: string }
+  /** Keep or undo a turn's changes (one file, or all of them without `path`). */
+  | { type: 'reviewChanges'; userSequence: number; decision: ReviewDecision; path?: string }
+  /** The button of a notice (Retry, Undo). */
+  | { type: 'noticeAction'; itemId: string };
 
 const MAX_TEXT = 200_000;
 const MAX_ID = 200;
@@ -70,6 +79,7 @@ const BARE: ReadonlySet<string> = new Set([
   'setupModel',
   'pickAgent',
   'pickModel',
+  'dismissImplicit',
 ]);
 
 function text(value: unknown, max: number): value is string {
@@ -82,6 +92,14 @@ function id(value: unknown): value is string {
 
 function optionalId(value: unknown): value is string | undefined {
   return value === undefined || id(value);
+}
+
+function sequence(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function path(value: unknown): value is string {
+  return text(value, 4096) && value !== '';
 }
 
 /** Validate a message posted by the webview; anything malformed yields `undefined`. */
@@ -118,13 +136,30 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     case 'findFiles':
       return text(message.query, 500) ? { type, query: message.query } : undefined;
     case 'attachFile':
-      return text(message.path, 4096) && message.path !== '' ? { type, path: message.path } : undefined;
+      return path(message.path) ? { type, path: message.path } : undefined;
     case 'editMessage':
     case 'retryTurn':
     case 'retry':
     case 'fork':
     case 'rewind':
+    case 'noticeAction':
       return id(message.itemId) ? { type, itemId: message.itemId } : undefined;
+    case 'openChange':
+      return sequence(message.userSequence) && path(message.path)
+        ? { type, userSequence: message.userSequence, path: message.path }
+        : undefined;
+    case 'reviewChanges': {
+      const decision = message.decision;
+      if (!sequence(message.userSequence) || (decision !== 'keep' && decision !== 'undo')) {
+        return undefined;
+      }
+      if (message.path === undefined) {
+        return { type, userSequence: message.userSequence, decision };
+      }
+      return path(message.path)
+        ? { type, userSequence: message.userSequence, decision, path: message.path }
+        : undefined;
+    }
     case 'apply':
       return text(message.text, MAX_TEXT) && text(message.lang, 100)
         ? { type, text: message.text, lang: message.lang }

@@ -34,6 +34,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       post: (message: HostToWebview) => {
         void webview.postMessage(message);
       },
+      describe: (title: string, state: string) => {
+        if (webviewView.title !== title) {
+          webviewView.title = title;
+        }
+        const description = state === '' ? undefined : state;
+        if (webviewView.description !== description) {
+          webviewView.description = description;
+        }
+      },
     };
     controller.attachView(view);
     const subscriptions = [

@@ -1,28 +1,60 @@
-/** Context chips: the selection or files attached to a message, shown by path. */
+/**
+ * Context chips: the selection or files attached to a message, shown by path. In the composer
+ * the active editor's file (or selection) leads as an implicit chip — it travels with the next
+ * message unless its × switches it off.
+ */
 
 import type { AttachmentChip } from '../model/contextParts';
 import { actionButton, element } from './dom';
+import { icon } from './icons';
 
-const KIND_ICONS: Record<AttachmentChip['kind'], string> = { selection: '⌗', file: '📄' };
+const KIND_TITLES: Record<AttachmentChip['kind'], string> = {
+  selection: 'Selection of',
+  file: 'File',
+  active: 'The file open in the editor:',
+};
 
-/** A row of chips; `removable` adds a × button that detaches the chip (composer only). */
-export function renderChips(chips: readonly AttachmentChip[], removable: boolean): HTMLElement {
-  const row = element('div', 'chips');
-  for (const chip of chips) {
-    const node = element('span', `chip chip-${chip.kind}`);
-    node.title = chip.kind === 'selection' ? `Selection of ${chip.label}` : `File ${chip.label}`;
-    node.append(
-      element('span', 'chip-icon', KIND_ICONS[chip.kind]),
-      element('span', 'chip-label', chip.label),
-    );
-    if (removable) {
-      const remove = actionButton('×', 'detach', { id: chip.id }, 'chip-remove');
-      remove.title = `Remove ${chip.label}`;
-      remove.setAttribute('aria-label', `Remove ${chip.label}`);
-      node.append(remove);
-    }
-    row.append(node);
+function chip(item: AttachmentChip, remove: HTMLElement | undefined, implicit: boolean): HTMLElement {
+  const node = element('span', `chip chip-${item.kind}${implicit ? ' implicit' : ''}`);
+  node.title = implicit
+    ? `${KIND_TITLES[item.kind]} ${item.label} — goes with your next message (× leaves it out)`
+    : `${KIND_TITLES[item.kind]} ${item.label}`;
+  node.append(
+    icon(item.kind === 'selection' ? 'selection' : 'file', 'icon chip-icon'),
+    element('span', 'chip-label', item.label),
+  );
+  if (implicit) {
+    node.append(element('span', 'chip-note', item.kind === 'selection' ? 'selection' : 'current file'));
   }
-  row.hidden = chips.length === 0;
+  if (remove !== undefined) {
+    node.append(remove);
+  }
+  return node;
+}
+
+function removeButton(action: string, data: Record<string, string>, label: string): HTMLElement {
+  const remove = actionButton('', action, data, 'chip-remove');
+  remove.append(icon('cross'));
+  remove.title = `Remove ${label}`;
+  remove.setAttribute('aria-label', `Remove ${label}`);
+  return remove;
+}
+
+/** A row of chips; `removable` adds × buttons (composer only); `implicit` leads when given. */
+export function renderChips(
+  chips: readonly AttachmentChip[],
+  removable: boolean,
+  implicit?: AttachmentChip,
+): HTMLElement {
+  const row = element('div', 'chips');
+  if (implicit !== undefined) {
+    row.append(chip(implicit, removeButton('dismissImplicit', {}, implicit.label), true));
+  }
+  for (const item of chips) {
+    row.append(
+      chip(item, removable ? removeButton('detach', { id: item.id }, item.label) : undefined, false),
+    );
+  }
+  row.hidden = chips.length === 0 && implicit === undefined;
   return row;
 }

@@ -31,6 +31,7 @@ export const SLASH: readonly Completion[] = [
   { label: '/fork', detail: 'Fork this chat at its last message', insert: '/fork' },
   { label: '/compact', detail: 'Summarise older messages for the model', insert: '/compact' },
   { label: '/export', detail: 'Export this chat as a workflow', insert: '/export' },
+  { label: '/markdown', detail: 'Export this chat as a Markdown transcript', insert: '/markdown' },
   { label: '/clear', detail: 'Start over with defaults', insert: '/clear' },
 ];
 

@@ -1,11 +1,18 @@
 /**
- * The message input: Enter sends, Shift+Enter inserts a newline, Esc aborts a running turn,
+ * The message input: Enter sends, Shift+Enter inserts a newline, Esc stops a running turn,
  * Up in an empty input recalls the last message. `/`, `@` and `#` open a completion list
- * (slash commands, workspace files attached as chips, `#selection` / `#file`). While a turn
- * runs the Send button becomes Abort.
+ * (slash commands, workspace files attached as chips, `#selection` / `#file`). Below the
+ * input a toolbar holds the agent and model pickers, the session's usage and Send — Stop
+ * while a turn runs.
+ *
+ * The composer locks the moment a message leaves it, before the host has answered: it counts
+ * the messages it posted and stays locked until the host says it took as many
+ * (`ComposerView.sendsTaken`) and no turn runs. A second Enter meanwhile never sends and never
+ * drops the text: the draft stays, and the composer says why.
  */
 
 import type { AttachmentChip } from '../model/contextParts';
+import type { ComposerView } from '../shared/viewState';
 import { renderChips } from './chips';
 import {
   CompletionPopup,
@@ -15,36 +22,58 @@ import {
   type Trigger,
 } from './completions';
 import { element } from './dom';
+import { icon } from './icons';
 import { post } from './vscodeApi';
 
-const MIN_ROWS = 3;
+const MIN_ROWS = 2;
 const MAX_ROWS = 12;
 const MAX_HISTORY = 50;
 const FILE_QUERY_DEBOUNCE_MS = 120;
 
+const IDLE_PLACEHOLDER = 'Ask Relavium… (/ commands, @ files, # selection)';
+const LOCKED_HINT = 'Turn running — Esc to stop';
+
 export class Composer {
   readonly root = element('form', 'composer');
   private readonly input = element('textarea', 'composer-input');
-  private readonly button = element('button', 'primary composer-button', 'Send');
+  private readonly button = element('button', 'primary composer-button');
+  private readonly hint = element('div', 'composer-hint');
+  /** The toolbar's left part (pickers, usage): the page puts them in. */
+  readonly tools = element('div', 'composer-tools');
   private readonly popup = new CompletionPopup((item) => {
     this.acceptCompletion(item);
   });
   private chips: HTMLElement = renderChips([], true);
   private chipKey = '';
   private running = false;
+  private locked = false;
   private enabled = true;
+  /** Messages posted to the host; the host's `sendsTaken` catches up with it. */
+  private sendsPosted = 0;
+  private sendsTaken = 0;
   private trigger: Trigger | undefined;
   private fileTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly history: string[] = [];
   private historyIndex = -1;
 
-  /** `lastUserText` supplies the newest sent message after a reload (history is per page). */
-  constructor(private readonly lastUserText: () => string | undefined) {
+  /**
+   * `lastUserText` supplies the newest sent message after a reload (history is per page);
+   * `onSent` runs when a message leaves (the page closes what would hide its answer).
+   */
+  constructor(
+    private readonly lastUserText: () => string | undefined,
+    private readonly onSent: () => void = () => undefined,
+  ) {
     this.input.rows = MIN_ROWS;
-    this.input.placeholder = 'Ask Relavium… (/ commands, @ files, #selection; Shift+Enter for a new line)';
-    this.input.setAttribute('aria-label', 'Message');
+    this.input.placeholder = IDLE_PLACEHOLDER;
+    this.input.setAttribute('aria-label', 'Message (Enter sends, Shift+Enter for a new line)');
     this.button.type = 'submit';
-    this.root.append(this.popup.root, this.chips, this.input, this.button);
+    this.hint.setAttribute('role', 'status');
+    this.hint.hidden = true;
+    const toolbar = element('div', 'composer-toolbar');
+    toolbar.append(this.tools, this.button);
+    this.root.append(this.popup.root, this.chips, this.hint, this.input, toolbar);
+    this.renderButton();
     this.input.addEventListener('input', () => {
       this.fitRows();
       this.updateCompletions();
@@ -60,6 +89,7 @@ export class Composer {
         this.send();
       }
     });
+
     this.input.addEventListener('keydown', (event) => {
       if (event.isComposing) {
         return;
@@ -70,9 +100,7 @@ export class Composer {
       }
       if (event.key === 'Enter' && !event.shiftKey) {
         event.preventDefault();
-        if (!this.running) {
-          this.send();
-        }
+        this.send();
       } else if (event.key === 'Escape' && this.running) {
         event.preventDefault();
         post({ type: 'abort' });
@@ -87,27 +115,50 @@ export class Composer {
     });
   }
 
-  /** Reflect whether a turn runs and whether the server is reachable. */
-  update(running: boolean, enabled: boolean): void {
+  /** Reflect whether a turn runs, whether the server is reachable, and the host's lock. */
+  update(running: boolean, enabled: boolean, view: ComposerView): void {
     this.running = running;
     this.enabled = enabled;
-    this.button.textContent = running ? 'Abort' : 'Send';
-    this.button.className = running ? 'secondary composer-button' : 'primary composer-button';
-    this.button.title = running ? 'Abort the running turn (Esc)' : 'Send (Enter)';
-    this.button.disabled = !enabled;
+    this.sendsTaken = Math.max(this.sendsTaken, view.sendsTaken);
+    this.setLocked(view.locked || this.sendsTaken < this.sendsPosted);
     this.input.disabled = !enabled;
+    this.renderButton();
   }
 
-  /** Show the context attached to the next message. */
-  setAttachments(chips: readonly AttachmentChip[]): void {
-    const key = JSON.stringify(chips);
+  /** Show the context attached to the next message (the implicit chip first). */
+  setAttachments(chips: readonly AttachmentChip[], implicit?: AttachmentChip): void {
+    const key = JSON.stringify([chips, implicit]);
     if (key === this.chipKey) {
       return;
     }
     this.chipKey = key;
-    const fresh = renderChips(chips, true);
+    const fresh = renderChips(chips, true, implicit);
     this.chips.replaceWith(fresh);
     this.chips = fresh;
+  }
+
+  private setLocked(locked: boolean): void {
+    this.locked = locked;
+    this.root.classList.toggle('locked', locked);
+    this.input.placeholder = locked ? LOCKED_HINT : IDLE_PLACEHOLDER;
+    if (!locked) {
+      this.hint.hidden = true;
+    }
+  }
+
+  private renderButton(): void {
+    const stop = this.running;
+    this.button.disabled = !this.enabled || (this.locked && !stop);
+    if (this.button.dataset.mode === (stop ? 'stop' : 'send')) {
+      return; // unchanged: no DOM work while tokens stream
+    }
+    this.button.dataset.mode = stop ? 'stop' : 'send';
+    this.button.replaceChildren(
+      icon(stop ? 'stop' : 'send'),
+      element('span', undefined, stop ? 'Stop' : 'Send'),
+    );
+    this.button.className = stop ? 'secondary composer-button' : 'primary composer-button';
+    this.button.title = stop ? 'Stop the running turn (Esc)' : 'Send (Enter)';
   }
 
   /** The host's answer to an `@` file search. */
@@ -196,7 +247,17 @@ export class Composer {
     if (text.trim() === '' || !this.enabled) {
       return;
     }
+    if (this.locked) {
+      // The draft stays where it is; say why nothing happened.
+      this.hint.textContent = `${LOCKED_HINT}. Your message stays here until the turn ends.`;
+      this.hint.hidden = false;
+      return;
+    }
+    this.sendsPosted += 1;
+    this.setLocked(true);
+    this.renderButton();
     post({ type: 'send', text });
+    this.onSent();
     if (this.history[0] !== text) {
       this.history.unshift(text);
       this.history.length = Math.min(this.history.length, MAX_HISTORY);

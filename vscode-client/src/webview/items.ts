@@ -1,78 +1,88 @@
-/** One chat item → its DOM element (messages, tool cards, approvals, errors, notices). */
+/** One chat item → its DOM element (messages, tool cards, review cards, errors, notices). */
 
-import { formatDuration, shownChange } from '../model/format';
 import { peerBadge } from '../model/peerMessage';
-import type { ApprovalPreview } from '../protocol';
-import type {
-  ApprovalDiffView,
-  ApprovalView,
-  AssistantItem,
-  ChatItem,
-  ErrorItem,
-  ToolItem,
-  ToolState,
-  UserItem,
-} from '../shared/viewState';
+import type { AssistantItem, DisplayItem, ErrorItem, NoticeItem, UserItem } from '../shared/viewState';
+import { renderChanges } from './changesView';
 import { renderChips } from './chips';
 import { actionButton, element } from './dom';
 import { parseMarkdown } from './markdown';
 import { renderNodes } from './markdownDom';
 import { renderPlan } from './planView';
+import { renderTool, renderToolGroup } from './toolView';
 
-/** Whether messages may offer "Fork from here" (a session exists and no turn runs). */
+const OUTCOME_LABELS = {
+  cancelled: 'Stopped — not answered',
+  interrupted: 'Interrupted — the server stopped',
+} as const;
+
+/**
+ * What an item's element depends on beyond the item. Whether a turn runs is not here: the
+ * actions that need an idle chat (Fork, Edit, Retry, Apply…) carry the class `needs-idle` and
+ * the list hides them while a turn runs, so nothing is re-rendered when a turn starts or ends.
+ */
 export interface ItemContext {
-  canFork: boolean;
-  /** Whether code blocks offer "Apply" (a session exists to run the approval in). */
-  canApply: boolean;
   /** The newest user message: "Retry" is offered on it and the answers after it. */
   lastUserId?: string;
 }
 
-const TOOL_STATE_LABELS: Record<ToolState, string> = {
-  running: 'running…',
-  awaiting_approval: 'waiting for approval',
-  succeeded: 'done',
-  failed: 'failed',
-  interrupted: 'no result recorded',
-};
-
-const APPROVAL_STATE_LABELS: Record<ApprovalView['state'], string> = {
-  pending: 'Waiting for your decision',
-  approved: 'Approved',
-  approved_always: 'Approved for this session',
-  rejected: 'Rejected',
-};
+function idleAction(label: string, action: string, itemId: string, title: string): HTMLElement {
+  const button = actionButton(label, action, { itemId }, 'link-button needs-idle');
+  button.title = title;
+  return button;
+}
 
 function messageActions(item: UserItem | AssistantItem, context: ItemContext): HTMLElement[] {
   const actions = element('div', 'message-actions');
   const copy = actionButton('Copy', 'copyMessage', { itemId: item.id });
   copy.title = 'Copy this message';
   actions.append(copy);
-  if (context.canFork && item.sequence !== undefined) {
+  if (item.sequence !== undefined) {
     if (item.kind === 'user') {
-      const edit = actionButton('Edit', 'editMessage', { itemId: item.id });
-      edit.title = 'Edit and resend in a fork (this version stays in the sessions list)';
-      actions.append(edit);
+      actions.append(
+        idleAction(
+          'Edit',
+          'editMessage',
+          item.id,
+          'Edit and resend in a fork (this version stays in the history)',
+        ),
+      );
     }
     if (item.id === context.lastUserId) {
-      const retry = actionButton('Retry', 'retryTurn', { itemId: item.id });
-      retry.title = 'Send this message again in a fork before it (the first answer stays reachable)';
-      actions.append(retry);
+      actions.append(
+        idleAction(
+          'Retry',
+          'retryTurn',
+          item.id,
+          'Send this message again in a fork before it (the first answer stays reachable)',
+        ),
+      );
     }
-    const fork = actionButton('Fork', 'fork', { itemId: item.id });
-    fork.title = 'Start a new session with the conversation up to this message';
-    actions.append(fork);
+    actions.append(
+      idleAction('Fork', 'fork', item.id, 'Start a new chat with the conversation up to this message'),
+    );
     if (item.kind === 'user') {
-      const restore = actionButton('Restore to here', 'rewind', { itemId: item.id });
-      restore.title = 'Put back the files the agent changed since this message, and continue from before it';
-      actions.append(restore);
+      actions.append(
+        idleAction(
+          'Restore to here',
+          'rewind',
+          item.id,
+          'Put back the files the agent changed since this message, and continue from before it',
+        ),
+      );
     }
   }
   return [actions];
 }
 
 function renderUser(item: UserItem, context: ItemContext): HTMLElement {
-  const node = element('div', item.peer === undefined ? 'message user' : 'message user peer');
+  const classes = ['message', 'user'];
+  if (item.peer !== undefined) {
+    classes.push('peer');
+  }
+  if (item.outcome !== undefined) {
+    classes.push(`outcome-${item.outcome}`);
+  }
+  const node = element('div', classes.join(' '));
   if (item.peer === undefined) {
     node.append(element('div', 'role', 'You'));
   } else {
@@ -85,6 +95,9 @@ function renderUser(item: UserItem, context: ItemContext): HTMLElement {
     node.append(renderChips(item.attachments, false));
   }
   node.append(element('div', 'user-text', item.text));
+  if (item.outcome !== undefined) {
+    node.append(element('div', 'user-outcome', OUTCOME_LABELS[item.outcome]));
+  }
   node.append(...messageActions(item, context));
   return node;
 }
@@ -105,137 +118,38 @@ function renderAssistant(item: AssistantItem, context: ItemContext): HTMLElement
     );
     node.append(details);
   }
-  const body = element('div', 'markdown');
-  renderNodes(parseMarkdown(item.text), body, { apply: context.canApply });
-  if (item.streaming) {
-    body.append(element('span', 'cursor', '▍'));
-  }
-  node.append(body);
+  node.append(assistantBody(item));
   if (!item.streaming) {
     node.append(...messageActions(item, context));
   }
   return node;
 }
 
-function previewLine(action: ApprovalView['action'], preview: ApprovalPreview): string {
-  switch (action) {
-    case 'fs_write':
-      return `Write file ${preview.path ?? '(unknown path)'}`;
-    case 'process':
-      return `Run command ${preview.command ?? '(unknown command)'}`;
-    case 'egress':
-      return `Network request to ${preview.host ?? '(unknown host)'}`;
+function assistantBody(item: AssistantItem): HTMLElement {
+  const body = element('div', 'markdown');
+  renderNodes(parseMarkdown(item.text), body);
+  if (item.streaming) {
+    body.append(element('span', 'cursor', '▍'));
   }
+  return body;
 }
 
-/** The unified diff, one line per element so +/- lines can be coloured. */
-function renderDiff(diff: ApprovalDiffView): HTMLElement {
-  const block = element('pre', 'approval-diff');
-  const lines = diff.unified.split('\n');
-  if (lines[lines.length - 1] === '') {
-    lines.pop();
+/**
+ * A streamed token's update of an answer already on screen: only its text (and reasoning)
+ * change, so only they are rebuilt — not the header, not the actions. False when the element
+ * is not one that can be updated so (the caller renders the item anew).
+ */
+export function updateStreamingAnswer(node: HTMLElement, item: AssistantItem): boolean {
+  const body = node.querySelector(':scope > .markdown');
+  const reasoning = node.querySelector(':scope > .reasoning > .reasoning-text');
+  if (!item.streaming || body === null || (item.reasoning !== '') !== (reasoning !== null)) {
+    return false;
   }
-  for (const line of lines) {
-    const kind =
-      line.startsWith('+++') || line.startsWith('---')
-        ? 'diff-file'
-        : line.startsWith('@@')
-          ? 'diff-hunk'
-          : line.startsWith('+')
-            ? 'diff-add'
-            : line.startsWith('-')
-              ? 'diff-del'
-              : 'diff-context';
-    block.append(element('span', `diff-line ${kind}`, line + '\n'));
+  if (reasoning !== null && reasoning.textContent !== item.reasoning) {
+    reasoning.textContent = item.reasoning;
   }
-  return block;
-}
-
-function renderApproval(card: ToolItem, approval: ApprovalView): HTMLElement {
-  const node = element('div', `approval approval-${approval.state}`);
-  const what = previewLine(approval.action, approval.preview);
-  const diff = approval.diff;
-  node.append(
-    element('div', 'approval-what', diff === undefined ? what : `${what} (+${diff.added} −${diff.removed})`),
-  );
-  if (diff !== undefined) {
-    node.append(renderDiff(diff));
-  }
-  if (approval.state === 'pending' && approval.answerable) {
-    const buttons = element('div', 'approval-buttons');
-    if (diff !== undefined && !diff.truncated) {
-      buttons.append(actionButton('Review in diff editor', 'openDiff', { callId: card.callId }, 'secondary'));
-    }
-    buttons.append(
-      actionButton('Approve', 'approval', { callId: card.callId, decision: 'approve' }, 'primary'),
-      actionButton('Reject', 'approval', { callId: card.callId, decision: 'reject' }, 'secondary'),
-      actionButton(
-        'Always for this session',
-        'approval',
-        { callId: card.callId, decision: 'approve_always' },
-        'secondary',
-      ),
-    );
-    node.append(buttons);
-  } else {
-    node.append(element('div', 'approval-state', APPROVAL_STATE_LABELS[approval.state]));
-  }
-  return node;
-}
-
-/** The change a file tool made without an approval card showing it (e.g. "always allow"). */
-function renderChange(diff: ApprovalDiffView): HTMLElement {
-  const details = element('details', 'tool-diff');
-  details.dataset.key = 'diff';
-  details.open = true;
-  details.append(
-    element('summary', undefined, `Changes (+${diff.added} −${diff.removed})`),
-    renderDiff(diff),
-  );
-  if (diff.truncated) {
-    details.append(element('div', 'diff-truncated', 'Diff truncated: the whole change is in the file.'));
-  }
-  return details;
-}
-
-function renderTool(card: ToolItem): HTMLElement {
-  const node = element('div', `tool-card state-${card.state}`);
-  const head = element('div', 'tool-head');
-  head.append(
-    element('span', 'tool-name', card.toolId),
-    element('span', 'tool-state', TOOL_STATE_LABELS[card.state]),
-  );
-  if (card.durationMs !== undefined) {
-    head.append(element('span', 'tool-duration', formatDuration(card.durationMs)));
-  }
-  node.append(head);
-  if (card.inputSummary !== '') {
-    node.append(element('div', 'tool-input', card.inputSummary));
-  }
-  if (card.approval !== undefined) {
-    node.append(renderApproval(card, card.approval));
-  }
-  const change = shownChange(card);
-  if (change !== undefined) {
-    node.append(renderChange(change));
-  }
-  if (card.liveOutput !== undefined && card.liveOutput !== '') {
-    node.append(element('pre', 'tool-live', card.liveOutput));
-  }
-  if (
-    card.toolId === 'run_command' &&
-    (card.state === 'running' || card.state === 'succeeded' || card.state === 'failed')
-  ) {
-    node.append(actionButton('Open in terminal', 'openTerminal', { callId: card.callId }, 'secondary'));
-  }
-  if (card.outputSummary !== undefined && card.outputSummary !== '') {
-    const details = element('details', 'tool-output');
-    details.dataset.key = 'output';
-    details.open = card.state === 'failed';
-    details.append(element('summary', undefined, 'Result'), element('pre', undefined, card.outputSummary));
-    node.append(details);
-  }
-  return node;
+  body.replaceWith(assistantBody(item));
+  return true;
 }
 
 function renderError(item: ErrorItem): HTMLElement {
@@ -250,8 +164,19 @@ function renderError(item: ErrorItem): HTMLElement {
   return node;
 }
 
+function renderNotice(item: NoticeItem): HTMLElement {
+  const node = element('div', `notice tone-${item.tone}`);
+  node.append(element('span', 'notice-text', item.text));
+  if (item.action !== undefined) {
+    node.append(
+      actionButton(item.action.label, 'noticeAction', { itemId: item.id }, 'secondary notice-action'),
+    );
+  }
+  return node;
+}
+
 /** Build the element for one item. */
-export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
+export function renderItem(item: DisplayItem, context: ItemContext): HTMLElement {
   let node: HTMLElement;
   switch (item.kind) {
     case 'user':
@@ -266,11 +191,17 @@ export function renderItem(item: ChatItem, context: ItemContext): HTMLElement {
     case 'error':
       node = renderError(item);
       break;
+    case 'toolGroup':
+      node = renderToolGroup(item);
+      break;
     case 'notice':
-      node = element('div', `notice tone-${item.tone}`, item.text);
+      node = renderNotice(item);
       break;
     case 'plan':
       node = renderPlan(item);
+      break;
+    case 'changes':
+      node = renderChanges(item);
       break;
   }
   node.dataset.itemId = item.id;

@@ -1,6 +1,10 @@
 /**
  * The chat webview's entry point: builds the layout, applies the host's patches and turns
  * clicks into messages for the host. All state lives in the host; this page only renders.
+ *
+ * The conversation gets the height: the chat's title and state are in the view's own title
+ * bar (set by the host), the agent and model pickers sit in the composer's toolbar, and the
+ * chat history is an overlay opened from the view title's history button.
  */
 
 import { formatCache, formatCost, formatTokens } from '../model/format';
@@ -8,19 +12,10 @@ import type { HostToWebview, WebviewToHost } from '../shared/webviewMessages';
 import type { ConnectionView, FooterView, HeaderView, ViewPatch } from '../shared/viewState';
 import { Composer } from './composer';
 import { actionButton, element } from './dom';
+import { icon } from './icons';
 import { SessionsPanel } from './sessionsPanel';
 import { TranscriptView } from './transcriptView';
 import { post } from './vscodeApi';
-
-const STATUS_LABELS: Record<HeaderView['status'], string> = {
-  none: '',
-  idle: 'ready',
-  streaming: 'answering…',
-  awaiting_approval: 'waiting for approval',
-  awaiting_peer: 'waiting for a sub-agent',
-  failed: 'last turn failed',
-  ended: 'ended',
-};
 
 const banner = element('div', 'banner');
 const bannerText = element('span', 'banner-text');
@@ -35,36 +30,21 @@ serverButtons.append(
 banner.append(bannerText, serverButtons);
 banner.setAttribute('role', 'status');
 
-const title = element('div', 'title', 'New chat');
-const status = element('span', 'status');
-const header = element('header', 'header');
-const headerButtons = element('div', 'header-buttons');
-headerButtons.append(
-  actionButton('Sessions', 'toggleSessions'),
-  actionButton('New', 'newChat'),
-  actionButton('Rename', 'rename'),
-  actionButton('Export', 'export'),
-);
-const titleRow = element('div', 'title-row');
-titleRow.append(title, status);
-const agentPicker = actionButton('agent', 'pickAgent', {}, 'picker');
-agentPicker.title = 'Pick the agent';
-const modelPicker = actionButton('model', 'pickModel', {}, 'picker');
-modelPicker.title = 'Pick the model (applies from the next turn)';
-const pickers = element('div', 'pickers');
-pickers.append(agentPicker, modelPicker);
-header.append(titleRow, pickers, headerButtons);
-
 const sessions = new SessionsPanel();
 const scroller = element('main', 'transcript');
 scroller.setAttribute('role', 'log');
 scroller.setAttribute('aria-live', 'polite');
 const loadEarlier = actionButton('Load earlier messages', 'loadEarlier');
 const list = element('div', 'items');
-const emptyHint = element(
-  'div',
-  'empty-hint',
-  'Ask about your code. The selection and active file travel with your message.',
+const emptyHint = element('div', 'empty-hint');
+emptyHint.append(
+  element('div', 'empty-title', 'Ask about your code'),
+  element(
+    'div',
+    'empty-text',
+    'The file you have open goes with your message (the chip below the input; × leaves it out). ' +
+      'Select lines to ask about them, @ to attach files, / for commands.',
+  ),
 );
 // Shown in an empty chat while only the offline demo model can answer.
 const offlineNotice = element('div', 'offline-notice');
@@ -80,13 +60,23 @@ emptyHint.append(offlineNotice);
 scroller.append(loadEarlier, list, emptyHint);
 const transcript = new TranscriptView(scroller, list);
 
-const composer = new Composer(() => transcript.lastUserText());
-const meta = element('div', 'meta');
+const composer = new Composer(
+  () => transcript.lastUserText(),
+  () => {
+    sessions.toggle(false); // the answer appears in the conversation the history covers
+  },
+);
+const agentPicker = actionButton('', 'pickAgent', {}, 'picker picker-agent');
+const modelPicker = actionButton('', 'pickModel', {}, 'picker picker-model');
+const usage = element('span', 'usage');
+composer.tools.append(agentPicker, modelPicker, usage);
 const footer = element('footer', 'footer');
-footer.append(composer.root, meta);
+footer.append(composer.root);
 
+const stage = element('div', 'stage');
+stage.append(scroller, sessions.root);
 const app = element('div', 'app');
-app.append(banner, header, sessions.root, scroller, footer);
+app.append(banner, stage, footer);
 document.body.append(app);
 
 function renderBanner(connection: ConnectionView): void {
@@ -102,49 +92,61 @@ function renderBanner(connection: ConnectionView): void {
       : `Relavium server not running — ${connection.reason ?? 'unknown reason'}`;
 }
 
-function renderHeader(view: HeaderView): void {
-  title.textContent = view.loading
-    ? 'Loading…'
-    : (view.title ?? (view.sessionId === undefined ? 'New chat' : 'Untitled chat'));
-  status.textContent = STATUS_LABELS[view.status];
-  agentPicker.textContent = `Agent: ${view.agentRef ?? view.nextAgent ?? 'default'} ▾`;
-  status.dataset.status = view.status;
-  loadEarlier.hidden = !view.hasMoreHistory;
+/** A name as the narrow toolbar shows it: the product's own prefix adds nothing there. */
+function shortName(name: string): string {
+  return name.replace(/^relavium-/, '');
 }
 
-function renderFooter(view: FooterView, header: HeaderView): void {
+function pickerLabel(button: HTMLElement, kind: 'Agent' | 'Model', value: string): void {
+  if (button.dataset.value === value) {
+    return; // the same label: no DOM work while tokens stream
+  }
+  button.dataset.value = value;
+  button.setAttribute('aria-label', `${kind}: ${value}`);
+  button.replaceChildren(
+    icon(kind === 'Agent' ? 'agent' : 'model', 'icon picker-icon'),
+    element('span', 'picker-value', shortName(value)),
+    icon('chevron', 'icon picker-chevron'),
+  );
+}
+
+function renderToolbar(view: FooterView, header: HeaderView): void {
+  const agent = header.agentRef ?? header.nextAgent ?? 'default';
+  pickerLabel(agentPicker, 'Agent', agent);
+  agentPicker.title = `Agent: ${agent} — pick another for the next chat`;
   const model =
     view.model ??
     (header.nextModel === undefined ? undefined : header.nextModel.split('/').slice(1).join('/'));
-  modelPicker.textContent = `Model: ${model ?? 'default'} ▾`;
-  const pieces = [
-    view.model === undefined ? 'model: server default' : `model: ${view.model}`,
-    `${formatTokens(view.inputTokens)} in${formatCache(view)} / ${formatTokens(view.outputTokens)} out`,
-    formatCost(view.costMicrocents, view.priced),
-  ];
-  meta.textContent = pieces.join(' · ');
+  pickerLabel(modelPicker, 'Model', model ?? 'default');
+  const tokens = `${formatTokens(view.inputTokens)} in${formatCache(view)} / ${formatTokens(view.outputTokens)} out`;
+  const cost = formatCost(view.costMicrocents, view.priced);
+  modelPicker.title = `Model: ${model ?? 'the server default'} (a switch applies from the next turn)\n${tokens} · ${cost}`;
+  usage.textContent = view.inputTokens + view.outputTokens > 0 ? cost : '';
+  usage.title = `model: ${view.model ?? 'server default'} · ${tokens} · ${cost}`;
+  loadEarlier.hidden = !header.hasMoreHistory;
 }
 
 function applyPatch(patch: ViewPatch): void {
   const running = patch.header.status === 'streaming' || patch.header.status === 'awaiting_approval';
   renderBanner(patch.connection);
-  renderHeader(patch.header);
-  renderFooter(patch.footer, patch.header);
+  renderToolbar(patch.footer, patch.header);
   const hasSession = patch.header.sessionId !== undefined;
-  transcript.apply(patch, { canFork: hasSession && !running, canApply: hasSession && !running });
-  emptyHint.hidden = list.childElementCount > 0;
-  composer.update(running, patch.connection.state === 'running');
-  composer.setAttachments(patch.attachments);
+  transcript.apply(patch, { running, hasSession });
+  emptyHint.hidden = !transcript.empty || patch.header.loading;
+  composer.update(running, patch.connection.state === 'running', patch.composer);
+  composer.setAttachments(patch.attachments, patch.composer.implicit);
 }
 
 function codeOf(target: HTMLElement): string {
   return target.closest('.code-block')?.querySelector('.code-text')?.textContent ?? '';
 }
 
+const PATCH_MEASURE = 'relavium:patch';
+const MEASURES_KEPT = 5000;
+let patchesMeasured = 0;
+
 const FORWARDED = new Set([
   'newChat',
-  'rename',
-  'export',
   'loadEarlier',
   'restartServer',
   'installServer',
@@ -153,6 +155,7 @@ const FORWARDED = new Set([
   'setupModel',
   'pickAgent',
   'pickModel',
+  'dismissImplicit',
 ]);
 
 function onAction(target: HTMLElement, action: string): WebviewToHost | undefined {
@@ -185,6 +188,20 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'openDiff', callId: data.callId ?? '' };
     case 'openTerminal':
       return { type: 'openTerminal', callId: data.callId ?? '' };
+    case 'openChange':
+      return { type: 'openChange', userSequence: Number(data.seq), path: data.path ?? '' };
+    case 'reviewChanges':
+      if (data.decision === 'keep' || data.decision === 'undo') {
+        return {
+          type: 'reviewChanges',
+          userSequence: Number(data.seq),
+          decision: data.decision,
+          ...(data.path === undefined ? {} : { path: data.path }),
+        };
+      }
+      return undefined;
+    case 'noticeAction':
+      return { type: 'noticeAction', itemId: data.itemId ?? '' };
     case 'fork':
       return { type: 'fork', itemId: data.itemId ?? '' };
     case 'rewind':
@@ -206,8 +223,9 @@ function onAction(target: HTMLElement, action: string): WebviewToHost | undefine
       return { type: 'rename', sessionId: data.sessionId };
     case 'deleteSession':
       return { type: 'delete', sessionId: data.sessionId };
-    case 'toggleSessions':
-      sessions.toggle();
+    case 'closeSessions':
+      sessions.toggle(false);
+      composer.focus();
       return undefined;
     default:
       return FORWARDED.has(action) ? ({ type: action } as WebviewToHost) : undefined;
@@ -230,9 +248,20 @@ document.addEventListener('click', (event) => {
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const message = event.data;
   switch (message.type) {
-    case 'patch':
+    case 'patch': {
+      // Timed so the benchmark can read what rendering costs (bench/vscode_chat.py).
+      const start = performance.now();
       applyPatch(message.patch);
+      // `reordered`: items came, went or moved (a turn's start and end); else a patch of
+      // changed items only — while an answer streams, its tokens.
+      const detail = { upserts: message.patch.upserts.length, reordered: message.patch.order !== undefined };
+      performance.measure(PATCH_MEASURE, { start, detail });
+      patchesMeasured += 1;
+      if (patchesMeasured % MEASURES_KEPT === 0) {
+        performance.clearMeasures(PATCH_MEASURE); // bounded, however long the chat runs
+      }
       break;
+    }
     case 'sessions':
       sessions.show(message.query, message.sessions, message.error);
       break;
@@ -247,6 +276,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'focusInput':
       composer.focus();
+      break;
+    case 'showHistory':
+      sessions.toggle(true);
       break;
   }
 });

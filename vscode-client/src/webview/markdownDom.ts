@@ -7,12 +7,6 @@ import { actionButton, element } from './dom';
 import type { HighlightNode } from './highlight';
 import type { MdNode } from './markdown';
 
-/** Whether the code-block buttons work (a block still streaming has them disabled). */
-export interface CodeBlockOptions {
-  /** Offer "Apply" (writing the code into a file through the server's approval). */
-  apply: boolean;
-}
-
 function renderHighlight(nodes: readonly HighlightNode[], parent: HTMLElement): void {
   for (const node of nodes) {
     if (node.t === 'text') {
@@ -30,7 +24,11 @@ function renderHighlight(nodes: readonly HighlightNode[], parent: HTMLElement): 
   }
 }
 
-function renderCodeBlock(block: Extract<MdNode, { t: 'code' }>, options: CodeBlockOptions): HTMLElement {
+/**
+ * A fenced code block with Copy / Insert / Apply… (a block still streaming has them disabled;
+ * Apply hides while no chat can run it, by a class on the list — no re-render).
+ */
+function renderCodeBlock(block: Extract<MdNode, { t: 'code' }>): HTMLElement {
   const wrapper = element('div', 'code-block');
   const head = element('div', 'code-head');
   head.append(element('span', 'code-lang', block.lang || 'text'));
@@ -38,12 +36,15 @@ function renderCodeBlock(block: Extract<MdNode, { t: 'code' }>, options: CodeBlo
   const buttons: [string, string, string][] = [
     ['copyCode', 'Copy', 'Copy to the clipboard'],
     ['insertCode', 'Insert', 'Insert at the cursor of the last active editor'],
+    ['applyCode', 'Apply…', 'Write into a file through the approval, as an agent edit'],
   ];
-  if (options.apply) {
-    buttons.push(['applyCode', 'Apply…', 'Write into a file through the approval, as an agent edit']);
-  }
   for (const [action, label, title] of buttons) {
-    const button = actionButton(label, action);
+    const button = actionButton(
+      label,
+      action,
+      {},
+      action === 'applyCode' ? 'link-button code-apply' : 'link-button',
+    );
     button.title = title;
     button.disabled = !block.closed;
     actions.append(button);
@@ -61,12 +62,12 @@ function renderCodeBlock(block: Extract<MdNode, { t: 'code' }>, options: CodeBlo
   return wrapper;
 }
 
-function renderNode(node: MdNode, options: CodeBlockOptions): Node {
+function renderNode(node: MdNode): Node {
   switch (node.t) {
     case 'text':
       return document.createTextNode(node.v);
     case 'code':
-      return renderCodeBlock(node, options);
+      return renderCodeBlock(node);
     case 'link': {
       // The host opens the link (after checking its scheme again); the href is informative.
       const anchor = element('a');
@@ -74,7 +75,7 @@ function renderNode(node: MdNode, options: CodeBlockOptions): Node {
       anchor.dataset.action = 'openLink';
       anchor.dataset.href = node.href;
       anchor.title = node.href;
-      renderNodes(node.c, anchor, options);
+      renderNodes(node.c, anchor);
       return anchor;
     }
     case 'el': {
@@ -85,15 +86,15 @@ function renderNode(node: MdNode, options: CodeBlockOptions): Node {
       if (node.start !== undefined && tag instanceof HTMLOListElement) {
         tag.start = node.start;
       }
-      renderNodes(node.c, tag, options);
+      renderNodes(node.c, tag);
       return tag;
     }
   }
 }
 
 /** Append the DOM for `nodes` to `parent`. */
-export function renderNodes(nodes: readonly MdNode[], parent: HTMLElement, options: CodeBlockOptions): void {
+export function renderNodes(nodes: readonly MdNode[], parent: HTMLElement): void {
   for (const node of nodes) {
-    parent.append(renderNode(node, options));
+    parent.append(renderNode(node));
   }
 }

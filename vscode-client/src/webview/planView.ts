@@ -3,8 +3,9 @@
 import { planProgress } from '../model/plan';
 import type { PlanItem } from '../shared/viewState';
 import { element } from './dom';
+import { icon } from './icons';
 
-const MARKS = { pending: '☐', in_progress: '◐', completed: '☑' } as const;
+const MARKS = { pending: 'circle', in_progress: 'progress', completed: 'check' } as const;
 const LABELS = { pending: 'to do', in_progress: 'in progress', completed: 'done' } as const;
 
 /** Build the checklist element for the plan item. */
@@ -21,10 +22,7 @@ export function renderPlan(item: PlanItem): HTMLElement {
   for (const entry of item.entries) {
     const row = element('li', `plan-entry status-${entry.status} priority-${entry.priority}`);
     row.title = LABELS[entry.status];
-    row.append(
-      element('span', 'plan-mark', MARKS[entry.status]),
-      element('span', 'plan-text', entry.content),
-    );
+    row.append(icon(MARKS[entry.status], 'icon plan-mark'), element('span', 'plan-text', entry.content));
     list.append(row);
   }
   node.append(list);

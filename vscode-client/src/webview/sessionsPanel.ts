@@ -1,27 +1,17 @@
-/** The session picker: a search box (full-text `listSessions`) and a list to resume from. */
+/**
+ * The chat history: an overlay over the conversation with a search box (full-text
+ * `listSessions`) and the chats to resume, rename or delete. Opened from the view title's
+ * history button; Esc or × closes it.
+ */
 
+import { sessionFacts } from '../model/sessionFacts';
 import { nestSessions } from '../model/sessionTree';
 import type { SessionSummary } from '../protocol';
 import { actionButton, element } from './dom';
+import { icon } from './icons';
 import { post } from './vscodeApi';
 
 const SEARCH_DEBOUNCE_MS = 200;
-
-function relativeTime(iso: string): string {
-  const then = Date.parse(iso);
-  if (Number.isNaN(then)) {
-    return iso;
-  }
-  const minutes = Math.round((Date.now() - then) / 60_000);
-  if (minutes < 1) {
-    return 'just now';
-  }
-  if (minutes < 60) {
-    return `${minutes} min ago`;
-  }
-  const hours = Math.round(minutes / 60);
-  return hours < 48 ? `${hours} h ago` : new Date(then).toLocaleDateString();
-}
 
 export class SessionsPanel {
   readonly root = element('section', 'sessions');
@@ -42,12 +32,19 @@ export class SessionsPanel {
         this.query();
       }, SEARCH_DEBOUNCE_MS);
     });
-    this.search.addEventListener('keydown', (event) => {
+    this.root.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') {
+        event.stopPropagation();
         this.toggle(false);
       }
     });
-    this.root.append(this.search, this.status, this.list);
+    const head = element('div', 'sessions-head');
+    const close = actionButton('', 'closeSessions', {}, 'icon-button sessions-close');
+    close.append(icon('cross'));
+    close.title = 'Close the history (Esc)';
+    close.setAttribute('aria-label', 'Close the history');
+    head.append(icon('history'), element('span', 'sessions-title', 'Chats'), close);
+    this.root.append(head, this.search, this.status, this.list);
   }
 
   /** Whether the panel is open. */
@@ -105,11 +102,7 @@ export class SessionsPanel {
       'session-open',
     );
     open.title = session.preview ?? '';
-    const meta = element(
-      'div',
-      'session-meta',
-      `${relativeTime(session.updatedAt)} · ${session.messageCount} messages · ${session.status}`,
-    );
+    const meta = element('div', 'session-meta', sessionFacts(session));
     const actions = element('div', 'session-actions');
     actions.append(
       actionButton('Rename', 'renameSession', { sessionId: session.id }),
