@@ -8,7 +8,7 @@ seam, the events and the LSP results share.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,16 +110,12 @@ class TextDelta(SeamModel):
     text: str
 
 
-def new_text_delta(text: str) -> TextDelta:
-    """``TextDelta(text=text)`` for the per-delta path, without validating a ``str`` again.
-
-    Only ever called with a ``str`` a typed decoder produced, so validation could not change
-    or refuse anything (``tests/unit/llm/test_seam_fast_delta.py``).
-    """
-    return _build_text_delta({"type": "text_delta", "text": text})
-
-
-_build_text_delta = trusted_builder(TextDelta, {"text"})
+# ``TextDelta(text=text)`` for the per-delta path, without validating a ``str`` again: only
+# ever called with a ``str`` a typed decoder produced, so validation could not change or refuse
+# anything (``tests/unit/llm/test_seam_fast_delta.py``).
+new_text_delta: Callable[[str], TextDelta] = trusted_builder(
+    TextDelta, {"type": "text_delta"}, "text"
+)
 
 
 class ReasoningDelta(SeamModel):

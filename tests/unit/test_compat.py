@@ -63,7 +63,7 @@ def test_pydantic_still_has_the_slots_a_trusted_builder_fills() -> None:
         "__pydantic_extra__",
         "__pydantic_private__",
     ), "pydantic: BaseModel's instance slots changed (see _compat/pydantic.py)"
-    trusted = trusted_builder(TextDelta, {"text"})({"type": "text_delta", "text": "é"})
+    trusted = trusted_builder(TextDelta, {"type": "text_delta"}, "text")("é")
     validated = TextDelta(text="é")
     assert trusted == validated and hash(trusted) == hash(validated)
     assert trusted.__dict__ == validated.__dict__

@@ -42,7 +42,6 @@ from relavium_lsp.llm.seam import (
     TextDelta,
     ToolCallEnd,
     ToolCallStart,
-    new_text_delta,
 )
 
 _BLOCKED_REASONS = frozenset(
@@ -60,9 +59,10 @@ _BLOCKED_REASONS = frozenset(
 _MALFORMED_CALL = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
 
 
-# The typed fast path: most chunks hold text parts and nothing else. They are decoded into
+# The typed fast path: most chunks hold one text part and nothing else. They are decoded into
 # these (usage kept as raw bytes, read only when needed) instead of dicts; a chunk holding
-# anything else — thoughts, signatures, calls, a finish reason — goes the general way.
+# anything else — thoughts, signatures, calls, several parts, a finish reason — goes the
+# general way.
 class _Part(msgspec.Struct, gc=False):
     text: Any = None
     thought: Any = None
@@ -87,26 +87,6 @@ class _Chunk(msgspec.Struct, gc=False):
 
 
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
-
-
-def _plain_texts(chunk: _Chunk) -> list[str] | None:
-    """The texts of a chunk holding only text parts, else ``None``."""
-    if chunk.error is not None or chunk.promptFeedback is not None or len(chunk.candidates) != 1:
-        return None
-    candidate = chunk.candidates[0]
-    if candidate.finishReason is not None or candidate.content is None:
-        return None
-    texts = []
-    for part in candidate.content.parts:
-        if (
-            type(part.text) is not str
-            or part.thought is not None
-            or part.thoughtSignature is not None
-            or part.functionCall is not None
-        ):
-            return None
-        texts.append(part.text)
-    return texts
 
 
 def _count(value: Any) -> int:
@@ -166,35 +146,36 @@ class GeminiDecoder(JsonEventDecoder):
                 raw = None
         return usage_from(raw) or TokenUsage()
 
-    def _events(self, events: list[EventData]) -> list[LlmChunk]:
-        """Text-only chunks by the typed path, the rest as dicts (in order)."""
-        chunks: list[LlmChunk] = []
-        text_delta = new_text_delta
-        for data in events:
-            if self.ended:
-                break
-            try:
-                chunk: _Chunk | None = _decode_chunk(data)
-            except (msgspec.DecodeError, TypeError):
-                chunk = None
-            texts = _plain_texts(chunk) if chunk is not None else None
-            if texts is None:
-                chunks.extend(self.payload(data))
-                continue
-            if chunk is not None and len(chunk.usageMetadata):
-                self._usage_raw = chunk.usageMetadata
-            chunks.extend(text_delta(text) for text in texts if text)
-        return chunks
+    def _text(self, data: EventData) -> str | None:
+        """The text of a chunk holding one text part and nothing else, its usage kept."""
+        try:
+            chunk = _decode_chunk(data)
+        except ValueError:  # not a JSON object: the general path says so
+            return None
+        if len(chunk.candidates) != 1 or chunk.error is not None or chunk.promptFeedback:
+            return None
+        candidate = chunk.candidates[0]
+        content = candidate.content
+        if candidate.finishReason is not None or content is None or len(content.parts) != 1:
+            return None
+        part = content.parts[0]
+        text = part.text
+        if (
+            type(text) is not str
+            or part.thought is not None
+            or part.thoughtSignature is not None
+            or part.functionCall is not None
+        ):
+            return None
+        if chunk.usageMetadata:
+            self._usage_raw = chunk.usageMetadata
+        return text
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
         if self._framing == "sse" or self.ended:
             return super().feed(data)
-        chunks: list[LlmChunk] = []
-        for element in self._array.feed(data):
-            if self.ended:
-                break
-            chunks.extend(self.payload(element))
+        chunks = self._events(self._array.feed(data))
         if self._array.broken and not self.ended:
             self.ended = True
             chunks.append(self.failure("unknown", "the provider sent a malformed stream event"))

@@ -1,6 +1,8 @@
 """A decoder for streams of JSON events in SSE (``data: {…}``): bytes in, one event at a time.
 
-The Responses and Gemini adapters use it. Each ``data`` payload is parsed (``loads``) and
+The Responses and Gemini adapters use it. An event that carries nothing but text (nearly
+every one) is read by the subclass's typed decoder (:meth:`JsonEventDecoder._text`) and
+becomes a :class:`TextDelta` at once. Every other ``data`` payload is parsed (``loads``) and
 handed to :meth:`JsonEventDecoder._event`; one that is not a JSON object ends the response
 with an ``unknown`` error, and so does a body that ends before the subclass saw the end
 (:meth:`JsonEventDecoder._at_end`). A terminal chunk is produced at most once.
@@ -9,12 +11,13 @@ with an ``unknown`` error, and so does a body that ends before the subclass saw 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from relavium_lsp.contracts.events import TokenUsage
 from relavium_lsp.llm.http.json_codec import Loads, loads
 from relavium_lsp.llm.http.sse import EventData, SseStream
-from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, StopChunk
+from relavium_lsp.llm.seam import ErrorChunk, LlmChunk, LlmError, StopChunk, new_text_delta
 
 INCOMPLETE = "the stream ended before the response was complete"
 
@@ -33,6 +36,10 @@ class JsonEventDecoder(ABC):
     @abstractmethod
     def usage(self) -> TokenUsage:
         """Tokens reported so far."""
+
+    @abstractmethod
+    def _text(self, data: EventData) -> str | None:
+        """The text of an event that holds only text, else ``None`` (the general path)."""
 
     @abstractmethod
     def _event(self, payload: dict[str, Any]) -> list[LlmChunk]:
@@ -62,14 +69,18 @@ class JsonEventDecoder(ABC):
             chunks.extend(self._at_end())
         return chunks
 
-    def _events(self, events: list[EventData]) -> list[LlmChunk]:
+    def _events(self, events: Sequence[EventData]) -> list[LlmChunk]:
         chunks: list[LlmChunk] = []
+        text_of = self._text
         for data in events:
             if self.ended:
                 break
-            if data == b"[DONE]" or data == "[DONE]":
-                continue
-            chunks.extend(self.payload(data))
+            text = text_of(data)
+            if text is not None:  # the common case, without the general dispatch
+                if text:
+                    chunks.append(new_text_delta(text))
+            elif data != b"[DONE]" and data != "[DONE]":
+                chunks.extend(self.payload(data))
         return chunks
 
     def payload(self, data: EventData) -> list[LlmChunk]:

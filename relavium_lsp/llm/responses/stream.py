@@ -104,15 +104,13 @@ class ResponsesDecoder(JsonEventDecoder):
         """Tokens reported so far (known at the end)."""
         return self._usage
 
-    def payload(self, data: EventData) -> list[LlmChunk]:
-        """One event's data: text deltas by the typed path, the rest as dicts."""
+    def _text(self, data: EventData) -> str | None:
         try:
             event = _decode_event(data)
-        except (msgspec.DecodeError, TypeError):
-            event = None
-        if event is not None and event.type == _TEXT_DELTA and type(event.delta) is str:
-            return [new_text_delta(event.delta)] if event.delta else []
-        return super().payload(data)
+        except ValueError:  # not a JSON object: the general path says so
+            return None
+        delta = event.delta
+        return delta if event.type == _TEXT_DELTA and type(delta) is str else None
 
     def _event(self, payload: dict[str, Any]) -> list[LlmChunk]:
         kind = payload.get("type")
