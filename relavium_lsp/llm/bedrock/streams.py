@@ -120,11 +120,21 @@ class BedrockFrames(ABC):
         if messages is None:
             return [self._error(self._corrupt)]
         chunks: list[LlmChunk] = []
+        text_of = self._text
         for message in messages:
             if self.ended:
                 break
-            chunks.extend(self._message(message))
+            text = text_of(message)
+            if text is not None:  # the common case, without the general dispatch
+                if text:
+                    chunks.append(new_text_delta(text))
+            else:
+                chunks.extend(self._message(message))
         return chunks
+
+    def _text(self, message: EventMessage) -> str | None:
+        """The text of an event that holds only text, else ``None`` (the general path)."""
+        return None
 
     def _messages_in(self, data: bytes) -> list[EventMessage] | None:
         """The messages these bytes complete; ``None`` (and :attr:`_corrupt`) if corrupt."""
@@ -189,14 +199,20 @@ class ConverseDecoder(BedrockFrames):
         """Tokens reported so far (known with ``metadata``)."""
         return self._usage
 
+    def _text(self, message: EventMessage) -> str | None:
+        headers = message.headers
+        if (
+            headers.get(":event-type") != "contentBlockDelta"
+            or headers.get(":message-type", "event") != "event"
+        ):
+            return None
+        try:
+            text = _decode_delta(message.payload).delta.text
+        except msgspec.DecodeError:  # the general path says what is wrong
+            return None
+        return text if type(text) is str else None
+
     def _event(self, kind: str, payload: bytes) -> list[LlmChunk]:
-        if kind == "contentBlockDelta":
-            try:
-                text = _decode_delta(payload).delta.text
-            except msgspec.DecodeError:
-                text = None
-            if type(text) is str:
-                return [new_text_delta(text)] if text else []
         try:
             event = loads(payload)
         except ValueError:
