@@ -152,7 +152,11 @@ class GeminiDecoder(JsonEventDecoder):
             chunk = _decode_chunk(data)
         except ValueError:  # not a JSON object: the general path says so
             return None
-        if len(chunk.candidates) != 1 or chunk.error is not None or chunk.promptFeedback:
+        if (
+            len(chunk.candidates) != 1
+            or chunk.error is not None
+            or chunk.promptFeedback is not None
+        ):
             return None
         candidate = chunk.candidates[0]
         content = candidate.content
