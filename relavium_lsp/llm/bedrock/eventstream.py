@@ -81,19 +81,28 @@ class EventStreamDecoder:
     _KNOWN_HEADERS = 64
 
     def __init__(self) -> None:
-        self._rest = b""
+        # The bytes of an incomplete message, kept as read and joined only once the message
+        # can be complete (``_needed`` bytes), so a large message is not copied on every read.
+        self._held: list[bytes] = []
+        self._held_size = 0
+        self._needed = 0
         self._headers: dict[bytes, dict[str, Any]] = {}
 
     @property
     def pending(self) -> int:
         """Bytes of an incomplete message held."""
-        return len(self._rest)
+        return self._held_size
 
     def feed(self, data: bytes) -> list[EventMessage]:
         """Every message these bytes complete; :class:`EventStreamError` on corrupt bytes."""
-        # Plain bytes throughout: slicing them is the cheapest copy (a read holds ~100
-        # messages, so joining the held rest once per read costs little).
-        buffer = self._rest + data if self._rest else bytes(data)
+        if self._held:
+            self._held.append(data)
+            self._held_size += len(data)
+            if self._held_size < self._needed:
+                return []
+            data = b"".join(self._held)
+        # Plain bytes throughout: slicing them is the cheapest copy.
+        buffer = bytes(data)
         messages: list[EventMessage] = []
         known = self._headers
         crc32 = zlib.crc32
@@ -101,6 +110,7 @@ class EventStreamDecoder:
         new = tuple.__new__
         start = 0
         size = len(buffer)
+        needed = 12
         while size - start >= 12:
             total, headers_length, prelude_crc = _PRELUDE.unpack_from(buffer, start)
             if crc32(buffer[start : start + 8]) != prelude_crc:
@@ -109,20 +119,24 @@ class EventStreamDecoder:
                 raise EventStreamError("impossible message lengths")
             end = start + total
             if size < end:
+                needed = total
                 break
             # Prelude CRC, headers, payload; its CRC carries on from the prelude's.
-            rest = buffer[start + 8 : end - 4]
-            if crc32(rest, prelude_crc) != _CRC.unpack_from(buffer, end - 4)[0]:
+            body = buffer[start + 8 : end - 4]
+            if crc32(body, prelude_crc) != _CRC.unpack_from(buffer, end - 4)[0]:
                 raise EventStreamError("the message CRC does not match")
-            block = rest[4 : 4 + headers_length]
+            block = body[4 : 4 + headers_length]
             headers = known.get(block)
             if headers is None:
                 headers = decode_headers(block)
                 if len(known) < self._KNOWN_HEADERS:
                     known[block] = headers
-            messages.append(new(EventMessage, (headers, rest[4 + headers_length :])))
+            messages.append(new(EventMessage, (headers, body[4 + headers_length :])))
             start = end
-        self._rest = buffer[start:]
+        rest = buffer[start:]
+        self._held = [rest] if rest else []
+        self._held_size = len(rest)
+        self._needed = needed
         return messages
 
 
