@@ -152,7 +152,8 @@ class SseStream:
     def __init__(self, *, fast: bool = True) -> None:
         self._lines = LineSplitter()
         self._decoder = SseDecoder()
-        self._pending = b""
+        # The reads holding an event not yet complete (never a blank line inside them).
+        self._pending: list[bytes] = []
         # Off for good once a CR is seen: CR and CRLF line ends need the line splitter.
         self._fast = fast
 
@@ -160,7 +161,18 @@ class SseStream:
         """The data of every event the bytes complete (UTF-8 bytes on the fast path)."""
         if not self._fast or chunk.find(b"\r") >= 0:
             return self._slow_data(chunk)
-        buffer = self._pending + chunk if self._pending else chunk
+        pending = self._pending
+        if pending:
+            # Until a blank line can have arrived, only keep the read: going over a long event
+            # (Responses' ``output_text.done`` repeats the whole answer) on every read of it
+            # would cost its length each time.
+            if chunk.find(b"\n\n") < 0 and not (chunk[:1] == b"\n" and pending[-1][-1:] == b"\n"):
+                pending.append(chunk)
+                return []
+            pending.append(chunk)
+            buffer = b"".join(pending)
+        else:
+            buffer = chunk
         found: list[EventData] = []
         match = _COMMON_EVENT.match
         size = len(buffer)
@@ -178,7 +190,8 @@ class SseStream:
                     break  # the event is not complete yet
                 found.extend(self._general(buffer[start : end + 2]))
                 start = end + 2
-        self._pending = buffer[start:]
+        rest = buffer[start:]
+        self._pending = [rest] if rest else []
         if start:
             # A byte-order mark can only open the stream, and these bytes (an event or just
             # a blank line) already did.
@@ -191,14 +204,14 @@ class SseStream:
 
     def _slow_data(self, chunk: bytes) -> list[EventData]:
         self._fast = False
-        pending, self._pending = self._pending, b""
+        pending, self._pending = b"".join(self._pending), []
         return [event.data for event in self.feed(pending + chunk)]
 
     def finish_data(self) -> list[EventData]:
         """At end of stream: the data of whatever the last, unterminated lines complete."""
         events: list[SseEvent] = []
         if self._pending:
-            pending, self._pending = self._pending, b""
+            pending, self._pending = b"".join(self._pending), []
             self._fast = False
             events = self.feed(pending)
         return [event.data for event in (*events, *self.finish())]

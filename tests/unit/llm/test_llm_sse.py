@@ -83,3 +83,42 @@ def test_sse_stream_matches_the_two_stage_parser():
         events += stream.feed(STREAM[start : start + 7])
     events += stream.finish()
     assert events == parse([STREAM])
+
+
+# LF-only (the fast path), with a long event held over several reads and a blank line that a
+# cut can split between two reads.
+FAST_STREAM = (
+    b"event: response.output_text.delta\n"
+    b'data: {"delta":"a"}\n'
+    b"\n"
+    b'data: {"text":"' + b"x" * 200 + b'"}\n'
+    b"\n"
+    b": comment\n"
+    b"data: two\n"
+    b"data: lines\n"
+    b"\n"
+    b"\n"
+    b'data: {"last":1}\n'
+    b"\n"
+)
+
+
+def complete_data(data: bytes) -> list[str]:
+    """The data of the events these bytes complete (none still waiting for its blank line)."""
+    decoder = SseDecoder()
+    events = [decoder.feed_line(line) for line in LineSplitter().feed(data)]
+    return [event.data for event in events if event is not None]
+
+
+@given(st.lists(st.integers(min_value=1, max_value=len(FAST_STREAM)), max_size=30))
+def test_every_event_comes_out_of_the_read_that_completes_it(cuts):
+    from relavium_lsp.llm.http.sse import SseStream
+
+    points = sorted(set(cuts))
+    stream = SseStream()
+    found: list[str] = []
+    for a, b in zip([0, *points], [*points, len(FAST_STREAM)], strict=True):
+        read = stream.feed_data(FAST_STREAM[a:b])  # bytes on the fast path, str otherwise
+        found += [data.decode() if isinstance(data, bytes) else data for data in read]
+        assert found == complete_data(FAST_STREAM[:b])
+    assert stream.finish_data() == []
