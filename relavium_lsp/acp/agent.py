@@ -83,13 +83,14 @@ from relavium_lsp.acp.updates import (
 )
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import StampedEvent, TurnResult
+from relavium_lsp.contracts.session import SessionSource
 from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
 from relavium_lsp.mcp.source import new_mcp_source
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
-ACP_SOURCE = "acp"
+ACP_SOURCE = SessionSource(kind="acp")
 LIST_PAGE_SIZE = 50
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 

@@ -17,7 +17,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from relavium_lsp.contracts.usage import TokenUsage
-from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.llm.pricing import price_call
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
@@ -523,5 +523,5 @@ async def test_peer_messages_are_passed_on_a_limited_number_of_times(
                 methods.EXPORT_SESSION, {"sessionId": sessions["a2"], "open": False}
             )
             assert "peerMessages" in exported["content"]
-            _, imported = import_jsonl(jsonl["content"])  # still validates and imports
+            imported = import_jsonl(jsonl["content"]).messages  # still validates and imports
             assert len(imported) == records[-1]["messageCount"]

@@ -25,7 +25,12 @@ from relavium_lsp.config.trust import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
-from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    FsScopeTier,
+    SessionContext,
+    SessionSource,
+)
 from relavium_lsp.engine.collab.delegation import ChildSessions, reload_child, with_child_cap
 from relavium_lsp.engine.collab.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
@@ -117,27 +122,32 @@ class LiveSessions:
         context: SessionContext,
         agent_ref: str | None,
         title: str | None,
-        source: str,
+        source: SessionSource,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
         parent_session_id: str | None = None,
         cost_cap: int | None = None,
+        config: WorkspaceConfig | None = None,
+        chain: Sequence[ChainEntry] | None = None,
     ) -> AgentSession:
         """Open a new session for an agent, persist its row and announce it.
 
         A delegated child names its ``parent_session_id`` and may spend at most ``cost_cap``
-        (what is left under its parent's cap) before its turn fails.
+        (what is left under its parent's cap) before its turn fails. A replay brings its own
+        ``config`` and model ``chain`` (its recordings) instead of the workspace's.
         """
         for name, value in (context.variables or {}).items():
             # Every front end (the LSP answers InvalidParams before it gets here).
             reason = secret_reason(value)
             if reason is not None:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
-        config = await self.workspace_config(context.working_dir)
+        if config is None:
+            config = await self.workspace_config(context.working_dir)
         if cost_cap is not None:
             config = with_child_cap(config, cost_cap)
         agent = pick_agent(config, agent_ref)
-        chain = await self.chain_for(agent, config)
+        if chain is None:
+            chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
         if tier != context.fs_scope_tier:
             context = context.model_copy(update={"fs_scope_tier": tier})

@@ -60,25 +60,31 @@ def record_handoff(
     )
     with write_transaction(connection):
         require_session(connection, session_id)
-        connection.execute(
-            f"INSERT INTO session_handoffs ({_COLUMNS})"  # noqa: S608 - constant columns
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.session_id,
-                record.child_session_id,
-                record.from_agent,
-                record.to_agent,
-                record.reason,
-                record.sequence_number,
-                record.call_id,
-                record.created_at,
-                record.cost_cap_microcents,
-                None if input_filter is None else json.dumps(input_filter.to_wire()),
-                record.context_messages,
-            ),
-        )
+        insert_handoff(connection, record)
     return record
+
+
+def insert_handoff(connection: Connection, record: HandoffRecord) -> None:
+    """Write one handoff row as given (inside the caller's transaction; imports keep ids)."""
+    input_filter = record.input_filter
+    connection.execute(
+        f"INSERT INTO session_handoffs ({_COLUMNS})"  # noqa: S608 - constant columns
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            record.session_id,
+            record.child_session_id,
+            record.from_agent,
+            record.to_agent,
+            record.reason,
+            record.sequence_number,
+            record.call_id,
+            record.created_at,
+            record.cost_cap_microcents,
+            None if input_filter is None else json.dumps(input_filter.to_wire()),
+            record.context_messages,
+        ),
+    )
 
 
 def list_handoffs(connection: Connection, session_id: str) -> list[HandoffRecord]:

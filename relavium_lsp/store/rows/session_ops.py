@@ -44,6 +44,8 @@ _TABLES_BY_SESSION = (
     "session_handoffs",
     "session_handoff_audit",
     "workspace_memory_proposals",
+    "session_replays",
+    "session_tool_cassettes",
 )
 
 
