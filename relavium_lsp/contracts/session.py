@@ -14,7 +14,7 @@ from relavium_lsp.contracts.usage import TokenUsage
 FsScopeTier = Literal["sandboxed", "project", "full"]
 # failed: the last turn ended on a provider or tool failure (not an abort, not a crash);
 # awaiting_peer: the session waits for a child session it delegated to (§2.5);
-# inactive: nobody touched it for the configured idle time, so normal lists leave it out.
+# inactive: a settled session nobody touched for the idle time (engine/sessions/inactive.py).
 SessionStatus = Literal[
     "idle", "streaming", "awaiting_approval", "awaiting_peer", "failed", "ended", "inactive"
 ]

@@ -75,6 +75,7 @@ from relavium_lsp.engine.model_setup import provider_presets, setup_model
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.sessions import admin as session_admin
 from relavium_lsp.engine.sessions.admin import KEEP, Keep
+from relavium_lsp.engine.sessions.inactive import InactivePolicy
 from relavium_lsp.engine.sessions.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.sessions.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.sessions.models import (
@@ -177,8 +178,11 @@ class Engine:
         http: httpx.AsyncClient,
         mcp: McpToolSource | None = None,
         triggers: IntrospectionTriggers | None = None,
+        inactive: InactivePolicy | None = None,
     ) -> None:
         self._services = services
+        # When an untouched session is listed as inactive (engine/sessions/inactive.py).
+        self._inactive = inactive or InactivePolicy.from_env()
         self._live = sessions
         # Automatic introspection passes (None: only the manual request, e.g. the CLI).
         self._triggers = triggers
@@ -675,10 +679,13 @@ class Engine:
 
         ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
         Turns whose process is gone are settled first, so they list as idle (docs/design.md
-        §7.1) without anyone resuming them.
+        §7.1) without anyone resuming them; then settled sessions nobody touched for the idle
+        time are marked ``inactive`` (engine/sessions/inactive.py).
         """
         clock = self._live.clock()
+        cutoff = self._inactive.cutoff()
         await self._services.store.run(lambda s: s.recover_abandoned(clock))
+        await self._services.store.run(lambda s: s.mark_inactive(cutoff))
         return await self._services.store.run(
             lambda s: s.list_sessions(
                 workspace=workspace,
@@ -925,6 +932,7 @@ async def open_engine(
     lease_settings: LeaseSettings | None = None,
     auto_introspection: bool = False,
     timers: Timers | None = None,
+    inactive: InactivePolicy | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -982,4 +990,4 @@ async def open_engine(
     )
     triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
     sessions.turn_watch = triggers
-    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)
+    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers, inactive=inactive)

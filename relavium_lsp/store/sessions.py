@@ -539,6 +539,10 @@ class SessionStore:
         """Settle a turn nobody runs any more; the live lease if another process runs one."""
         return leases.recover_session(self._connection, session_id, clock)
 
+    def mark_inactive(self, touched_before: str) -> list[str]:
+        """Mark settled sessions nobody touched since ``touched_before`` inactive (their ids)."""
+        return session_ops.mark_inactive(self._connection, touched_before)
+
     def recover_abandoned(self, clock: leases.LeaseClock) -> list[str]:
         """Settle every session whose turn's owner is gone; returns their ids."""
         return leases.recover_abandoned(self._connection, clock)

@@ -58,6 +58,30 @@ class PurgeReport:
     orphaned_media: list[str]
 
 
+# Settled statuses: nothing runs or waits, so an untouched session may become inactive.
+_SETTLED = ("idle", "ended", "failed")
+
+
+def mark_inactive(connection: Connection, touched_before: str) -> list[str]:
+    """Mark settled sessions untouched since ``touched_before`` inactive; returns their ids.
+
+    ``updated_at`` is left as it was: it still says when the session was last touched.
+    """
+    with write_transaction(connection):
+        ids = [
+            str(row[0])
+            for row in connection.execute(
+                "SELECT id FROM agent_sessions WHERE deleted_at IS NULL AND updated_at < ?"
+                " AND status IN (?, ?, ?)",
+                (touched_before, *_SETTLED),
+            )
+        ]
+        connection.executemany(
+            "UPDATE agent_sessions SET status = 'inactive' WHERE id = ?", [(i,) for i in ids]
+        )
+    return ids
+
+
 def restore_session(connection: Connection, session_id: str) -> None:
     """Undo a soft delete; :class:`SessionNotFound` unless a deleted session has this id."""
     with write_transaction(connection):
