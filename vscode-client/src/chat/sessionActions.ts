@@ -14,7 +14,10 @@ import {
   type ListSessionsResult,
   type OpenUntitledParams,
   type OpenUntitledResult,
+  type ReplaySessionParams,
+  type ReplaySessionResult,
   type RewindResult,
+  type ToolReplayMode,
 } from '../protocol';
 import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
@@ -151,6 +154,55 @@ export async function renameSession(
     }
   } catch (error) {
     showFailure('rename', error);
+  }
+}
+
+const REPLAY_MODES: { label: ToolReplayMode; detail: string }[] = [
+  { label: 'auto', detail: 'Run pure and read-only tools again; serve the rest from the recording' },
+  { label: 'recorded', detail: 'Serve every tool call from the recording' },
+  { label: 'live', detail: 'Also run tools that read the editor or a remote server' },
+  { label: 'mixed', detail: 'Run the tools you name; serve the rest from the recording' },
+];
+
+/**
+ * Replay the current chat against its recordings into a new session, and open that session
+ * in the chat view: its turns stream like any chat's (side-effecting tools never run).
+ */
+export async function replayCurrent(controller: ChatController): Promise<void> {
+  const sessionId = controller.model.sessionId;
+  if (sessionId === undefined) {
+    void vscode.window.showInformationMessage('Relavium: there is no chat to replay yet.');
+    return;
+  }
+  const mode = await vscode.window.showQuickPick(REPLAY_MODES, {
+    placeHolder: 'Which tools run again during the replay?',
+  });
+  if (mode === undefined) {
+    return;
+  }
+  const params: ReplaySessionParams = { sessionId, toolReplayMode: mode.label };
+  if (mode.label === 'mixed') {
+    const names = await vscode.window.showInputBox({
+      prompt: 'Tools to run again (comma-separated names, e.g. read_file, grep)',
+      validateInput: (value) => (value.trim() === '' ? 'Name at least one tool.' : undefined),
+    });
+    if (names === undefined) {
+      return;
+    }
+    params.liveTools = names
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+  }
+  try {
+    const result = await controller.server.request<ReplaySessionResult>(Methods.replaySession, params);
+    await controller.openSession(result.replaySessionId);
+    controller.model.pushNotice(
+      `Replay (${mode.label}) of ${result.turnsToReplay} turn(s) from the recordings: a new chat.`,
+    );
+    controller.changed();
+  } catch (error) {
+    showFailure('replay', error);
   }
 }
 

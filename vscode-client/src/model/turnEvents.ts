@@ -393,6 +393,19 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.
       return [];
+    case 'session:replay_completed': {
+      const report = event.report;
+      const verdict = report.matches
+        ? 'identical to the original'
+        : `${report.differences.length} difference(s)`;
+      ctx.pushNotice(
+        `Replay (${report.mode}) finished: ${report.turnsReplayed} turn(s), ${verdict}; tool calls: ` +
+          `${report.recordedToolCalls} from the recording, ${report.liveToolCalls} run again.` +
+          (report.stopped ? ' It stopped before its last turn.' : ''),
+        report.matches && !report.stopped ? 'info' : 'warning',
+      );
+      return [];
+    }
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);
