@@ -241,8 +241,6 @@ class Replays:
             matches=not differences,
             stopped=stopped,
         )
-        session.scope.emit(SessionReplayCompleted(report=report))
-        await session.scope.flush_events()
         status: Literal["matched", "differed", "stopped"] = (
             "stopped" if stopped else "matched" if report.matches else "differed"
         )
@@ -264,6 +262,10 @@ class Replays:
             )
         )
         await audit_replay(store, plan.source.id, detail)
+        # After the audit row: a client that opens the replay session late and finds the row
+        # still ``running`` is sure to receive this event.
+        session.scope.emit(SessionReplayCompleted(report=report))
+        await session.scope.flush_events()
         if not session.busy:
             self._live.forget(session.id)  # loaded afresh next time: its own model and tools
         return report

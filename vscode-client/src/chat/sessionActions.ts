@@ -11,6 +11,7 @@ import {
   type ExportFormat,
   type ExportSessionResult,
   type ForkSessionResult,
+  type ListReplaysResult,
   type ListSessionsResult,
   type OpenUntitledParams,
   type OpenUntitledResult,
@@ -23,6 +24,7 @@ import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
 import { describeError } from './chatController';
 import { describeRewind } from '../model/format';
+import { REPLAY_REPORT_NOTICE } from '../model/turnEvents';
 import { sessionFacts } from '../model/sessionFacts';
 
 const PICKER_DEBOUNCE_MS = 200;
@@ -200,6 +202,30 @@ export async function replayCurrent(controller: ChatController): Promise<void> {
     controller.model.pushNotice(
       `Replay (${mode.label}) of ${result.turnsToReplay} turn(s) from the recordings: a new chat.`,
     );
+    // A short replay may have ended before the chat followed it: its audit row says how it
+    // went (the row is written before the event, so one of the two always shows).
+    const audit = await controller.server.request<ListReplaysResult>(Methods.listReplays, {
+      sessionId: result.replaySessionId,
+    });
+    const row = audit.replays.find((replay) => replay.replaySessionId === result.replaySessionId);
+    if (
+      row !== undefined &&
+      row.status !== 'running' &&
+      controller.model.sessionId === result.replaySessionId
+    ) {
+      const verdict =
+        row.status === 'matched'
+          ? 'identical to the original'
+          : row.status === 'stopped'
+            ? 'stopped before its last turn'
+            : `${row.differences} difference(s)`;
+      controller.model.pushNotice(
+        `Replay (${row.mode}) finished: ${row.turnsReplayed} turn(s), ${verdict}; tool calls: ` +
+          `${row.recordedToolCalls} from the recording, ${row.liveToolCalls} run again.`,
+        row.status === 'matched' ? 'info' : 'warning',
+        REPLAY_REPORT_NOTICE,
+      );
+    }
     controller.changed();
   } catch (error) {
     showFailure('replay', error);

@@ -223,6 +223,8 @@ function compactionText(event: SessionEvent): string | undefined {
 
 /** How much of a running command's output a tool card shows (its last characters). */
 export const LIVE_OUTPUT_CHARS = 4000;
+/** The one notice a replay session's outcome takes (its event, or its audit row). */
+export const REPLAY_REPORT_NOTICE = 'notice-replay-report';
 
 function liveTail(text: string): string {
   return text.length <= LIVE_OUTPUT_CHARS ? text : '…' + text.slice(text.length - LIVE_OUTPUT_CHARS);
@@ -403,6 +405,7 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
           `${report.recordedToolCalls} from the recording, ${report.liveToolCalls} run again.` +
           (report.stopped ? ' It stopped before its last turn.' : ''),
         report.matches && !report.stopped ? 'info' : 'warning',
+        REPLAY_REPORT_NOTICE,
       );
       return [];
     }
