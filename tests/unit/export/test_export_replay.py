@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from relavium_lsp.contracts.events import TokenUsage
+from relavium_lsp.contracts.replay import ToolReplayMode
 from relavium_lsp.contracts.session import SessionContext, SessionMessage
 from relavium_lsp.errors import InvalidInput
 from relavium_lsp.export.jsonl import export_jsonl
-from relavium_lsp.export.replay_cassettes import message_chunks
+from relavium_lsp.export.replay_cassettes import message_chunks, runs_live
 from relavium_lsp.export.tool_cassette import parse_tool_cassette
 from relavium_lsp.llm.seam import ReasoningDelta, StopChunk, TextDelta, ToolCallEnd, ToolCallStart
+from relavium_lsp.tools.editor_tools import editor_tools
 from tests.unit.export.export_support import Rig, open_rig
 
 NOTES = "- ship on Friday\n- tests first\n"
@@ -185,3 +187,33 @@ def test_each_reasoning_block_stays_a_block() -> None:
         "TextDelta",
         "StopChunk",
     ]
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("recorded", {"pure": False, "read-only": False, "external-stateful": False}),
+        ("auto", {"pure": True, "read-only": True, "external-stateful": False}),
+        ("live", {"pure": True, "read-only": True, "external-stateful": True}),
+    ],
+)
+def test_the_tool_replay_mode_decides_by_side_effect_class(
+    mode: ToolReplayMode, expected: dict[str, bool]
+) -> None:
+    for replay_class, live in expected.items():
+        assert runs_live(replay_class, mode, "some_tool", frozenset()) is live  # type: ignore[arg-type]
+    assert not runs_live("side-effecting", mode, "write_file", frozenset({"write_file"}))
+
+
+def test_mixed_runs_exactly_the_named_tools_and_never_a_side_effecting_one() -> None:
+    chosen = frozenset({"read_file", "editor_diagnostics"})
+    assert runs_live("read-only", "mixed", "read_file", chosen)
+    assert runs_live("external-stateful", "mixed", "editor_diagnostics", chosen)
+    assert not runs_live("pure", "mixed", "grep", chosen)
+    assert not runs_live("side-effecting", "mixed", "read_file", chosen)
+
+
+def test_editor_tools_are_external_stateful() -> None:
+    """The editor's state is not part of a recording: only a ``live`` replay asks it again."""
+    classes = {tool.replay for tool in editor_tools()}
+    assert classes == {"external-stateful"}
