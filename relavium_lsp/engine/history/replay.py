@@ -8,10 +8,10 @@ from the transcript and the event log's timings — or run live where the tool r
 allows it for the tool's side-effect class (:mod:`relavium_lsp.contracts.replay`). It sends
 each completed turn's user message again, so its events stream exactly as a live turn's do,
 to every editor following the history. When it has sent them all (or one ended with an
-error or an abort) it compares the transcripts, emits ``session:replay_completed`` on the
-replay session, completes the replay's audit row (one per replay, written when it starts),
-audits the handoffs involved, and stops serving the session with its recordings: the next
-use loads it like any other session.
+error or an abort) it compares the transcripts, completes the replay's audit row (one per
+replay, written when it starts), audits the handoffs involved, emits
+``session:replay_completed`` on the replay session, and stops serving the session with its
+recordings: the next use loads it like any other session.
 """
 
 from __future__ import annotations

@@ -865,5 +865,21 @@ describe('VS Code: Relavium chat view', () => {
       assert.equal(await chat.locator('.message.user').count(), 2);
       assert.equal(await chat.locator('.message.assistant').count(), 2, 'both were answered');
     });
+
+    step('replays the chat from its recordings into a new chat that says how it went', async () => {
+      await workbench.runCommand('Relavium: Replay Chat from Its Recordings');
+      const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+        hasText: 'Serve every tool call from the recording',
+      });
+      await row.first().waitFor({ timeout: 30_000 });
+      await row.first().click();
+      const chat = workbench.chat();
+      await chat
+        .locator('.notice', { hasText: 'Replay (recorded) finished: 2 turn(s), identical to the original' })
+        .waitFor({ timeout: 60_000 });
+      await workbench.viewTitle('(replay)');
+      assert.equal(await chat.locator('.message.user', { hasText: 'Second quick question?' }).count(), 1);
+      assert.equal(await chat.locator('.message.assistant').count(), 2, 'both answers replayed');
+    });
   }
 });
