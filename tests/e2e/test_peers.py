@@ -157,7 +157,8 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
     )
     output, _ = await replay.communicate()
     assert replay.returncode == 0, output
-    assert json.loads(output)["turnsReplayed"] == 1
+    replayed = json.loads(output)
+    assert replayed["turnsReplayed"] == 1
 
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
@@ -180,7 +181,9 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
                     ("replayed", handoff["id"], child),
                     ("resumed", handoff["id"], child),
                 ]
-                assert audit[0]["detail"] == "replayed 1 turns, 0 differences"
+                assert audit[0]["detail"] == (
+                    f"replayed 1 turns into {replayed['replaySessionId']}, 0 differences"
+                )
 
 
 async def test_handoff_input_filters(setup: tuple[Path, Path]) -> None:
