@@ -65,21 +65,31 @@ _SETTLED = ("idle", "ended", "failed")
 def mark_inactive(connection: Connection, touched_before: str) -> list[str]:
     """Mark settled sessions untouched since ``touched_before`` inactive; returns their ids.
 
-    ``updated_at`` is left as it was: it still says when the session was last touched.
+    ``updated_at`` is left as it was: it still says when the session was last touched. The
+    write lock is taken only when there is something to mark (this runs on every listing);
+    the update checks the conditions again, so a session touched meanwhile stays as it is.
     """
-    with write_transaction(connection):
-        ids = [
-            str(row[0])
-            for row in connection.execute(
-                "SELECT id FROM agent_sessions WHERE deleted_at IS NULL AND updated_at < ?"
-                " AND status IN (?, ?, ?)",
-                (touched_before, *_SETTLED),
-            )
-        ]
-        connection.executemany(
-            "UPDATE agent_sessions SET status = 'inactive' WHERE id = ?", [(i,) for i in ids]
+    condition = "deleted_at IS NULL AND updated_at < ? AND status IN (?, ?, ?)"
+    arguments = (touched_before, *_SETTLED)
+    found = [
+        str(row[0])
+        for row in connection.execute(
+            f"SELECT id FROM agent_sessions WHERE {condition}",  # noqa: S608 - constant
+            arguments,
         )
-    return ids
+    ]
+    if not found:
+        return []
+    with write_transaction(connection):
+        marked = [
+            session_id
+            for session_id in found
+            if connection.execute(
+                f"UPDATE agent_sessions SET status = 'inactive' WHERE id = ? AND {condition}",  # noqa: S608
+                (session_id, *arguments),
+            ).rowcount
+        ]
+    return marked
 
 
 def restore_session(connection: Connection, session_id: str) -> None:
