@@ -98,10 +98,14 @@ def list_handoffs(connection: Connection, session_id: str) -> list[HandoffRecord
 
 
 def child_handoff(connection: Connection, child_session_id: str) -> HandoffRecord | None:
-    """The handoff that started a delegated child session (``None`` for any other session)."""
+    """The handoff that started a delegated child session (``None`` for any other session).
+
+    An imported transcript's copy of a handoff names the same child: the row written first
+    (the delegation itself) is the one that started it.
+    """
     row = connection.execute(
         f"SELECT {_COLUMNS} FROM session_handoffs WHERE child_session_id = ?"  # noqa: S608
-        " ORDER BY created_at LIMIT 1",
+        " ORDER BY created_at, rowid LIMIT 1",
         (child_session_id,),
     ).fetchone()
     return None if row is None else _handoff(row)
