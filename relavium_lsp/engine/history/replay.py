@@ -164,6 +164,7 @@ class Replays:
         task = asyncio.create_task(self._run(session, plan))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
         return ReplayStarted(session.id, len(chosen), task)
 
     async def close(self) -> None:
@@ -283,6 +284,12 @@ async def _send_turns(session: AgentSession, turns: Sequence[LogicalTurn]) -> bo
         if result.stop_reason in ("error", "aborted"):
             return True
     return False
+
+
+def _log_failure(task: asyncio.Task[ReplayReport]) -> None:
+    """A replay nobody waits for (``wait: false``) still says why it failed, in the log."""
+    if not task.cancelled() and task.exception() is not None:
+        _log.error("a replay failed", exc_info=task.exception())
 
 
 def _refuse_side_effecting(registry: ToolRegistry, names: frozenset[str]) -> None:
