@@ -41,6 +41,7 @@ from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.secret_shapes import secret_reason
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.learned_window import load_learned_window
 from relavium_lsp.store.rows.leases import Lease, LeaseClock, this_host
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
@@ -193,6 +194,11 @@ class LiveSessions:
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)
                 session = self._make_live(record, agent, config, chain)
+                # A window a provider showed before a restart (§2.3): not refused again.
+                model = chain[0].model
+                session.learned_context_window = await self._services.store.run(
+                    lambda s: load_learned_window(s.connection, session_id, model)
+                )
                 # What its delegated children spent counts toward its cap (§2.5).
                 session.governor.children_microcents = await self._services.store.run(
                     lambda s: s.descendants_cost(session_id)

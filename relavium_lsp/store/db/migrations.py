@@ -20,6 +20,7 @@ from relavium_lsp.store.db.schema_steps import (
     add_cache_token_columns,
     add_event_inbox,
     add_file_checkpoints,
+    add_learned_context_window,
     add_leases_and_changes,
     add_memory_proposals,
     add_model_choice,
@@ -56,6 +57,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         11, "providers' reasoning signatures, kept with their message", add_reasoning_signatures
     ),
     Migration(12, "workspace-memory proposals awaiting the user", add_memory_proposals),
+    Migration(
+        13, "the context window a provider showed a session's model has", add_learned_context_window
+    ),
 )
 
 

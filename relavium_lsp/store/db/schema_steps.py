@@ -535,3 +535,12 @@ def add_memory_proposals(connection: Connection) -> None:
         "CREATE INDEX workspace_memory_proposals_by_workspace"
         " ON workspace_memory_proposals (workspace, status, created_at)"
     )
+
+
+def add_learned_context_window(connection: Connection) -> None:
+    """Version 13: the context window a provider's refusal showed a session's model has.
+
+    ``{"model": ..., "tokens": ...}`` (``store/rows/learned_window.py``); NULL: none learnt. A
+    resumed session plans for it instead of hitting the same refusal again (issue 38).
+    """
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN learned_context_window TEXT")
