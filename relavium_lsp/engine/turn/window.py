@@ -224,8 +224,8 @@ class TurnWindow:
                 return view
             compacted, marker_sequence = await self._store_view(work)
         except BaseException:
-            # Aborted (or failed) mid-way, e.g. while the summary was written: no marker was
-            # stored, the view is as it was, and whoever saw session:compacting sees it end.
+            # Aborted (or failed) mid-way, e.g. while the summary was written: this turn's view
+            # is as it was, and whoever saw session:compacting sees it end.
             scope.emit(_compacted(view, view, before, before, 0, _Compaction(view.entries)))
             raise
         after = self.estimate(request_for(compacted.messages()))
