@@ -383,4 +383,9 @@ M.MEMORY_ERROR_CODE = closed('.MEMORY_ERROR_CODE', {
   MEMORY_CONFLICT = 'memory_conflict',
 })
 
+--- `WorkingDirErrorCode` values.
+M.WORKING_DIR_ERROR_CODE = closed('.WORKING_DIR_ERROR_CODE', {
+  BROAD_WORKING_DIR = 'broad_working_dir',
+})
+
 return closed('', M)

@@ -91,6 +91,7 @@ from relavium_lsp.engine.sessions.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.turn.compaction import CompactionMode
 from relavium_lsp.engine.waiting import Timers
 from relavium_lsp.errors import (
+    BroadWorkingDir,
     DatabaseCorrupted,
     InvalidInput,
     SessionBusy,
@@ -249,10 +250,12 @@ class Engine:
         """
         broad = broad_root_reason(context.working_dir)
         if broad is not None and not allow_broad_working_dir:
-            raise InvalidInput(
+            raise BroadWorkingDir(
                 f"workingDir {context.working_dir!r} is {broad}: the session's sandbox would "
                 "hold every file under it. Open a project folder instead, or pass "
-                "allowBroadWorkingDir: true if the user chose this directory"
+                "allowBroadWorkingDir: true if the user chose this directory",
+                working_dir=context.working_dir,
+                reason=broad,
             )
         session = await self._live.create(
             context=context,

@@ -150,12 +150,14 @@ export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
-export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode;
+export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode | WorkingDirErrorCode;
 
 export type SessionErrorCode =
   'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 export type MemoryErrorCode = 'memory_conflict';
+
+export type WorkingDirErrorCode = 'broad_working_dir';
 
 // ---- method params and results ------------------------------------------------------------------
 

@@ -44,8 +44,9 @@ from relavium_lsp.engine.sessions.session import AgentSession
 from relavium_lsp.engine.sessions.state import TurnWatch
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.secret_shapes import secret_reason
+from relavium_lsp.secret_shapes import Finder, detector_rules, secret_reason
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.learned_window import load_learned_window
 from relavium_lsp.store.rows.leases import Lease, LeaseClock, this_host
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
@@ -90,6 +91,8 @@ class LiveSessions:
         self.peers = PeerMessenger(services, self)
         # Told around every turn of every session (set by open_engine; None: nobody).
         self.turn_watch: TurnWatch | None = None
+        # The secret detector's rules, loaded on a worker thread once a session is served.
+        self.detector_warmup: asyncio.Future[tuple[Finder, ...]] | None = None
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
@@ -203,6 +206,11 @@ class LiveSessions:
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)
                 session = self._make_live(record, agent, config, chain)
+                # A window a provider showed before a restart (§2.3): not refused again.
+                model = chain[0].model
+                session.learned_context_window = await self._services.store.run(
+                    lambda s: load_learned_window(s.connection, session_id, model)
+                )
                 # What its delegated children spent counts toward its cap (§2.5).
                 session.governor.children_microcents = await self._services.store.run(
                     lambda s: s.descendants_cost(session_id)
@@ -254,7 +262,18 @@ class LiveSessions:
         session.turn_watch = self.turn_watch
         self._live[record.id] = session
         self._evict_idle()
+        self._warm_secret_detector()
         return session
+
+    def _warm_secret_detector(self) -> None:
+        """Load the secret detector's rules off the loop when the first session is served.
+
+        Importing ``detect-secrets`` takes a few tenths of a second (it brings ``requests``):
+        left to the first secret check, it lands on the loop at a turn's first file write.
+        Not at start-up, so the server's cold start does not pay for it.
+        """
+        if self.detector_warmup is None:
+            self.detector_warmup = asyncio.ensure_future(asyncio.to_thread(detector_rules))
 
     def _evict_idle(self) -> None:
         """Keep at most :data:`MAX_LIVE_SESSIONS` in memory: drop the least recently used.

@@ -21,6 +21,7 @@ from relavium_lsp.store.db.schema_steps import (
     add_event_inbox,
     add_file_checkpoints,
     add_inactive_status,
+    add_learned_context_window,
     add_leases_and_changes,
     add_memory_proposals,
     add_message_author_check,
@@ -64,6 +65,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "the inactive session status", add_inactive_status),
     Migration(15, "exactly one author per message", add_message_author_check),
     Migration(16, "replay audit rows and stored tool cassettes", add_replays_and_tool_cassettes),
+    Migration(
+        17, "the context window a provider showed a session's model has", add_learned_context_window
+    ),
 )
 
 

@@ -689,3 +689,12 @@ def _add_table_constraint(sql: str, constraint: str) -> str:
     if body_end < 0:
         raise StoreError("cannot change the schema: a CREATE TABLE without a column list")
     return f"{sql[:body_end].rstrip()},\n    {constraint}\n)"
+
+
+def add_learned_context_window(connection: Connection) -> None:
+    """Version 17: the context window a provider's refusal showed a session's model has.
+
+    ``{"model": ..., "tokens": ...}`` (``store/rows/learned_window.py``); NULL: none learnt. A
+    resumed session plans for it instead of hitting the same refusal again (issue 38).
+    """
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN learned_context_window TEXT")
