@@ -64,7 +64,10 @@ def test_a_chosen_workspace_virtualenv_runs_and_init_options_arrive(
                 return { agent = started.agentRef, source = resumed.session.source }
                 """
             )
-            assert started == {"agent": "coder", "source": "neovim"}
+            assert started == {
+                "agent": "coder",
+                "source": {"kind": "neovim", "interactive": True, "platform": "Neovim"},
+            }
 
 
 def test_commands_exist_and_bad_options_are_refused(tmp_path: Path) -> None:
