@@ -34,7 +34,8 @@ from relavium_lsp.contracts.content import (
     ToolResultPart,
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext, SessionMessage
-from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
+from relavium_lsp.export.jsonl import export_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.export.workflow_yaml import (
     export_workflow_yaml,
     parse_workflow,
@@ -131,7 +132,7 @@ def measure(turns: int, repeats: int) -> dict[str, float]:
             assert serialize_workflow(document) == yaml_text  # parse → serialize is stable
             validate_s, imported = _best(repeats, lambda: import_jsonl(jsonl_text), CPU)
             started = time.perf_counter()
-            store.import_session(*imported)
+            store.import_session(imported.record, imported.messages)
             write_s = time.perf_counter() - started
             assert store.check_integrity() == ["ok"]
         finally:

@@ -111,6 +111,16 @@ end, {
   desc = 'Relavium: export the session to a new buffer [workflow|jsonl]',
 })
 
+command('RelaviumReplay', function(opts)
+  relavium().replay(opts.args)
+end, {
+  nargs = '*',
+  complete = function()
+    return { 'auto', 'recorded', 'live', 'mixed' }
+  end,
+  desc = 'Relavium: replay the session from its recordings into a new chat [mode] [tools…]',
+})
+
 command('RelaviumInstall', function(opts)
   require('relavium.install').command(opts.args)
 end, {

@@ -9,6 +9,7 @@
     │   ├── DatabaseCorrupted    the file is damaged (names it; doctor --check, recover)
     │   └── DiskFull             no space left for the database (names it; nothing lost)
     ├── InvalidInput             a request's content is unusable (empty message, bad media)
+    │   └── BroadWorkingDir      a session's workingDir is / or home, not allowed explicitly
     ├── MemoryConflict           a workspace memory write based on a stale revision
     ├── SessionError             a request does not fit the session's state
     │   ├── SessionNotFound
@@ -35,7 +36,9 @@ SessionErrorCode = Literal[
     "session_not_found", "session_busy", "session_ended", "session_running_elsewhere"
 ]
 MemoryErrorCode = Literal["memory_conflict"]
-DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode
+# A client asks the user and retries with allowBroadWorkingDir (or opens a project folder).
+WorkingDirErrorCode = Literal["broad_working_dir"]
+DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode | WorkingDirErrorCode
 
 
 class RelaviumError(Exception):
@@ -72,6 +75,25 @@ class InvalidInput(RelaviumError):
     """A request passed schema validation but its content cannot be used."""
 
     code: DomainErrorCode = "validation"
+
+
+class BroadWorkingDir(InvalidInput):
+    """A session would start at ``/`` or the home directory without the user's explicit yes.
+
+    Its own ``data.code`` (``broad_working_dir``) lets a client recognise it without reading
+    the message: it asks the user, then retries with ``allowBroadWorkingDir`` (issue 35).
+    """
+
+    code: DomainErrorCode = "broad_working_dir"
+
+    def __init__(self, message: str, *, working_dir: str, reason: str) -> None:
+        super().__init__(message)
+        self.working_dir = working_dir
+        self.reason = reason
+
+    def details(self) -> dict[str, int | str]:
+        """``workingDir`` and why it is too broad, for the client's question to the user."""
+        return {"workingDir": self.working_dir, "reason": self.reason}
 
 
 class MemoryConflict(RelaviumError):

@@ -19,6 +19,7 @@ DOMAIN_ERROR_CODES: dict[DomainErrorCode, int] = {
     "session_ended": -32003,
     "session_running_elsewhere": -32005,
     "memory_conflict": -32006,
+    "broad_working_dir": -32007,
     "validation": -32004,
     "provider_rate_limit": -32010,
     "provider_unavailable": -32011,

@@ -16,8 +16,10 @@ stderr — goes through this module, and only this one:
    credentials in URLs (``https://user:token@host``), GitHub, GitLab, AWS, Slack, Stripe,
    OpenAI (legacy format), PyPI, npm, SendGrid, Twilio, Mailchimp, Discord, Telegram,
    Artifactory, Azure storage and Square keys. Its keyword and entropy plugins are left out
-   (they are made for source code and flag prose). The package is imported on first use
-   (a few tenths of a second: it brings ``requests``), never at start-up.
+   (they are made for source code and flag prose). The package is never imported at
+   start-up: it takes a few tenths of a second (its plugins' base module brings
+   ``requests``), so the engine loads :func:`detector_rules` on a worker thread when the
+   first session is served, ahead of the first check.
 4. **What that detector lacks**: the key prefixes of the model providers we talk to
    (``sk-`` and ``sk-proj-``/``sk-ant-`` among them, ``AIza``, ``hf_``, ``xai-``,
    ``github_pat_``…), found anywhere in a word, and long random-looking tokens (hex past a

@@ -199,7 +199,7 @@ function M.open(agent, on_started)
   render.notice(chat, 'starting a session…')
   local params = { source = 'neovim' }
   params.agentRef = (agent and agent ~= '') and agent or config.options.agent
-  local started = client.request(protocol.START_SESSION, params, function(err, result)
+  local started = require('relavium.broad_dir').start_session(params, function(err, result)
     if err or type(result) ~= 'table' then
       render.request_error(chat, err or { message = 'no result' })
       return

@@ -20,6 +20,7 @@ M.defaults = {
   mappings = true,
   show_diffs = true, -- open a file change's diff in a split while its approval is asked
   workspace_venv = nil, -- <root>/.venv's server: nil = when trusted (0.9+), true, false
+  allow_broad_working_dir = false, -- start sessions at / or home without asking
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -47,6 +48,7 @@ local OPTION_TYPES = {
   mappings = { 'boolean' },
   show_diffs = { 'boolean' },
   workspace_venv = { 'boolean' },
+  allow_broad_working_dir = { 'boolean' },
 }
 
 local function check_option(key, value)

@@ -177,6 +177,13 @@ function M.export(export_format)
   require('relavium.sessions').export(export_format)
 end
 
+--- `:RelaviumReplay [auto|recorded|live|mixed {tool}…]`: replay the chat's session from its
+--- recordings into a new session, opened in a chat.
+function M.replay(args)
+  ensure_setup()
+  require('relavium.sessions').replay(args)
+end
+
 --- `:RelaviumRewind [message]`: rewind files and conversation to before a turn.
 function M.rewind(to_sequence)
   ensure_setup()

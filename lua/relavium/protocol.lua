@@ -53,6 +53,8 @@ M.SEND_PEER_MESSAGE = 'relavium/sendPeerMessage'
 M.LIST_PEER_MESSAGES = 'relavium/listPeerMessages'
 M.CHECKPOINT_SESSION = 'relavium/checkpointSession'
 M.LIST_INTROSPECTIONS = 'relavium/listIntrospections'
+M.REPLAY_SESSION = 'relavium/replaySession'
+M.LIST_REPLAYS = 'relavium/listReplays'
 M.SESSION_MODELS = 'relavium/sessionModels'
 M.SET_MODEL = 'relavium/setModel'
 M.APPLY_CODE = 'relavium/applyCode'
@@ -94,6 +96,7 @@ M.EVENT_TYPE = closed('.EVENT_TYPE', {
   SESSION_CHECKPOINT = 'session:checkpoint',
   SESSION_CHECKPOINT_FAILED = 'session:checkpoint_failed',
   AGENT_HANDOFF = 'agent:handoff',
+  SESSION_REPLAY_COMPLETED = 'session:replay_completed',
   SESSION_CANCELLED = 'session:cancelled',
 })
 
@@ -128,6 +131,7 @@ M.SESSION_STATUS = closed('.SESSION_STATUS', {
   AWAITING_PEER = 'awaiting_peer',
   FAILED = 'failed',
   ENDED = 'ended',
+  INACTIVE = 'inactive',
 })
 
 --- `StopReason` values.
@@ -228,6 +232,20 @@ M.CHECKPOINT_REASON = closed('.CHECKPOINT_REASON', {
   IDLE = 'idle',
 })
 
+--- `ToolReplayMode` values.
+M.TOOL_REPLAY_MODE = closed('.TOOL_REPLAY_MODE', {
+  AUTO = 'auto',
+  LIVE = 'live',
+  RECORDED = 'recorded',
+  MIXED = 'mixed',
+})
+
+--- `CassetteSource` values.
+M.CASSETTE_SOURCE = closed('.CASSETTE_SOURCE', {
+  STORED = 'stored',
+  TRANSCRIPT = 'transcript',
+})
+
 --- `McpServerState` values.
 M.MCP_SERVER_STATE = closed('.MCP_SERVER_STATE', {
   IDLE = 'idle',
@@ -243,6 +261,13 @@ M.REVIEW_STATE = closed('.REVIEW_STATE', {
   PENDING = 'pending',
   KEPT = 'kept',
   UNDONE = 'undone',
+})
+
+--- `HandoffDirection` values.
+M.HANDOFF_DIRECTION = closed('.HANDOFF_DIRECTION', {
+  INCOMING = 'incoming',
+  OUTGOING = 'outgoing',
+  BOTH = 'both',
 })
 
 --- `InputFilterKind` values.
@@ -271,6 +296,14 @@ M.DELIVERY_STATUS = closed('.DELIVERY_STATUS', {
   REPLIED = 'replied',
   FAILED = 'failed',
   ABORTED = 'aborted',
+})
+
+--- `ReplayStatus` values.
+M.REPLAY_STATUS = closed('.REPLAY_STATUS', {
+  RUNNING = 'running',
+  MATCHED = 'matched',
+  DIFFERED = 'differed',
+  STOPPED = 'stopped',
 })
 
 --- `MemorySource` values.
@@ -348,6 +381,11 @@ M.SESSION_ERROR_CODE = closed('.SESSION_ERROR_CODE', {
 --- `MemoryErrorCode` values.
 M.MEMORY_ERROR_CODE = closed('.MEMORY_ERROR_CODE', {
   MEMORY_CONFLICT = 'memory_conflict',
+})
+
+--- `WorkingDirErrorCode` values.
+M.WORKING_DIR_ERROR_CODE = closed('.WORKING_DIR_ERROR_CODE', {
+  BROAD_WORKING_DIR = 'broad_working_dir',
 })
 
 return closed('', M)

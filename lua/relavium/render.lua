@@ -292,6 +292,34 @@ handlers[EVENT.SESSION_CHANGES_REVIEWED] = function(chat, event)
     format.one_line(table.concat(paths, ', '), 300), tostring(event.userSequence)))
 end
 
+--- How a replay went, said once per chat (from its event, or from its audit row when the
+--- chat was opened after the replay ended).
+function M.replay_summary(chat, mode, turns, verdict, recorded, live)
+  if chat.replay_reported then
+    return false
+  end
+  chat.replay_reported = true
+  M.notice(chat, string.format('── replay (%s): %s turn(s), %s; tool calls: %s recorded, %s run again ──',
+    tostring(mode), tostring(turns), verdict, tostring(recorded), tostring(live)))
+  return true
+end
+
+handlers[EVENT.SESSION_REPLAY_COMPLETED] = function(chat, event)
+  local report = type(event.report) == 'table' and event.report or {}
+  local differences = type(report.differences) == 'table' and report.differences or {}
+  local verdict = report.matches and 'identical to the original'
+    or (#differences .. ' difference(s)')
+  if report.stopped then
+    verdict = verdict .. ', stopped before its last turn'
+  end
+  if M.replay_summary(chat, report.mode, report.turnsReplayed, verdict,
+      report.recordedToolCalls, report.liveToolCalls) then
+    for _, difference in ipairs(differences) do
+      M.notice(chat, '  - ' .. format.one_line(tostring(difference), 300))
+    end
+  end
+end
+
 handlers[EVENT.SESSION_CANCELLED] = function(chat)
   M.notice(chat, '── session ended ──')
 end

@@ -82,8 +82,31 @@ function M.resume(session_id)
         end
         render.reset_turn(chat)
         bind(record.agentSlug, resumed.lastEventSequence or 0)
+        if type(record.source) == 'table' and record.source.kind == 'replay' then
+          M.show_finished_replay(chat, session_id)
+        end
       end)
     end)
+  end)
+end
+
+--- A replay session opened after its replay ended says how it went, from its audit row
+--- (one still running says so itself with its `session:replay_completed` event; the row is
+--- written before that event, so one of the two always shows).
+function M.show_finished_replay(chat, replay_session_id)
+  client.request(protocol.LIST_REPLAYS, { sessionId = replay_session_id }, function(err, result)
+    if err or type(result) ~= 'table' then
+      return
+    end
+    for _, row in ipairs(result.replays or {}) do
+      if row.replaySessionId == replay_session_id and row.status ~= 'running' then
+        local verdict = row.status == 'matched' and 'identical to the original'
+          or row.status == 'stopped' and 'stopped before its last turn'
+          or (tostring(row.differences) .. ' difference(s)')
+        render.replay_summary(chat, row.mode, row.turnsReplayed, verdict, row.recordedToolCalls,
+          row.liveToolCalls)
+      end
+    end
   end)
 end
 
@@ -155,6 +178,29 @@ function M.export(export_format)
       ui.open_scratch(result.content or '', export_format == 'jsonl' and 'jsonl' or 'yaml',
         result.suggestedPath)
     end
+  end)
+end
+
+--- Replay the current chat's session against its recordings into a new session, and open
+--- that one in a chat (its turns stream like any chat's). `args`: a tool replay mode
+--- (`auto` by default, `recorded`, `live`, or `mixed` followed by the tools to run again).
+function M.replay(args)
+  local chat = chat_module.current()
+  if not chat or not chat.session_id then
+    vim.notify('relavium: no chat session to replay', vim.log.levels.WARN)
+    return
+  end
+  local words = vim.split(vim.trim(args or ''), '%s+', { trimempty = true })
+  local params = { sessionId = chat.session_id, toolReplayMode = words[1] or 'auto' }
+  if #words > 1 then
+    params.liveTools = { unpack(words, 2) }
+  end
+  client.request(protocol.REPLAY_SESSION, params, function(err, result)
+    if err or type(result) ~= 'table' then
+      render.request_error(chat, err or { message = 'no result' })
+      return
+    end
+    M.resume(result.replaySessionId)
   end)
 end
 

@@ -57,6 +57,7 @@ from relavium_lsp.acp.context import (
     ListSessionsMeta,
     NewSessionMeta,
     absolute_path,
+    broad_cwd_refusal,
     context_for,
     note_unsupported,
     relavium_meta,
@@ -83,13 +84,15 @@ from relavium_lsp.acp.updates import (
 )
 from relavium_lsp.contracts.content import ContentPart
 from relavium_lsp.contracts.events import StampedEvent, TurnResult
+from relavium_lsp.contracts.session import SessionSource
 from relavium_lsp.engine.api import Engine, SessionSnapshot, open_engine
+from relavium_lsp.errors import BroadWorkingDir
 from relavium_lsp.mcp.source import new_mcp_source
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.tools.registry import default_registry
 
 _log = logging.getLogger(__name__)
-ACP_SOURCE = "acp"
+ACP_SOURCE = SessionSource(kind="acp")
 LIST_PAGE_SIZE = 50
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
@@ -185,13 +188,16 @@ class RelaviumAcpAgent:
             options = relavium_meta(kwargs, NewSessionMeta)
             context = await context_for(cwd)
             note_unsupported(additional_directories)
-            session = await runtime.start(
-                context=context,
-                agent_ref=options.agent_ref,
-                title=options.title,
-                source=ACP_SOURCE,
-                allow_broad_working_dir=options.allow_broad_working_dir,
-            )
+            try:
+                session = await runtime.start(
+                    context=context,
+                    agent_ref=options.agent_ref,
+                    title=options.title,
+                    source=ACP_SOURCE,
+                    allow_broad_working_dir=options.allow_broad_working_dir,
+                )
+            except BroadWorkingDir as refused:
+                raise broad_cwd_refusal(refused) from None
             self._mcp.bind(runtime, session.id, mcp_servers, context.working_dir)
             self._views.attach(session)
             _log.info("ACP session %s opened in %s", session.id, context.working_dir)

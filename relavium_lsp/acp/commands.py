@@ -24,6 +24,7 @@ from acp.schema import (
 from relavium_lsp.acp.prompt_content import PromptBlock
 from relavium_lsp.acp.session_config import model_menu
 from relavium_lsp.contracts.events import SessionCompacted
+from relavium_lsp.contracts.replay import ToolReplayMode
 from relavium_lsp.contracts.rewind import RewindResult
 from relavium_lsp.engine.api import Engine, first_choice
 from relavium_lsp.errors import RelaviumError
@@ -58,6 +59,11 @@ COMMANDS = (
         "memory",
         "Show this workspace's long-term memory, or the changes checkpoints propose for it",
         "proposals | accept <id> | reject <id>",
+    ),
+    _command(
+        "replay",
+        "Replay this chat against its recordings into a new session, and compare",
+        "auto | live | recorded | mixed <tool>…",
     ),
 )
 _NAMES = frozenset(command.name for command in COMMANDS)
@@ -116,6 +122,8 @@ async def run_command(
             return await _rewind(engine, session_id, command.argument)
         if command.name == "memory":
             return await _memory(engine, session_id, command.argument)
+        if command.name == "replay":
+            return await _replay(engine, session_id, command.argument)
         return await _model(engine, session_id, command.argument, hooks)
     except RelaviumError as error:
         return f"/{command.name} failed: {error.message}"
@@ -234,6 +242,36 @@ def _rewind_summary(headline: str, result: RewindResult) -> str:
     lines.extend(f"Not restored: {f.path} ({f.reason})" for f in result.failed)
     if len(lines) == 1:
         lines.append("No file needed to change.")
+    return "\n".join(lines)
+
+
+_REPLAY_MODES: dict[str, ToolReplayMode] = {
+    "auto": "auto",
+    "live": "live",
+    "recorded": "recorded",
+    "mixed": "mixed",
+}
+
+
+async def _replay(engine: Engine, session_id: str, argument: str) -> str:
+    # The client follows one session, so the answer waits for the report and names the
+    # replay session (an editor opens it like any chat: relavium/replaySession).
+    words = argument.split()
+    mode = _REPLAY_MODES.get(words[0] if words else "auto")
+    live_tools = words[1:]
+    if mode is None or (live_tools and mode != "mixed") or (mode == "mixed" and not live_tools):
+        return "Usage: /replay, /replay auto|live|recorded, or /replay mixed <tool> [<tool>…]"
+    report = await engine.replay(session_id, mode=mode, live_tools=live_tools)
+    verdict = "identical to the original" if report.matches else "DIFFERENT from the original"
+    lines = [
+        f"Replayed {report.turns_replayed} turn(s) into session {report.replay_session_id}: "
+        f"{verdict}.",
+        f"Tool calls ({report.mode}): {report.recorded_tool_calls} from the recording, "
+        f"{report.live_tool_calls} run again.",
+    ]
+    if report.stopped:
+        lines.append("The replay stopped before its last turn.")
+    lines.extend(f"  - {difference}" for difference in report.differences)
     return "\n".join(lines)
 
 

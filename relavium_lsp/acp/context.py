@@ -22,7 +22,7 @@ from pydantic import Field
 
 from relavium_lsp.contracts.base import WireModel, validate_request
 from relavium_lsp.contracts.session import SessionContext, SessionStatus
-from relavium_lsp.errors import InvalidInput
+from relavium_lsp.errors import BroadWorkingDir, InvalidInput
 from relavium_lsp.gitref import detect_git_ref
 
 _log = logging.getLogger(__name__)
@@ -70,6 +70,22 @@ async def context_for(cwd: str) -> SessionContext:
     """The context of a session opened in ``cwd``."""
     working_dir = checked_directory(cwd)
     return SessionContext(working_dir=working_dir, git_ref=await detect_git_ref(Path(working_dir)))
+
+
+def broad_cwd_refusal(error: BroadWorkingDir) -> BroadWorkingDir:
+    """The refusal of a cwd at ``/`` or home, worded for the person using the ACP client.
+
+    An ACP client usually shows the message as it is and has no dialog of ours to ask the
+    user, so the message itself says what to do.
+    """
+    return BroadWorkingDir(
+        f"Relavium will not start a session in {error.working_dir!r}: it is {error.reason}, "
+        "and the session's sandbox would hold every file under it. Open a project folder "
+        "and start the chat there. To allow this directory anyway, the ACP client can send "
+        f'_meta: {{"{META_KEY}": {{"allowBroadWorkingDir": true}}}} with session/new.',
+        working_dir=error.working_dir,
+        reason=error.reason,
+    )
 
 
 def note_unsupported(additional_directories: Sized | None) -> None:

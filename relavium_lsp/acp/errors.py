@@ -46,7 +46,7 @@ def to_request_error(method: str, error: Exception) -> RequestError:
         return invalid_params(describe_validation_error(method, error))
     if isinstance(error, RelaviumError):
         code = error_number(error.code)
-        return RequestError(code, error.message, {"code": error.code})
+        return RequestError(code, error.message, {"code": error.code, **error.details()})
     _log.exception("unexpected error in %s", method)
     return RequestError(
         INTERNAL_ERROR_CODE, f"internal error in {method} (see the log)", {"code": "internal"}

@@ -28,7 +28,7 @@ from relavium_lsp.contracts.content import (
 )
 from relavium_lsp.contracts.session import AgentSessionRecord, SessionMessage
 from relavium_lsp.contracts.wire import MAX_PAGE, ListSessionsResult
-from relavium_lsp.engine.api import Engine, ExportFormat, open_engine
+from relavium_lsp.engine.api import TOOL_CASSETTE_SUFFIX, Engine, ExportFormat, open_engine
 from relavium_lsp.errors import RelaviumError
 from relavium_lsp.tools.host import FilesystemHost
 
@@ -71,7 +71,13 @@ def register(subparsers: Subcommands) -> None:
     export.add_argument("--format", choices=("yaml", "jsonl", "markdown"), default="yaml")
     export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     importing = action("import", "create a new session from a JSONL transcript", _import)
-    importing.add_argument("file", metavar="FILE", help="a relavium-session/1.0 file, or -")
+    importing.add_argument("file", metavar="FILE", help="a relavium-session file, or -")
+    importing.add_argument(
+        "--tool-cassette",
+        metavar="FILE",
+        help="the tool cassette exported with it (default: FILE's "
+        f"{TOOL_CASSETTE_SUFFIX} sibling, when there is one)",
+    )
     importing.add_argument("--json", action="store_true", help="print JSON")
     fork = action("fork", "branch a session at one of its messages", _fork)
     fork.add_argument("session_id", metavar="ID")
@@ -79,13 +85,28 @@ def register(subparsers: Subcommands) -> None:
     fork.add_argument("--json", action="store_true", help="print JSON")
     delete = action("delete", "delete a session (hidden, not erased)", _delete)
     delete.add_argument("session_id", metavar="ID")
-    replay = action("replay", "re-run a session against its own recordings", _replay)
+    replay = action(
+        "replay", "re-run a session against its own recordings, into a new session", _replay
+    )
     replay.add_argument("session_id", metavar="ID")
     replay.add_argument(
-        "--live-tools",
-        action="store_true",
-        help="re-run pure and read-only tools for real (side-effecting ones never run)",
+        "--tool-replay-mode",
+        choices=("auto", "live", "recorded", "mixed"),
+        default="auto",
+        help="which tools run for real: auto (pure and read-only), live (also those reading "
+        "the editor or a remote server), recorded (none), mixed (those named by --live-tool); "
+        "side-effecting tools never run",
     )
+    replay.add_argument(
+        "--live-tool",
+        dest="live_tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --tool-replay-mode mixed: a tool to run for real (repeatable)",
+    )
+    # Before tool replay modes: pure and read-only tools live, which is what auto does now.
+    replay.add_argument("--live-tools", action="store_true", help=argparse.SUPPRESS)
     replay.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -204,24 +225,46 @@ def _describe(message: SessionMessage) -> str:
 async def _export(engine: Engine, arguments: argparse.Namespace) -> int:
     fmt = _FORMATS[arguments.format]
     outcome = await engine.render_export(arguments.session_id, fmt)
+    cassette = outcome.tool_cassette
     if arguments.output:
         target = Path(arguments.output).expanduser().absolute()
         await asyncio.to_thread(atomic_write_text, target, outcome.content)
-        await engine.announce_export(outcome.session_id, fmt, str(target))
+        text = outcome.tool_cassette_text()
+        if text is not None:
+            beside = cassette_beside(target)
+            await asyncio.to_thread(atomic_write_text, beside, text)
+            print(f"Its tool cassette: {beside}", file=sys.stderr)
+        await engine.announce_export(outcome.session_id, fmt, str(target), tool_cassette=cassette)
         print(f"Exported session {outcome.session_id} to {target}", file=sys.stderr)
     else:
         sys.stdout.buffer.write(outcome.content.encode("utf-8"))
         sys.stdout.buffer.flush()
-        await engine.announce_export(outcome.session_id, fmt)
+        await engine.announce_export(outcome.session_id, fmt, tool_cassette=cassette)
     return 0
 
 
+def cassette_beside(transcript: Path) -> Path:
+    """Where a transcript's tool cassette goes: ``x.jsonl`` → ``x.tool-cassette.jsonl``."""
+    stem = transcript.name.removesuffix(".jsonl")
+    return transcript.with_name(stem + TOOL_CASSETTE_SUFFIX)
+
+
 async def _import(engine: Engine, arguments: argparse.Namespace) -> int:
+    cassette_file: Path | None = None
     if arguments.file == "-":
         text = await asyncio.to_thread(sys.stdin.read)
     else:
         text = await asyncio.to_thread(Path(arguments.file).read_text, encoding="utf-8")
-    session_id = await engine.import_jsonl(text)
+        beside = cassette_beside(Path(arguments.file))
+        cassette_file = beside if beside.is_file() else None
+    if arguments.tool_cassette:
+        cassette_file = Path(arguments.tool_cassette)
+    cassette = (
+        None
+        if cassette_file is None
+        else await asyncio.to_thread(cassette_file.read_text, encoding="utf-8")
+    )
+    session_id = await engine.import_jsonl(text, tool_cassette=cassette)
     if arguments.json:
         _print_json({"sessionId": session_id})
     else:
@@ -248,27 +291,23 @@ async def _delete(engine: Engine, arguments: argparse.Namespace) -> int:
 
 
 async def _replay(engine: Engine, arguments: argparse.Namespace) -> int:
-    report = await engine.replay(arguments.session_id, live_tools=arguments.live_tools)
+    if arguments.live_tool and arguments.tool_replay_mode != "mixed":
+        print("error: --live-tool needs --tool-replay-mode mixed", file=sys.stderr)
+        return 1
+    report = await engine.replay(
+        arguments.session_id, mode=arguments.tool_replay_mode, live_tools=arguments.live_tool
+    )
     if arguments.json:
-        _print_json(
-            {
-                "matches": report.matches,
-                "turnsReplayed": report.turns_replayed,
-                "skippedTurnSequences": report.skipped_turn_sequences,
-                "skippedSystemMessages": report.skipped_system_messages,
-                "liveToolCalls": report.live_tool_calls,
-                "recordedToolCalls": report.recorded_tool_calls,
-                "differences": report.differences,
-            }
-        )
+        _print_json(report.to_wire())
     else:
         verdict = "identical to the original" if report.matches else "DIFFERENT from the original"
         print(
-            f"Replayed {report.turns_replayed} turn(s) of session {arguments.session_id}: "
-            f"transcript {verdict}."
+            f"Replayed {report.turns_replayed} turn(s) of session {arguments.session_id} into "
+            f"session {report.replay_session_id}: transcript {verdict}."
         )
+        source = "the stored tool cassette" if report.cassette == "stored" else "the transcript"
         print(
-            f"Tool calls: {report.recorded_tool_calls} from the recording, "
+            f"Tool calls ({report.mode}): {report.recorded_tool_calls} from {source}, "
             f"{report.live_tool_calls} re-run live."
         )
         if report.skipped_turn_sequences:
@@ -276,4 +315,4 @@ async def _replay(engine: Engine, arguments: argparse.Namespace) -> int:
             print(f"Skipped turns that cannot be replayed (unfinished), starting at {firsts}.")
         for difference in report.differences:
             print(f"  - {difference}")
-    return 0 if report.matches else 1
+    return 0 if report.matches and not report.stopped else 1

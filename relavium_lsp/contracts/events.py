@@ -15,6 +15,7 @@ from pydantic import Field, TypeAdapter
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.diff import DiffStat, FileDiff
 from relavium_lsp.contracts.plan import AgentPlanUpdated
+from relavium_lsp.contracts.replay import ReplayReport
 from relavium_lsp.contracts.review import ReviewDecision
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.contracts.terminal import AgentToolOutput
@@ -324,6 +325,13 @@ class SessionMessageAppended(WireModel):
     role: Literal["user", "system"]
 
 
+class SessionReplayCompleted(WireModel):
+    """A replay finished (on the replay session, after its last turn): how it went (§9)."""
+
+    type: Literal["session:replay_completed"] = "session:replay_completed"
+    report: ReplayReport
+
+
 class SessionCancelled(WireModel):
     """The session ended (the only terminal event)."""
 
@@ -353,6 +361,7 @@ EventPayload = Annotated[
     | SessionCheckpoint
     | SessionCheckpointFailed
     | AgentHandoff
+    | SessionReplayCompleted
     | SessionCancelled,
     Field(discriminator="type"),
 ]

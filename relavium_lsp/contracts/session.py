@@ -13,11 +13,14 @@ from relavium_lsp.contracts.usage import TokenUsage
 
 FsScopeTier = Literal["sandboxed", "project", "full"]
 # failed: the last turn ended on a provider or tool failure (not an abort, not a crash);
-# awaiting_peer: the session waits for a child session it delegated to (§2.5).
+# awaiting_peer: the session waits for a child session it delegated to (§2.5);
+# inactive: a settled session nobody touched for the idle time (engine/sessions/inactive.py).
 SessionStatus = Literal[
-    "idle", "streaming", "awaiting_approval", "awaiting_peer", "failed", "ended"
+    "idle", "streaming", "awaiting_approval", "awaiting_peer", "failed", "ended", "inactive"
 ]
 MessageRole = Literal["system", "user", "assistant", "tool"]
+# Roles whose rows always name the agent that wrote them (seed 001: one author per message).
+AGENT_AUTHORED_ROLES: frozenset[MessageRole] = frozenset({"assistant", "tool"})
 DescriptionSource = Literal["user", "agent", "introspection"]
 
 SESSION_STATUSES: tuple[SessionStatus, ...] = (
@@ -27,6 +30,7 @@ SESSION_STATUSES: tuple[SessionStatus, ...] = (
     "awaiting_peer",
     "failed",
     "ended",
+    "inactive",
 )
 # Session metadata is for runtime hints and UI state, not storage: its JSON stays small.
 METADATA_MAX_BYTES = 16 * 1024
@@ -43,6 +47,37 @@ def check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
             f"metadata is {size} bytes of JSON; at most {METADATA_MAX_BYTES} are allowed"
         )
     return value
+
+
+# Sources that no person drives: a replay re-runs recordings (§9).
+NON_INTERACTIVE_SOURCES = frozenset({"replay"})
+
+
+class SessionSource(WireModel):
+    """Who opened a session and how (seed 002's ``SessionSource``).
+
+    ``kind`` is the surface: ``vscode``, ``neovim``, ``acp``, ``cli``, ``replay``, or the
+    name another LSP client gives. ``interactive``: a person drives it (false for a replay
+    and a delegated child). ``platform``: the client program, when it said. ``triggerId``:
+    what started a session no person opened (the replayed session, a delegating parent).
+    ``type``: ``direct`` (one user; every session here) or ``group``.
+    """
+
+    kind: str = Field(min_length=1, max_length=64)
+    interactive: bool = True
+    platform: str | None = Field(default=None, max_length=100)
+    trigger_id: str | None = Field(default=None, max_length=200)
+    type: Literal["direct", "group"] | None = None
+
+    @classmethod
+    def of_kind(cls, kind: str) -> SessionSource:
+        """The source a plain string names (what releases before the object stored)."""
+        return cls(kind=kind, interactive=kind not in NON_INTERACTIVE_SOURCES)
+
+
+def coerce_source(value: Any) -> Any:
+    """A plain string is the ``kind`` of a source (older rows, exports and clients)."""
+    return SessionSource.of_kind(value).to_wire() if isinstance(value, str) else value
 
 
 class Selection(WireModel):
@@ -223,7 +258,7 @@ class AgentSessionRecord(WireModel):
     model_id: str | None = None
     context: SessionContext
     status: SessionStatus = "idle"
-    source: str = "cli"
+    source: SessionSource = Field(default_factory=lambda: SessionSource(kind="cli"))
     totals: SessionTotals = Field(default_factory=SessionTotals)
     message_count: int = 0
     turn_count: int = 0
@@ -239,6 +274,7 @@ class AgentSessionRecord(WireModel):
     parent_session_id: str | None = None
 
     _metadata_size = field_validator("metadata")(check_metadata)
+    _plain_source = field_validator("source", mode="before")(coerce_source)
 
 
 class SessionSummary(WireModel):

@@ -93,6 +93,21 @@ class PurgeSessionResult(WireModel):
     media_files: int
 
 
+HandoffDirection = Literal["incoming", "outgoing", "both"]
+
+
+class ListHandoffsParams(WireModel):
+    """``relavium/listHandoffs``: the handoffs a session made, or one agent's among them.
+
+    With ``agent``: those handing control to it (``incoming``), from it (``outgoing``) or
+    either (``both``, the default) — seed 004's ``handoffsByAgent``.
+    """
+
+    session_id: str = _SESSION_ID
+    agent: str | None = Field(default=None, min_length=1, max_length=200)
+    direction: HandoffDirection = "both"
+
+
 class ListHandoffsResult(WireModel):
     """Result of ``relavium/listHandoffs``: the delegations a session made, oldest first.
 

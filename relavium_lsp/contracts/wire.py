@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -27,6 +27,7 @@ from relavium_lsp.contracts.session import (
     PartialSessionContext,
     SessionContext,
     SessionMessage,
+    SessionSource,
     SessionStatus,
     SessionSummary,
     check_metadata,
@@ -46,12 +47,21 @@ class _SessionRef(WireModel):
 
 
 class StartSessionParams(WireModel):
-    """``relavium/startSession``."""
+    """``relavium/startSession``: open a new session, or reopen one (get-or-create, seed 003).
 
+    With ``sessionId`` the session is reopened as ``resumeSession`` does (an ended or inactive
+    one becomes idle again): it keeps its agent, context and original ``source``, the given
+    ``metadata`` is merged into its own (key by key), and the other fields are not used.
+    Without it a new session is created. ``source`` is who opens it: an object (seed 002's
+    ``{kind, interactive, platform?, triggerId?, type?}``) or just its kind; by default the
+    client's name.
+    """
+
+    session_id: SessionId | None = Field(default=None, min_length=1, max_length=64)
     agent_ref: str | None = Field(default=None, min_length=1, max_length=200)
     context: PartialSessionContext | None = None
     title: str | None = Field(default=None, max_length=500)
-    source: str | None = Field(default=None, min_length=1, max_length=64)
+    source: SessionSource | Annotated[str, Field(min_length=1, max_length=64)] | None = None
     description: str | None = Field(default=None, max_length=DESCRIPTION_MAX_CHARS)
     # Runtime hints and UI state (at most 16 KiB of JSON; stored and exported, never secrets).
     metadata: dict[str, Any] | None = None
@@ -70,6 +80,8 @@ class StartSessionResult(WireModel):
     model: str | None
     context: SessionContext
     status: SessionStatus
+    # False when ``sessionId`` named an existing session, which was reopened.
+    created: bool = True
 
 
 ProgressToken = int | str
@@ -171,10 +183,15 @@ class ListSessionsResult(WireModel):
 
 
 class GetTranscriptParams(_SessionRef):
-    """``relavium/getTranscript``."""
+    """``relavium/getTranscript``: a page of the transcript, oldest first.
+
+    ``agentSlug`` keeps only the messages that agent wrote (seed 004's per-agent read): its
+    answers and tool results, and the tasks and peer messages it sent here.
+    """
 
     before_sequence: int | None = Field(default=None, ge=1)
     limit: int = Field(default=100, ge=1, le=MAX_PAGE)
+    agent_slug: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class GetTranscriptResult(WireModel):
@@ -254,6 +271,8 @@ class ExportSessionResult(WireModel):
     saved_path: str | None = None
     # What the user was told (window/showMessage) when nothing could be opened.
     message: str | None = None
+    # A JSONL export written to disk: its tool cassette, written beside it (seed 004).
+    tool_cassette_path: str | None = None
 
 
 class ForkSessionParams(_SessionRef):

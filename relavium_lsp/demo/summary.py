@@ -97,6 +97,8 @@ def print_summary(
     )
     console.write()
     console.write("Use a real model (your own data lives in ~/.relavium, not here):")
+    console.write('  in VS Code: "Relavium: Set Up a Model"; in Neovim: :RelaviumSetup')
+    console.write("  or from a terminal:")
     console.write("  relavium-lsp keys set anthropic        # paste the key at the hidden prompt")
     console.write("  # then in ~/.relavium/config.toml:")
     console.write("  #   [preferences]")

@@ -42,6 +42,7 @@ from relavium_lsp.contracts.events import (
 )
 from relavium_lsp.contracts.peers import HandoffAuditRecord, PeerMessage, PeerMode
 from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.replay import ReplayAuditRecord, ReplayReport, ToolReplayMode
 from relavium_lsp.contracts.review import (
     CheckpointContentResult,
     ReviewChangesResult,
@@ -54,14 +55,16 @@ from relavium_lsp.contracts.session import (
     HandoffRecord,
     SessionContext,
     SessionMessage,
+    SessionSource,
     SessionStatus,
+    check_metadata,
 )
-from relavium_lsp.contracts.session_ops import ArtifactInfo
+from relavium_lsp.contracts.session_ops import ArtifactInfo, HandoffDirection
 from relavium_lsp.contracts.wire import ListToolsResult, SessionListChange
 from relavium_lsp.engine.events.bus import EventBus, Listener, Unsubscribe
 from relavium_lsp.engine.events.watch import ListListener, SharedLogWatcher, interval_from_env
 from relavium_lsp.engine.history import exports, turn_review
-from relavium_lsp.engine.history.replay import replay_session
+from relavium_lsp.engine.history.replay import Replays, ReplayStarted
 from relavium_lsp.engine.history.rewind import list_turn_checkpoints
 from relavium_lsp.engine.history.rewind import rewind as rewind_session
 from relavium_lsp.engine.history.rewind import undo_rewind as undo_session_rewind
@@ -72,6 +75,7 @@ from relavium_lsp.engine.model_setup import provider_presets, setup_model
 from relavium_lsp.engine.scope import EngineServices
 from relavium_lsp.engine.sessions import admin as session_admin
 from relavium_lsp.engine.sessions.admin import KEEP, Keep
+from relavium_lsp.engine.sessions.inactive import InactivePolicy
 from relavium_lsp.engine.sessions.leases import LeaseKeeper, LeaseSettings
 from relavium_lsp.engine.sessions.live import ChainResolver, ConfigLoader, LiveSessions
 from relavium_lsp.engine.sessions.models import (
@@ -87,13 +91,14 @@ from relavium_lsp.engine.sessions.user_edit import apply_user_edit, new_call_id
 from relavium_lsp.engine.turn.compaction import CompactionMode
 from relavium_lsp.engine.waiting import Timers
 from relavium_lsp.errors import (
+    BroadWorkingDir,
     DatabaseCorrupted,
     InvalidInput,
     SessionBusy,
     SessionRunningElsewhere,
 )
 from relavium_lsp.export.documents import UNTITLED, ExportFormat, ExportOutcome
-from relavium_lsp.export.replay import ReplayReport
+from relavium_lsp.export.tool_cassette import TOOL_CASSETTE_SUFFIX, ToolCassette
 from relavium_lsp.llm.fallback import ChainEntry
 from relavium_lsp.llm.keys import key_lookup_for
 from relavium_lsp.llm.model_directory import ModelDirectory, ModelSources, ModelsReport
@@ -104,7 +109,7 @@ from relavium_lsp.paths import history_db_path, relavium_home
 from relavium_lsp.store.async_store import AsyncSessionStore
 from relavium_lsp.store.db.keys import DbKey, resolve_db_key
 from relavium_lsp.store.media import MediaStore
-from relavium_lsp.store.rows import handoffs, peer_messages
+from relavium_lsp.store.rows import handoffs, peer_messages, replays
 from relavium_lsp.store.rows.event_reads import list_checkpoints
 from relavium_lsp.store.rows.file_checkpoints import delete_session_checkpoints
 from relavium_lsp.store.rows.session_ops import PurgeReport
@@ -116,6 +121,7 @@ from relavium_lsp.tools.registry import default_registry
 
 __all__ = [
     "KEEP",
+    "TOOL_CASSETTE_SUFFIX",
     "UNTITLED",
     "CompactionMode",
     "Engine",
@@ -128,6 +134,7 @@ __all__ = [
     "MemoryListener",
     "ModelChoice",
     "ReplayReport",
+    "ReplayStarted",
     "ResumeResult",
     "SessionListChange",
     "SessionSnapshot",
@@ -172,14 +179,18 @@ class Engine:
         http: httpx.AsyncClient,
         mcp: McpToolSource | None = None,
         triggers: IntrospectionTriggers | None = None,
+        inactive: InactivePolicy | None = None,
     ) -> None:
         self._services = services
+        # When an untouched session is listed as inactive (engine/sessions/inactive.py).
+        self._inactive = inactive or InactivePolicy.from_env()
         self._live = sessions
         # Automatic introspection passes (None: only the manual request, e.g. the CLI).
         self._triggers = triggers
         self._http = http
         self._models = ModelDirectory(http)
         self._watcher = SharedLogWatcher(services.store, services.bus, interval_from_env())
+        self._replays = Replays(services, sessions)
         # The MCP servers behind ``mcp:`` tool entries (ACP binds its clients' servers here).
         self.mcp = mcp
         # The workspaces' long-term memories (§2.6): read, write, watch.
@@ -226,7 +237,7 @@ class Engine:
         context: SessionContext,
         agent_ref: str | None = None,
         title: str | None = None,
-        source: str = "cli",
+        source: SessionSource | None = None,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
         allow_broad_working_dir: bool = False,
@@ -239,16 +250,18 @@ class Engine:
         """
         broad = broad_root_reason(context.working_dir)
         if broad is not None and not allow_broad_working_dir:
-            raise InvalidInput(
+            raise BroadWorkingDir(
                 f"workingDir {context.working_dir!r} is {broad}: the session's sandbox would "
                 "hold every file under it. Open a project folder instead, or pass "
-                "allowBroadWorkingDir: true if the user chose this directory"
+                "allowBroadWorkingDir: true if the user chose this directory",
+                working_dir=context.working_dir,
+                reason=broad,
             )
         session = await self._live.create(
             context=context,
             agent_ref=agent_ref,
             title=title,
-            source=source,
+            source=source or SessionSource(kind="cli"),
             description=description,
             metadata=metadata,
         )
@@ -261,35 +274,16 @@ class Engine:
         return (await self._live.get(session_id)).snapshot()
 
     async def resume(self, session_id: str) -> ResumeResult:
-        """Reload a session (ended ones become idle again) with its history tail.
+        """Reload a session (ended and inactive ones become idle again) with its history tail.
 
         A session another window is running is only read: its turn goes on untouched there,
         and this process follows it through the shared event log (docs/design.md §7.1).
         """
-        session = await self._live.get(session_id)
-        session.workspace_memory = None  # a resumed session is given the current memory
-        elsewhere = await self._live.running_elsewhere(session_id)
-        if elsewhere is None:
-            await self._live.follow_stored_model(session)  # switched in another window?
-            session.refresh(await self._live.require_record(session_id))
-            if session.record.status == "ended":
-                await session.set_status("idle")
-        else:
-            session.refresh(await self._live.require_record(session_id))
-        snapshot = session.snapshot()
+        snapshot = await self._reopen(session_id)
         budget = snapshot.context_window
         messages = await self._services.store.run(
             lambda s: s.load_tail_within_budget(session_id, budget)
         )
-        if elsewhere is None:
-            session.scope.emit(
-                SessionStarted(
-                    agent_ref=snapshot.agent.id,
-                    model=snapshot.model,
-                    context=snapshot.record.context,
-                    resumed=True,
-                )
-            )
         try:
             last_event = await self._services.bus.last_sequence(session_id)
             plan = await self.plan(session_id)  # kept in the event log too
@@ -299,11 +293,57 @@ class Engine:
             logger.warning("resuming %s without its event log: %s", session_id, error.message)
             last_event, plan = 0, None
         return ResumeResult(
-            session=session.record,
+            session=snapshot.record,
             messages=messages,
             last_event_sequence=last_event,
             plan=plan,
         )
+
+    async def reopen(
+        self, session_id: str, *, metadata: dict[str, Any] | None = None
+    ) -> SessionSnapshot:
+        """Get-or-create's "get" (seed 003): reopen a session as :meth:`resume` does.
+
+        It keeps its original source; ``metadata`` is merged into its own, key by key (seed
+        002), within the 16 KiB cap.
+        """
+        snapshot = await self._reopen(session_id)
+        if not metadata:
+            return snapshot
+        merged = {**(snapshot.record.metadata or {}), **metadata}
+        try:
+            check_metadata(merged)
+        except ValueError as error:
+            raise InvalidInput(f"the merged {error}") from None
+        await self.update_details(session_id, metadata=merged)
+        return await self.session(session_id)
+
+    async def _reopen(self, session_id: str) -> SessionSnapshot:
+        """Load a session for a client that opens it again, and say so (``session:started``).
+
+        An ended or inactive session becomes idle. One another window is running is only
+        read (docs/design.md §7.1).
+        """
+        session = await self._live.get(session_id)
+        session.workspace_memory = None  # a resumed session is given the current memory
+        elsewhere = await self._live.running_elsewhere(session_id)
+        if elsewhere is None:
+            await self._live.follow_stored_model(session)  # switched in another window?
+        session.refresh(await self._live.require_record(session_id))
+        if elsewhere is not None:
+            return session.snapshot()
+        if session.record.status in ("ended", "inactive"):
+            await session.set_status("idle")
+        snapshot = session.snapshot()
+        session.scope.emit(
+            SessionStarted(
+                agent_ref=snapshot.agent.id,
+                model=snapshot.model,
+                context=snapshot.record.context,
+                resumed=True,
+            )
+        )
+        return snapshot
 
     async def send(
         self, session_id: str, text: str, attachments: Sequence[ContentPart] = ()
@@ -469,10 +509,30 @@ class Engine:
         """A session's stored full tool outputs, oldest first."""
         return await session_admin.list_artifacts(self._services, self._live, session_id)
 
-    async def list_handoffs(self, session_id: str) -> list[HandoffRecord]:
-        """The delegations a session made (to child sessions), oldest first."""
+    async def list_handoffs(
+        self,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        direction: HandoffDirection = "both",
+    ) -> list[HandoffRecord]:
+        """The delegations a session made (to child sessions), oldest first.
+
+        With ``agent``: only those handing control to it (``incoming``), from it
+        (``outgoing``) or either (``both``).
+        """
         await self._live.require_record(session_id)
-        return await self._services.store.run(lambda s: s.list_handoffs(session_id))
+        found = await self._services.store.run(lambda s: s.list_handoffs(session_id))
+        if agent is None:
+            return found
+        incoming = direction in ("incoming", "both")
+        outgoing = direction in ("outgoing", "both")
+        return [
+            handoff
+            for handoff in found
+            if (incoming and handoff.to_agent == agent)
+            or (outgoing and handoff.from_agent == agent)
+        ]
 
     async def checkpoint(
         self, session_id: str, reason: CheckpointReason = "manual"
@@ -598,9 +658,13 @@ class Engine:
             await self.tool_roots(session_id),
         )
 
-    async def import_jsonl(self, text: str) -> str:
-        """Create a new session from a ``relavium-session/1.0`` transcript; returns its id."""
-        return await exports.import_transcript(self._services, text)
+    async def import_jsonl(self, text: str, *, tool_cassette: str | None = None) -> str:
+        """Create a new session from a ``relavium-session`` transcript; returns its id.
+
+        ``tool_cassette``: the ``relavium-tool-cassette/1.0`` text exported beside it, kept
+        for the new session's replays.
+        """
+        return await exports.import_transcript(self._services, text, tool_cassette)
 
     # -- reading: lists, transcripts, agents, tools, models, tool roots --------------------
 
@@ -618,10 +682,13 @@ class Engine:
 
         ``deleted``: the soft-deleted sessions instead (what :meth:`restore` brings back).
         Turns whose process is gone are settled first, so they list as idle (docs/design.md
-        §7.1) without anyone resuming them.
+        §7.1) without anyone resuming them; then settled sessions nobody touched for the idle
+        time are marked ``inactive`` (engine/sessions/inactive.py).
         """
         clock = self._live.clock()
+        cutoff = self._inactive.cutoff()
         await self._services.store.run(lambda s: s.recover_abandoned(clock))
+        await self._services.store.run(lambda s: s.mark_inactive(cutoff))
         return await self._services.store.run(
             lambda s: s.list_sessions(
                 workspace=workspace,
@@ -634,12 +701,22 @@ class Engine:
         )
 
     async def transcript(
-        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+        self,
+        session_id: str,
+        *,
+        before_sequence: int | None = None,
+        limit: int = 100,
+        agent_slug: str | None = None,
     ) -> tuple[list[SessionMessage], bool]:
-        """A page of the visible transcript, oldest first, and whether older messages exist."""
+        """A page of the visible transcript, oldest first, and whether older messages exist.
+
+        ``agent_slug`` keeps only the messages that agent wrote (seed 004).
+        """
         await self._live.require_record(session_id)
         return await self._services.store.run(
-            lambda s: s.get_transcript(session_id, before_sequence=before_sequence, limit=limit)
+            lambda s: s.get_transcript(
+                session_id, before_sequence=before_sequence, limit=limit, agent_slug=agent_slug
+            )
         )
 
     async def full_transcript(
@@ -754,18 +831,48 @@ class Engine:
         return await exports.render(self._services, session_id, fmt)
 
     async def announce_export(
-        self, session_id: str, fmt: ExportFormat, location: str = UNTITLED
+        self,
+        session_id: str,
+        fmt: ExportFormat,
+        location: str = UNTITLED,
+        *,
+        tool_cassette: ToolCassette | None = None,
     ) -> None:
-        """Record where an export went (a path or ``untitled``) and emit ``session:exported``."""
-        await exports.announce(self._services, self._live, session_id, fmt, location)
+        """Record where an export went (a path or ``untitled``) and emit ``session:exported``.
+
+        ``tool_cassette`` (a JSONL export's ``ExportOutcome.tool_cassette``) is kept in the
+        history for later replays.
+        """
+        await exports.announce(self._services, self._live, session_id, fmt, location, tool_cassette)
 
     async def note_saved_export(self, path: str, text: str) -> str | None:
         """Record a saved ``*.relavium.yaml`` scaffold as its session's export (if it is one)."""
         return await exports.note_saved_export(self._services, self._live, path, text)
 
-    async def replay(self, session_id: str, *, live_tools: bool = False) -> ReplayReport:
-        """Re-run a session against its own recordings and compare (the session is untouched)."""
-        return await replay_session(self._services, self._live, session_id, live_tools=live_tools)
+    async def start_replay(
+        self, session_id: str, *, mode: ToolReplayMode = "auto", live_tools: Sequence[str] = ()
+    ) -> ReplayStarted:
+        """Replay a session into a new one, in the background (docs/design.md §9).
+
+        The replay session streams its events like any turn; ``session:replay_completed``
+        ends it. ``live_tools``: the tools a ``mixed`` replay runs live. Every replay writes
+        one audit row (:meth:`list_replays`); the replayed session is untouched.
+        """
+        return await self._replays.start(session_id, mode=mode, live_tools=live_tools)
+
+    async def replay(
+        self, session_id: str, *, mode: ToolReplayMode = "auto", live_tools: Sequence[str] = ()
+    ) -> ReplayReport:
+        """Replay a session into a new one and wait for the report (see :meth:`start_replay`)."""
+        started = await self.start_replay(session_id, mode=mode, live_tools=live_tools)
+        return await started.task
+
+    async def list_replays(self, session_id: str) -> list[ReplayAuditRecord]:
+        """The replays of a session (and the one that made it, for a replay), oldest first."""
+        await self._live.require_record(session_id)
+        return await self._services.store.run(
+            lambda s: replays.list_replays(s.connection, session_id)
+        )
 
     # -- peers: sessions working with sessions (docs/design.md §2.5) -----------------------
 
@@ -801,6 +908,7 @@ class Engine:
         await self._watcher.close()
         if self._triggers is not None:
             await self._triggers.close()
+        await self._replays.close()
         try:
             await asyncio.gather(*(session.abort() for session in self._live))
             await self._live.peers.close()
@@ -827,6 +935,7 @@ async def open_engine(
     lease_settings: LeaseSettings | None = None,
     auto_introspection: bool = False,
     timers: Timers | None = None,
+    inactive: InactivePolicy | None = None,
 ) -> Engine:
     """Open the encrypted store (creating it and its key on first use) and build the engine.
 
@@ -884,4 +993,4 @@ async def open_engine(
     )
     triggers = IntrospectionTriggers(sessions, store, timers=timers) if auto_introspection else None
     sessions.turn_watch = triggers
-    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers)
+    return Engine(services, sessions, http=http, mcp=mcp, triggers=triggers, inactive=inactive)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from relavium_lsp.contracts.events import ExportFormat as ExportFormat  # its old home
-from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.events import SessionCheckpoint, StampedEvent
 from relavium_lsp.contracts.peers import PeerMessage
 from relavium_lsp.contracts.plan import PlanEntry
 from relavium_lsp.contracts.review import TurnChangedFile
@@ -29,6 +29,11 @@ from relavium_lsp.errors import ExportError
 from relavium_lsp.export.files import exports_dir
 from relavium_lsp.export.jsonl import export_jsonl
 from relavium_lsp.export.markdown import markdown_transcript
+from relavium_lsp.export.tool_cassette import (
+    ToolCassette,
+    record_tool_cassette,
+    render_tool_cassette,
+)
 from relavium_lsp.export.workflow_yaml import (
     ChildExport,
     build_workflow,
@@ -58,6 +63,12 @@ class ExportOutcome:
     # The suggested file is ``<stem><suffix>`` in the workspace's exports folder.
     stem: str
     suffix: str
+    # A JSONL export's companion: every tool call's input, output and time (seed 004).
+    tool_cassette: ToolCassette | None = None
+
+    def tool_cassette_text(self) -> str | None:
+        """The companion cassette as ``relavium-tool-cassette/1.0`` text (JSONL exports)."""
+        return None if self.tool_cassette is None else render_tool_cassette(self.tool_cassette)
 
     @property
     def file_name(self) -> str:
@@ -79,14 +90,20 @@ def render_export(
     rolled_back: Sequence[RolledBackTurn] = (),
     children: Sequence[ChildExport] = (),
     handoffs: Sequence[HandoffRecord] = (),
-    checkpoints: Sequence[SessionCheckpoint] = (),
+    timeline: Sequence[StampedEvent] = (),
     peer_messages: Sequence[PeerMessage] = (),
     changes: Mapping[int, Sequence[TurnChangedFile]] | None = None,
+    tool_durations: Mapping[str, int] | None = None,
 ) -> ExportOutcome:
     """The export document of a session in ``fmt`` (CPU work: call it off the event loop).
 
-    ``changes``: the files each turn changed, by its user message (the Markdown summary).
+    ``timeline``: the session's checkpoint and plan events as logged (their times place them
+    in the JSONL transcript; the scaffold carries the checkpoints). ``changes``: the files
+    each turn changed, by its user message (the Markdown summary). A JSONL export comes
+    with its tool cassette, timed by ``tool_durations`` (call id → milliseconds).
     """
+    cassette = None
+    checkpoints = [e.payload for e in timeline if isinstance(e.payload, SessionCheckpoint)]
     if fmt == "markdown":
         content = markdown_transcript(
             record, messages, plan, rolled_back=rolled_back, changes=changes
@@ -99,10 +116,11 @@ def render_export(
             plan,
             rolled_back=rolled_back,
             handoffs=handoffs,
-            checkpoints=checkpoints,
+            timeline=timeline,
             peer_messages=peer_messages,
         )
         stem, suffix = record.id, JSONL_SUFFIX
+        cassette = record_tool_cassette(record.id, messages, tool_durations or {})
     else:
         document = build_workflow(
             record,
@@ -122,6 +140,7 @@ def render_export(
         working_dir=record.context.working_dir,
         stem=stem,
         suffix=suffix,
+        tool_cassette=cassette,
     )
 
 

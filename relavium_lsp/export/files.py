@@ -23,7 +23,7 @@ from relavium_lsp.errors import ExportError
 EXPORTS_DIR = Path(".relavium") / "exports"
 MAX_SUFFIX = 1000
 _SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_SAFE_SUFFIX = re.compile(r"^(\.[a-z0-9]+){1,2}$")
+_SAFE_SUFFIX = re.compile(r"^(\.[a-z0-9][a-z0-9-]*){1,2}$")
 
 
 def exports_dir(working_dir: str) -> Path:

@@ -1,44 +1,48 @@
-"""Session ⇄ ``relavium-session/1.0`` JSONL transcript (records in :mod:`.jsonl_records`).
+"""Session → ``relavium-session/1.1`` JSONL transcript (records in :mod:`.jsonl_records`).
 
 Export writes compact JSON with sorted keys, one record per line, so the same session always
-gives the same bytes. Import validates every line before anything is written and returns a
-*new* session: a fresh session id, fresh message ids, everything else as the file says —
-so exporting the imported session gives the same bytes apart from the session id. Two
-deliberate exceptions: the imported row starts ``idle`` with ``updatedAt`` = now, and a
-filesystem scope wider than ``sandboxed`` is narrowed to ``sandboxed`` (a file someone sent
-you must not grant an agent more of your disk than a fresh session gets).
+gives the same bytes. The reader is :mod:`.jsonl_import`; exporting an imported session gives
+the same bytes apart from the session id (and the peer messages, which an import leaves out).
+
+**Time order.** The transcript's backbone is the session's messages in sequence order, each
+``message`` line followed by its ``tool-call`` lines, with each rolled-back turn at the place
+of its user message. Every other record happened at a moment: the session's own
+``agent-registered`` right after ``session-open``; another agent's when it first appears
+(before the message or handoff that names it); a ``handoff``, ``checkpoint``,
+``progress-write`` or ``peer-message`` at its timestamp. Those are merged into the backbone by
+time: a record goes before the first message that is strictly later, so one from the same
+millisecond as a message follows it (a handoff follows the message that asked for it), and
+records of one moment keep the order above. Timestamps are the store's sortable UTC text.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from relavium_lsp.contracts.agent import AgentDefinition
 from relavium_lsp.contracts.base import WireModel
 from relavium_lsp.contracts.content import DurableContentPart, ToolCallPart
-from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.events import SessionCheckpoint, StampedEvent
 from relavium_lsp.contracts.peers import PeerMessage
-from relavium_lsp.contracts.plan import PlanEntry
+from relavium_lsp.contracts.plan import AgentPlanUpdated, PlanEntry
 from relavium_lsp.contracts.session import (
+    AGENT_AUTHORED_ROLES,
     AgentSessionRecord,
     HandoffRecord,
     RolledBackTurn,
     SessionMessage,
 )
-from relavium_lsp.errors import ExportError
+from relavium_lsp.export.json_lines import dump_line
 from relavium_lsp.export.jsonl_records import (
-    JSONL_RECORD_ADAPTER,
+    AgentRegisteredRecord,
     CheckpointJsonlRecord,
     CompactionRecord,
     HandoffJsonlRecord,
-    MessageLikeRecord,
     MessageRecord,
     PeerMessageJsonlRecord,
+    ProgressWriteRecord,
+    RegisteredAgent,
     RolledBackMessage,
     RolledBackTurnRecord,
     SessionCloseRecord,
@@ -47,11 +51,10 @@ from relavium_lsp.export.jsonl_records import (
     ToolCallRecord,
     ToolResultRecord,
 )
-from relavium_lsp.store.models import utc_timestamp
 
-
-def _line(record: WireModel) -> str:
-    return json.dumps(record.to_wire(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# Among records of one moment: an agent is registered before anything names it (it goes
+# before a message of the same millisecond, rank 0 < the messages' 1); the rest follow.
+_REGISTERED, _MESSAGES, _HAPPENED = 0, 1, 2
 
 
 def _split_trailing_calls(
@@ -64,14 +67,210 @@ def _split_trailing_calls(
     return list(content[:split]), calls
 
 
+def _message_fields(message: SessionMessage, session_agent: str) -> dict[str, Any]:
+    # An assistant row or tool result names its author; rows written before they did are
+    # the session's agent's, as the store reads them since migration 15 (seed 001).
+    author = message.agent_slug
+    if author is None and message.role in AGENT_AUTHORED_ROLES:
+        author = session_agent
+    return {
+        "sequence_number": message.sequence_number,
+        "role": message.role,
+        "model_id": message.model_id,
+        "compaction": message.compaction,
+        "interruption": message.interruption,
+        "timestamp": message.timestamp,
+        "agent_slug": author,
+        "token_usage": message.token_usage,
+        "cost_microcents": message.cost_microcents,
+    }
+
+
+def _message_lines(message: SessionMessage, session_agent: str) -> list[WireModel]:
+    fields = _message_fields(message, session_agent)
+    if message.compaction is not None:
+        return [CompactionRecord(content=message.content, **fields)]
+    if message.role == "tool":
+        return [ToolResultRecord(content=message.content, **fields)]
+    head, calls = (
+        _split_trailing_calls(message.content)
+        if message.role == "assistant"
+        else (message.content, [])
+    )
+    return [
+        MessageRecord(content=head, **fields),
+        *(
+            ToolCallRecord(
+                sequence_number=message.sequence_number,
+                call_id=call.id,
+                name=call.name,
+                args=call.args,
+            )
+            for call in calls
+        ),
+    ]
+
+
+def _rolled_back_line(turn: RolledBackTurn, session_agent: str) -> RolledBackTurnRecord:
+    return RolledBackTurnRecord(
+        user_message_sequence=turn.user_message_sequence,
+        stop_reason=turn.stop_reason,
+        error_code=turn.error_code,
+        messages=[
+            RolledBackMessage(content=message.content, **_message_fields(message, session_agent))
+            for message in turn.messages
+        ],
+    )
+
+
+@dataclass(order=True)
+class _Moment:
+    """A record placed by time: (timestamp, rank, position) orders records of one moment."""
+
+    timestamp: str
+    rank: int
+    position: int
+    records: list[WireModel] = field(compare=False)
+
+
+def _backbone(
+    messages: Sequence[SessionMessage], rolled_back: Sequence[RolledBackTurn], session_agent: str
+) -> list[_Moment]:
+    units: list[tuple[int, _Moment]] = [
+        (
+            message.sequence_number,
+            _Moment(message.timestamp, _MESSAGES, 0, _message_lines(message, session_agent)),
+        )
+        for message in messages
+    ]
+    units += [
+        (
+            turn.user_message_sequence,
+            _Moment(
+                turn.messages[0].timestamp, _MESSAGES, 0, [_rolled_back_line(turn, session_agent)]
+            ),
+        )
+        for turn in rolled_back
+        if turn.messages
+    ]
+    return [moment for _, moment in sorted(units, key=lambda unit: unit[0])]
+
+
+def registered_agent(record: AgentSessionRecord) -> RegisteredAgent:
+    """The session's own agent as the registry records it (from its frozen snapshot)."""
+    snapshot = record.agent_snapshot
+
+    def text(key: str) -> str | None:
+        value = snapshot.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return RegisteredAgent(
+        id=record.agent_slug,
+        name=text("name"),
+        description=text("description"),
+        model=text("model"),
+        provider=text("provider"),
+    )
+
+
+def _other_agents(
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    rolled_back: Sequence[RolledBackTurn],
+    handoffs: Sequence[HandoffRecord],
+) -> list[_Moment]:
+    """Every other agent, registered at its first appearance (a message or a handoff)."""
+    seen: dict[str, str] = {}
+
+    def saw(agent: str | None, timestamp: str) -> None:
+        if agent and agent != record.agent_slug and timestamp < seen.get(agent, "\uffff"):
+            seen[agent] = timestamp
+
+    for message in [*messages, *(m for turn in rolled_back for m in turn.messages)]:
+        saw(message.agent_slug, message.timestamp)
+    for handoff in handoffs:
+        saw(handoff.from_agent, handoff.created_at)
+        saw(handoff.to_agent, handoff.created_at)
+    return [
+        _Moment(
+            timestamp,
+            _REGISTERED,
+            0,
+            [AgentRegisteredRecord(agent=RegisteredAgent(id=agent), timestamp=timestamp)],
+        )
+        for agent, timestamp in sorted(seen.items(), key=lambda item: (item[1], item[0]))
+    ]
+
+
+def _happenings(
+    record: AgentSessionRecord,
+    handoffs: Sequence[HandoffRecord],
+    timeline: Sequence[StampedEvent],
+    peer_messages: Sequence[PeerMessage],
+) -> list[_Moment]:
+    """Handoffs, checkpoints, progress writes and peer messages, each at its moment."""
+    found: list[tuple[str, WireModel]] = [
+        (
+            handoff.created_at,
+            HandoffJsonlRecord(
+                from_agent=handoff.from_agent,
+                to_agent=handoff.to_agent,
+                reason=handoff.reason,
+                sequence_number=handoff.sequence_number,
+                call_id=handoff.call_id,
+                child_session_id=handoff.child_session_id,
+                timestamp=handoff.created_at,
+                input_filter=handoff.input_filter,
+                context_messages=handoff.context_messages,
+                cost_cap_microcents=handoff.cost_cap_microcents,
+            ),
+        )
+        for handoff in handoffs
+    ]
+    for event in timeline:
+        payload = event.payload
+        if isinstance(payload, SessionCheckpoint):
+            found.append(
+                (
+                    event.timestamp,
+                    CheckpointJsonlRecord(
+                        reason=payload.reason,
+                        through_sequence=payload.through_sequence,
+                        description=payload.description,
+                        working_memory=payload.working_memory,
+                        timestamp=event.timestamp,
+                    ),
+                )
+            )
+        elif isinstance(payload, AgentPlanUpdated):
+            found.append(
+                (
+                    event.timestamp,
+                    ProgressWriteRecord(
+                        entries=payload.entries,
+                        explanation=payload.explanation,
+                        timestamp=event.timestamp,
+                    ),
+                )
+            )
+    for peer in peer_messages:
+        sent = peer.from_session_id == record.id
+        line = PeerMessageJsonlRecord(direction="sent" if sent else "received", message=peer)
+        found.append((peer.created_at, line))
+    return [
+        _Moment(timestamp, _HAPPENED, position, [item])
+        for position, (timestamp, item) in enumerate(found)
+    ]
+
+
 def _records(
     record: AgentSessionRecord,
     messages: Sequence[SessionMessage],
-    plan: Sequence[PlanEntry] | None = None,
-    rolled_back: Sequence[RolledBackTurn] = (),
-    handoffs: Sequence[HandoffRecord] = (),
-    checkpoints: Sequence[SessionCheckpoint] = (),
-    peer_messages: Sequence[PeerMessage] = (),
+    plan: Sequence[PlanEntry] | None,
+    rolled_back: Sequence[RolledBackTurn],
+    handoffs: Sequence[HandoffRecord],
+    timeline: Sequence[StampedEvent],
+    peer_messages: Sequence[PeerMessage],
 ) -> Iterator[WireModel]:
     yield SessionOpenRecord(
         session=SessionHeader(
@@ -83,73 +282,31 @@ def _records(
             context=record.context,
             source=record.source,
             created_at=record.created_at,
+            description=record.description,
+            description_source=record.description_source,
+            metadata=record.metadata,
         )
     )
-    for message in messages:
-        fields: dict[str, Any] = {
-            "sequence_number": message.sequence_number,
-            "role": message.role,
-            "model_id": message.model_id,
-            "compaction": message.compaction,
-            "interruption": message.interruption,
-            "timestamp": message.timestamp,
-            "agent_slug": message.agent_slug,
-            "token_usage": message.token_usage,
-            "cost_microcents": message.cost_microcents,
-        }
-        if message.compaction is not None:
-            yield CompactionRecord(content=message.content, **fields)
-        elif message.role == "tool":
-            yield ToolResultRecord(content=message.content, **fields)
-        else:
-            head, calls = (
-                _split_trailing_calls(message.content)
-                if message.role == "assistant"
-                else (message.content, [])
-            )
-            yield MessageRecord(content=head, **fields)
-            for call in calls:
-                yield ToolCallRecord(
-                    sequence_number=message.sequence_number,
-                    call_id=call.id,
-                    name=call.name,
-                    args=call.args,
-                )
-    for handoff in handoffs:
-        yield HandoffJsonlRecord(
-            from_agent=handoff.from_agent,
-            to_agent=handoff.to_agent,
-            reason=handoff.reason,
-            sequence_number=handoff.sequence_number,
-            call_id=handoff.call_id,
-            child_session_id=handoff.child_session_id,
-        )
-    for checkpoint in checkpoints:
-        yield CheckpointJsonlRecord(
-            reason=checkpoint.reason,
-            through_sequence=checkpoint.through_sequence,
-            description=checkpoint.description,
-            working_memory=checkpoint.working_memory,
-        )
-    for peer in peer_messages:
-        sent = peer.from_session_id == record.id
-        yield PeerMessageJsonlRecord(direction="sent" if sent else "received", message=peer)
-    for turn in rolled_back:
-        yield RolledBackTurnRecord(
-            user_message_sequence=turn.user_message_sequence,
-            stop_reason=turn.stop_reason,
-            error_code=turn.error_code,
-            messages=[
-                RolledBackMessage(
-                    sequence_number=message.sequence_number,
-                    role=message.role,
-                    content=message.content,
-                    model_id=message.model_id,
-                    timestamp=message.timestamp,
-                )
-                for message in turn.messages
-            ],
-        )
+    yield AgentRegisteredRecord(agent=registered_agent(record), timestamp=record.created_at)
+    placed = sorted(
+        [
+            *_other_agents(record, messages, rolled_back, handoffs),
+            *_happenings(record, handoffs, timeline, peer_messages),
+        ]
+    )
+    pending = iter(placed)
+    waiting = next(pending, None)
+    for unit in _backbone(messages, rolled_back, record.agent_slug):
+        while waiting is not None and (waiting.timestamp, waiting.rank) < (
+            unit.timestamp,
+            _MESSAGES,
+        ):
+            yield from waiting.records
+            waiting = next(pending, None)
+        yield from unit.records
+    while waiting is not None:
+        yield from waiting.records
+        waiting = next(pending, None)
     yield SessionCloseRecord(
         message_count=len(messages),
         turn_count=record.turn_count,
@@ -164,165 +321,13 @@ def export_jsonl(
     *,
     rolled_back: Sequence[RolledBackTurn] = (),
     handoffs: Sequence[HandoffRecord] = (),
-    checkpoints: Sequence[SessionCheckpoint] = (),
+    timeline: Sequence[StampedEvent] = (),
     peer_messages: Sequence[PeerMessage] = (),
 ) -> str:
-    """A session's transcript: visible messages in sequence order, then rolled-back turns.
+    """A session's transcript in time order (see the module docstring).
 
-    ``plan`` (the agent's current plan) rides in the closing record when there is one.
+    ``timeline``: the session's ``session:checkpoint`` and ``agent:plan_updated`` events as
+    logged; ``plan`` (the agent's current plan) rides in the closing record when there is one.
     """
-    records = _records(record, messages, plan, rolled_back, handoffs, checkpoints, peer_messages)
-    return "".join(_line(item) + "\n" for item in records)
-
-
-# Records kept for the record only: the new session holds the visible history.
-_NOT_IMPORTED = (
-    RolledBackTurnRecord,
-    HandoffJsonlRecord,
-    CheckpointJsonlRecord,
-    PeerMessageJsonlRecord,
-)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _parse_line(number: int, line: str) -> Any:
-    try:
-        raw = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
-    except ValueError as error:  # json.JSONDecodeError is a ValueError
-        reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-        raise ExportError(f"not valid JSON: {reason}", line=number) from None
-    try:
-        return JSONL_RECORD_ADAPTER.validate_python(raw, strict=True, by_alias=True, by_name=False)
-    except ValidationError as error:
-        first = error.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(step) for step in first["loc"]) or "record"
-        raise ExportError(f"{where}: {first['msg']}", line=number) from None
-
-
-class _Reader:
-    """Checks the order of records and rebuilds messages as they arrive."""
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.messages: list[SessionMessage] = []
-        self._last_sequence = 0
-        self._open_assistant: SessionMessage | None = None
-
-    def add_message(self, number: int, record: MessageLikeRecord) -> None:
-        if record.sequence_number <= self._last_sequence:
-            raise ExportError(
-                f"sequenceNumber {record.sequence_number} does not follow {self._last_sequence}",
-                line=number,
-            )
-        self._last_sequence = record.sequence_number
-        message = SessionMessage(
-            id=str(uuid.uuid4()),
-            session_id=self.session_id,
-            sequence_number=record.sequence_number,
-            role=record.role,
-            content=list(record.content),
-            model_id=record.model_id,
-            compaction=record.compaction,
-            interruption=record.interruption,
-            timestamp=record.timestamp,
-            agent_slug=record.agent_slug,
-            token_usage=record.token_usage,
-            cost_microcents=record.cost_microcents,
-        )
-        self.messages.append(message)
-        is_assistant = isinstance(record, MessageRecord) and record.role == "assistant"
-        self._open_assistant = message if is_assistant else None
-
-    def add_tool_call(self, number: int, record: ToolCallRecord) -> None:
-        owner = self._open_assistant
-        if owner is None or owner.sequence_number != record.sequence_number:
-            raise ExportError(
-                "a tool-call record must follow the assistant message with the same sequenceNumber",
-                line=number,
-            )
-        owner.content.append(ToolCallPart(id=record.call_id, name=record.name, args=record.args))
-
-
-def import_jsonl(text: str) -> tuple[AgentSessionRecord, list[SessionMessage]]:
-    """Validate a whole transcript and return it as a new session (nothing is stored here)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
-        raise ExportError("the file is empty", line=1)
-    header = _parse_line(1, lines[0])
-    if not isinstance(header, SessionOpenRecord):
-        raise ExportError("the first record must be 'session-open'", line=1)
-    _check_agent(header.session)
-    reader = _Reader(str(uuid.uuid4()))
-    close: SessionCloseRecord | None = None
-    for number, line in enumerate(lines[1:], start=2):
-        if close is not None:
-            raise ExportError("nothing may follow the 'session-close' record", line=number)
-        item = _parse_line(number, line)
-        if isinstance(item, SessionOpenRecord):
-            raise ExportError("a second 'session-open' record", line=number)
-        if isinstance(item, SessionCloseRecord):
-            close = item
-            if item.message_count != len(reader.messages):
-                raise ExportError(
-                    f"messageCount is {item.message_count} but the file holds "
-                    f"{len(reader.messages)} message(s)",
-                    line=number,
-                )
-        elif isinstance(item, ToolCallRecord):
-            reader.add_tool_call(number, item)
-        elif isinstance(item, _NOT_IMPORTED):
-            continue  # kept for the record; the new session holds the visible history
-        else:
-            reader.add_message(number, item)
-    if close is None:
-        raise ExportError(
-            "the file ends without a 'session-close' record (it is truncated)",
-            line=len(lines),
-        )
-    return _new_record(header.session, reader.session_id, close), reader.messages
-
-
-def _check_agent(session: SessionHeader) -> None:
-    try:
-        AgentDefinition.model_validate(session.agent_snapshot)
-    except ValidationError as error:
-        first = error.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(step) for step in first["loc"])
-        raise ExportError(
-            f"session.agentSnapshot is not a valid agent ({where}: {first['msg']})", line=1
-        ) from None
-
-
-def _new_record(
-    session: SessionHeader, session_id: str, close: SessionCloseRecord
-) -> AgentSessionRecord:
-    context = session.context
-    if context.fs_scope_tier != "sandboxed":
-        context = context.model_copy(update={"fs_scope_tier": "sandboxed"})
-    return AgentSessionRecord(
-        id=session_id,
-        agent_slug=session.agent_slug,
-        agent_snapshot=session.agent_snapshot,
-        title=session.title,
-        model_id=session.model_id,
-        context=context,
-        status="idle",
-        source=session.source,
-        turn_count=close.turn_count,
-        created_at=session.created_at,
-        updated_at=utc_timestamp(),
-    )
+    records = _records(record, messages, plan, rolled_back, handoffs, timeline, peer_messages)
+    return "".join(dump_line(item) + "\n" for item in records)

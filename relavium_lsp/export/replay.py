@@ -1,8 +1,8 @@
 """Replay, the pure parts: what is replayed, the replay policy, and comparing transcripts.
 
-A replay re-runs a session's completed turns through a throw-away engine against the
-session's own recordings (``relavium_lsp.engine.history.replay`` does that) and compares the
-replayed transcript with the original by role and content (ids and timestamps always differ).
+A replay re-runs a session's completed turns in a new session against the session's own
+recordings (``relavium_lsp.engine.history.replay`` does that) and compares the replayed
+transcript with the original by role and content (ids and timestamps always differ).
 
 What is replayed: completed logical turns with a single user message. Interrupted or
 unanswered turns cannot be reproduced (nothing recorded what never happened) and system
@@ -15,7 +15,7 @@ exactly as many model calls as were recorded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from relavium_lsp.config import WorkspaceConfig
@@ -44,25 +44,6 @@ class TranscriptEntry:
     def of(cls, message: SessionMessage) -> TranscriptEntry:
         """The comparable view of a stored message."""
         return cls(role=message.role, content=[part.to_wire() for part in message.content])
-
-
-@dataclass
-class ReplayReport:
-    """How a replay went."""
-
-    turns_replayed: int
-    skipped_turn_sequences: list[int]
-    skipped_system_messages: int
-    original: list[TranscriptEntry]
-    replayed: list[TranscriptEntry]
-    live_tool_calls: int = 0
-    recorded_tool_calls: int = 0
-    differences: list[str] = field(default_factory=list)
-
-    @property
-    def matches(self) -> bool:
-        """Whether the replayed transcript equals the original, message for message."""
-        return not self.differences
 
 
 def replayable(turn: LogicalTurn) -> bool:

@@ -6,10 +6,11 @@
   tools). Replayed with ``match="sequence"``, call *n* of the replay gets recording *n*.
   Reasoning blocks end with an empty signature: that is what closes a block in the engine,
   so two consecutive blocks stay two parts (the durable form drops it again).
-- **Tool cassette**: every ``tool_result`` part by the id of the call it answers.
-  :class:`ReplayToolDispatcher` serves calls from it; with ``live_tools`` a tool whose
-  replay class is ``pure`` or ``read-only`` runs for real instead, and side-effecting tools
-  always come from the recording — a replay never writes, runs or sends anything.
+- **Tool cassette** (:mod:`relavium_lsp.export.tool_cassette`): every recorded tool call by
+  its id. :class:`ReplayToolDispatcher` serves calls from it, or runs a tool live when the
+  replay's tool replay mode allows it for that tool's side-effect class
+  (:func:`runs_live`; the table is in :mod:`relavium_lsp.contracts.replay`). A
+  side-effecting tool never runs: a replay never writes, runs or sends anything.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from relavium_lsp.contracts.content import (
-    DurableMediaPart,
     DurableReasoningPart,
-    MediaPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
 from relavium_lsp.contracts.events import AgentToolResult, TokenUsage
+from relavium_lsp.contracts.replay import ToolReplayMode
 from relavium_lsp.contracts.session import SessionMessage
+from relavium_lsp.export.tool_cassette import ToolCassette
 from relavium_lsp.export.turns import LogicalTurn
 from relavium_lsp.llm.cassette import CASSETTE_FORMAT, RecordedCall
 from relavium_lsp.llm.seam import (
@@ -39,11 +40,10 @@ from relavium_lsp.llm.seam import (
     ToolCallStart,
     ToolSpec,
 )
-from relavium_lsp.tools.base import ToolAnswer, ToolCallContext, ToolSelection
+from relavium_lsp.tools.base import ReplayClass, ToolAnswer, ToolCallContext, ToolSelection
 from relavium_lsp.tools.bounding import summarize_output
 from relavium_lsp.tools.registry import ToolRegistry, tool_call_event
 
-LIVE_REPLAY_CLASSES = frozenset({"pure", "read-only"})
 NO_RECORDING = "Error: the replay has no recorded result for this tool call."
 
 
@@ -87,21 +87,17 @@ def provider_cassette(turns: Sequence[LogicalTurn]) -> dict[str, Any]:
     return {"format": CASSETTE_FORMAT, "calls": [call.to_json() for call in calls]}
 
 
-def tool_cassette(messages: Iterable[SessionMessage]) -> dict[str, ToolAnswer]:
-    """Every recorded tool result (with the media beside it), by the id of the call."""
-    answers: dict[str, ToolAnswer] = {}
-    for message in messages:
-        if message.role != "tool":
-            continue
-        media = tuple(
-            MediaPart(mime_type=part.mime_type, source=part.source, name=part.name)
-            for part in message.content
-            if isinstance(part, DurableMediaPart)
-        )
-        for part in message.content:
-            if isinstance(part, ToolResultPart):
-                answers[part.tool_call_id] = ToolAnswer(part, media)
-    return answers
+def runs_live(
+    replay_class: ReplayClass, mode: ToolReplayMode, name: str, chosen: frozenset[str]
+) -> bool:
+    """Whether a replay in ``mode`` runs this tool for real (``chosen``: ``mixed``'s tools)."""
+    if replay_class == "side-effecting" or mode == "recorded":
+        return False
+    if mode == "auto":
+        return replay_class in ("pure", "read-only")
+    if mode == "live":
+        return True
+    return name in chosen
 
 
 @dataclass
@@ -119,12 +115,14 @@ class ReplayToolDispatcher:
     def __init__(
         self,
         registry: ToolRegistry,
-        recordings: dict[str, ToolAnswer],
+        cassette: ToolCassette,
         *,
-        live_tools: bool = False,
+        mode: ToolReplayMode = "recorded",
+        live_tools: frozenset[str] = frozenset(),
     ) -> None:
         self._registry = registry
-        self._recordings = recordings
+        self._cassette = cassette
+        self._mode = mode
         self._live_tools = live_tools
         self.counters = ReplayCounters()
 
@@ -137,14 +135,15 @@ class ReplayToolDispatcher:
         return await self._registry.select(entries, ctx)
 
     async def dispatch(self, call: ToolCallPart, ctx: ToolCallContext) -> ToolAnswer:
-        """Run a ``pure``/``read-only`` tool live if allowed, else replay the recording."""
+        """Run the tool live if the mode allows it for its class, else replay the recording."""
         definition = self._registry.get(call.name)
-        if self._live_tools and definition is not None:
-            if definition.replay in LIVE_REPLAY_CLASSES:
-                self.counters.live += 1
-                return await self._registry.dispatch(call, ctx)
+        if definition is not None and runs_live(
+            definition.replay, self._mode, call.name, self._live_tools
+        ):
+            self.counters.live += 1
+            return await self._registry.dispatch(call, ctx)
         ctx.emit(tool_call_event(call, definition, ctx.model))
-        recorded = self._recordings.get(call.id)
+        recorded = self._cassette.calls.get(call.id)
         if recorded is None:
             self.counters.missing += 1
             answer = ToolAnswer(
@@ -152,7 +151,7 @@ class ReplayToolDispatcher:
             )
         else:
             self.counters.recorded += 1
-            answer = recorded
+            answer = ToolAnswer(*recorded.answer())
         result = answer.result
         ctx.emit(
             AgentToolResult(
@@ -160,7 +159,8 @@ class ReplayToolDispatcher:
                 call_id=call.id,
                 success=not result.is_error,
                 output_summary=summarize_output(result.result),
-                duration_ms=0,
+                # The time the call took when it was recorded (0 when nothing recorded it).
+                duration_ms=(recorded.duration_ms or 0) if recorded is not None else 0,
                 error_code="tool_unavailable" if recorded is None else None,
             )
         )

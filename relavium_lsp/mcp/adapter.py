@@ -145,7 +145,8 @@ def tool_definition(server: ManagedServer, tool: ListedTool) -> ToolDefinition[A
         f"{server.name!r}.)",
         args_model=args_model,
         side_effect=side_effect,
-        replay="read-only" if tool.read_only else "side-effecting",
+        # A read-only MCP tool still reads a server's state, which the recording does not hold.
+        replay="external-stateful" if tool.read_only else "side-effecting",
         prepare=prepare,
         input_schema=model_schema(tool.input_schema),
     )

@@ -36,6 +36,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         export,
         model_setup,
         models,
+        replay,
         rewind,
         selection_chat,
         session_model,
@@ -57,6 +58,7 @@ def load_deferred_features(server: RelaviumServer) -> None:
         chat_ui,
         workspace_memory,
         model_setup,
+        replay,
     ):
         feature.setup(server)
     context.setup_editor_state(server)

@@ -37,6 +37,9 @@ LIST_PEER_MESSAGES = "relavium/listPeerMessages"
 # Introspection checkpoints (what the agent knew and decided), not rewind's file checkpoints.
 CHECKPOINT_SESSION = "relavium/checkpointSession"
 LIST_INTROSPECTIONS = "relavium/listIntrospections"
+# Replaying a session into a new one (docs/design.md §9).
+REPLAY_SESSION = "relavium/replaySession"
+LIST_REPLAYS = "relavium/listReplays"
 SESSION_MODELS = "relavium/sessionModels"
 SET_MODEL = "relavium/setModel"
 APPLY_CODE = "relavium/applyCode"
@@ -85,6 +88,8 @@ REQUESTS = (
     LIST_PEER_MESSAGES,
     CHECKPOINT_SESSION,
     LIST_INTROSPECTIONS,
+    REPLAY_SESSION,
+    LIST_REPLAYS,
     SESSION_MODELS,
     SET_MODEL,
     APPLY_CODE,

@@ -139,7 +139,7 @@ def session_from_row(row: Sequence[Any]) -> AgentSessionRecord:
             "modelId": row[4],
             "context": json.loads(row[5]),
             "status": row[6],
-            "source": row[7],
+            "source": _source_column(row[7]),
             "totals": SessionTotals(
                 input_tokens=row[8], output_tokens=row[9], cost_microcents=row[10]
             ),
@@ -157,6 +157,16 @@ def session_from_row(row: Sequence[Any]) -> AgentSessionRecord:
             "parentSessionId": row[22],
         }
     )
+
+
+def _source_column(text: str) -> Any:
+    """The source object's JSON (migration 13); a plain string from an older row is its kind."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -178,7 +188,7 @@ def session_to_row(record: AgentSessionRecord) -> tuple[Any, ...]:
         record.model_id,
         compact_json(record.context.model_dump(mode="json", by_alias=True)),
         record.status,
-        record.source,
+        compact_json(record.source.to_wire()),
         record.totals.input_tokens,
         record.totals.output_tokens,
         record.totals.cost_microcents,

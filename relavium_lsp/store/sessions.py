@@ -224,11 +224,27 @@ class SessionStore:
             raise SessionNotFound(f"no session with id {session_id!r}")
 
     def import_session(
-        self, record: AgentSessionRecord, imported: Sequence[SessionMessage]
+        self,
+        record: AgentSessionRecord,
+        imported: Sequence[SessionMessage],
+        *,
+        rolled_back: Sequence[RolledBackTurn] = (),
+        handoffs: Sequence[HandoffRecord] = (),
+        events: Sequence[StampedEvent] = (),
     ) -> None:
-        """Create a session with its messages as given, in one transaction (all or nothing)."""
+        """Create a session with its messages as given, in one transaction (all or nothing).
+
+        Rolled-back turns are stored hidden, handoffs and (numbered) events as they are.
+        """
         self._walks.clear()  # an id purged and imported again: no earlier walk continues
-        transfer.import_session(self._connection, record, imported)
+        transfer.import_session(
+            self._connection,
+            record,
+            imported,
+            rolled_back=rolled_back,
+            handoffs=handoffs,
+            events=events,
+        )
 
     def fork_session(self, source_id: str, at_sequence: int, new_record: AgentSessionRecord) -> int:
         """Copy the visible messages ``<= at_sequence`` into a new session; returns the count."""
@@ -396,11 +412,23 @@ class SessionStore:
         return walk
 
     def get_transcript(
-        self, session_id: str, *, before_sequence: int | None = None, limit: int = 100
+        self,
+        session_id: str,
+        *,
+        before_sequence: int | None = None,
+        limit: int = 100,
+        agent_slug: str | None = None,
     ) -> tuple[list[SessionMessage], bool]:
-        """A page of visible messages before ``before_sequence`` (oldest first) and has_more."""
+        """A page of visible messages before ``before_sequence`` (oldest first) and has_more.
+
+        ``agent_slug`` keeps only the messages that agent wrote.
+        """
         return messages.get_transcript(
-            self._connection, session_id, before_sequence=before_sequence, limit=limit
+            self._connection,
+            session_id,
+            before_sequence=before_sequence,
+            limit=limit,
+            agent_slug=agent_slug,
         )
 
     def iter_messages(self, session_id: str) -> Iterator[SessionMessage]:
@@ -510,6 +538,10 @@ class SessionStore:
     def recover_session(self, session_id: str, clock: leases.LeaseClock) -> leases.Lease | None:
         """Settle a turn nobody runs any more; the live lease if another process runs one."""
         return leases.recover_session(self._connection, session_id, clock)
+
+    def mark_inactive(self, touched_before: str) -> list[str]:
+        """Mark settled sessions nobody touched since ``touched_before`` inactive (their ids)."""
+        return session_ops.mark_inactive(self._connection, touched_before)
 
     def recover_abandoned(self, clock: leases.LeaseClock) -> list[str]:
         """Settle every session whose turn's owner is gone; returns their ids."""

@@ -59,6 +59,11 @@ class ScriptedAgent:
         with self._lock:
             return self._lock.wait_for(lambda: len(self.requests) >= count, timeout)
 
+    def wait_for_summaries(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` summary calls arrived; ``False`` at the timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self.summaries) >= count, timeout)
+
     def __call__(self, received: ReceivedRequest) -> ScriptedResponse:
         """Answer one request (called on the loopback server's thread)."""
         body = received.json()
@@ -66,6 +71,7 @@ class ScriptedAgent:
         with self._lock:
             if _asks_for_summary(body):
                 self.summaries.append(body)
+                self._lock.notify_all()
                 if self.summary_response is not None:
                     return self.summary_response
                 return openai_stream(text=[self.summary], usage=(prompt_tokens, 40))

@@ -286,7 +286,11 @@ class ToolDispatcher(Protocol):
         ...
 
 
-ReplayClass = Literal["pure", "read-only", "side-effecting"]
+# How a replay treats a tool (contracts/replay.py has the table): ``pure`` and ``read-only``
+# tools may run again; ``external-stateful`` ones read state outside the workspace and the
+# recording (the editor, a remote server) and run again only in a ``live`` replay;
+# ``side-effecting`` ones never run in a replay.
+ReplayClass = Literal["pure", "read-only", "external-stateful", "side-effecting"]
 
 
 class ToolArgs(BaseModel):

@@ -177,7 +177,7 @@ def editor_tools() -> list[ToolDefinition[Any]]:
             description=description,
             args_model=args_model,
             side_effect="read",
-            replay="side-effecting",  # the editor's state is not part of a recording
+            replay="external-stateful",  # the editor's state is not part of a recording
             prepare=prepare_for(kind),
             available=lambda ctx: supports(ctx, kind),
         )

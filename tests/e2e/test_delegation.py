@@ -103,6 +103,24 @@ async def test_delegate_abort_restart_and_export(setup: tuple[Path, Path]) -> No
             assert handoffs[0]["sequenceNumber"] == asked["sequenceNumber"]
             assert handoffs[0]["callId"] == "d1"
             assert handoffs[0]["childSessionId"] == child
+            # Handoffs by agent (seed 004): into the coder, out of the lead, none the other way.
+            for agent, direction, expected in (
+                ("coder", "incoming", 1),
+                ("coder", "outgoing", 0),
+                ("lead", "outgoing", 1),
+                ("lead", "incoming", 0),
+                ("lead", "both", 1),
+            ):
+                found = await client.request(
+                    methods.LIST_HANDOFFS,
+                    {"sessionId": parent, "agent": agent, "direction": direction},
+                )
+                assert len(found["handoffs"]) == expected, (agent, direction)
+            # The child was started by the lead's turn, not by a person (seed 002's source).
+            parent_source = (await _session(client, parent))["source"]
+            child_source = (await _session(client, child))["source"]
+            assert isinstance(parent_source, dict) and parent_source["interactive"] is True
+            assert child_source == {**parent_source, "interactive": False, "triggerId": parent}
             events = client.events_of(parent, "agent:handoff")
             assert [e["returned"] for e in events] == [False, True]
             assert events[1]["stopReason"] == "stop"

@@ -17,7 +17,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from relavium_lsp.contracts.usage import TokenUsage
-from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.llm.pricing import price_call
 from relavium_lsp.server import methods
 from tests.e2e.lsp_harness import (
@@ -157,7 +157,8 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
     )
     output, _ = await replay.communicate()
     assert replay.returncode == 0, output
-    assert json.loads(output)["turnsReplayed"] == 1
+    replayed = json.loads(output)
+    assert replayed["turnsReplayed"] == 1
 
     with LoopbackServer() as model:
         configure_loopback_provider(home, workspace, model.url + "/v1")
@@ -180,7 +181,9 @@ async def test_a_childs_cost_cap_survives_a_restart(setup: tuple[Path, Path]) ->
                     ("replayed", handoff["id"], child),
                     ("resumed", handoff["id"], child),
                 ]
-                assert audit[0]["detail"] == "replayed 1 turns, 0 differences"
+                assert audit[0]["detail"] == (
+                    f"replayed 1 turns into {replayed['replaySessionId']}, 0 differences"
+                )
 
 
 async def test_handoff_input_filters(setup: tuple[Path, Path]) -> None:
@@ -523,5 +526,5 @@ async def test_peer_messages_are_passed_on_a_limited_number_of_times(
                 methods.EXPORT_SESSION, {"sessionId": sessions["a2"], "open": False}
             )
             assert "peerMessages" in exported["content"]
-            _, imported = import_jsonl(jsonl["content"])  # still validates and imports
+            imported = import_jsonl(jsonl["content"]).messages  # still validates and imports
             assert len(imported) == records[-1]["messageCount"]

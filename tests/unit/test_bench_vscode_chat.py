@@ -11,11 +11,12 @@ from pathlib import Path
 
 from bench.vscode_chat import LAST_MARKER, _stream_rows, long_chat
 from relavium_lsp.contracts.content import TextPart, ToolCallPart
-from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 
 
 def test_the_long_chat_imports_with_a_tool_card_per_turn(tmp_path: Path) -> None:
-    record, messages = import_jsonl(long_chat(tmp_path, turns=3))
+    read = import_jsonl(long_chat(tmp_path, turns=3))
+    record, messages = read.record, read.messages
     assert len(messages) == 12
     assert record.context.working_dir == str(tmp_path)
     assert record.agent_slug == "streamer" and record.turn_count == 3

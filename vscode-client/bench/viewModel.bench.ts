@@ -72,7 +72,7 @@ function rebuild(messages: SessionMessage[]): void {
       agentSnapshot: {},
       context: { workingDir: '/w', fsScopeTier: 'sandboxed' },
       status: 'idle',
-      source: 'vscode',
+      source: { kind: 'vscode', interactive: true },
       totals: { inputTokens: 0, outputTokens: 0, costMicrocents: 0 },
       messageCount: messages.length,
       turnCount: 0,

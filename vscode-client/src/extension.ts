@@ -17,6 +17,7 @@ import {
   openUntitled,
   pickAndResume,
   renameSession,
+  replayCurrent,
 } from './chat/sessionActions';
 import { ServerInstaller } from './install/serverInstaller';
 import { ServerSetup } from './install/serverSetup';
@@ -126,6 +127,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('relavium.exportChat', () => exportCurrent(chat, 'workflow')),
     vscode.commands.registerCommand('relavium.exportChatMarkdown', () => exportCurrent(chat, 'markdown')),
     vscode.commands.registerCommand('relavium.renameChat', () => renameSession(chat)),
+    vscode.commands.registerCommand('relavium.replayChat', () => replayCurrent(chat)),
     vscode.commands.registerCommand('relavium.showHistory', async () => {
       await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
       chat.showHistory();

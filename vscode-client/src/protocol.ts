@@ -49,6 +49,8 @@ export const Methods = {
   listPeerMessages: 'relavium/listPeerMessages',
   checkpointSession: 'relavium/checkpointSession',
   listIntrospections: 'relavium/listIntrospections',
+  replaySession: 'relavium/replaySession',
+  listReplays: 'relavium/listReplays',
   sessionModels: 'relavium/sessionModels',
   setModel: 'relavium/setModel',
   applyCode: 'relavium/applyCode',
@@ -71,7 +73,8 @@ export const Methods = {
 
 export type FsScopeTier = 'sandboxed' | 'project' | 'full';
 
-export type SessionStatus = 'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended';
+export type SessionStatus =
+  'idle' | 'streaming' | 'awaiting_approval' | 'awaiting_peer' | 'failed' | 'ended' | 'inactive';
 
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'error' | 'aborted';
 
@@ -109,9 +112,15 @@ export type ReviewDecision = 'keep' | 'undo';
 
 export type CheckpointReason = 'manual' | 'new_session' | 'turn_limit' | 'idle';
 
+export type ToolReplayMode = 'auto' | 'live' | 'recorded' | 'mixed';
+
+export type CassetteSource = 'stored' | 'transcript';
+
 export type McpServerState = 'idle' | 'starting' | 'running' | 'crashed' | 'failed' | 'stopped';
 
 export type ReviewState = 'pending' | 'kept' | 'undone';
+
+export type HandoffDirection = 'incoming' | 'outgoing' | 'both';
 
 export type InputFilterKind = 'task_only' | 'last_n' | 'full_history';
 
@@ -120,6 +129,8 @@ export type HandoffAuditAction = 'resumed' | 'replayed';
 export type PeerMode = 'fire_and_forget' | 'await_reply';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'replied' | 'failed' | 'aborted';
+
+export type ReplayStatus = 'running' | 'matched' | 'differed' | 'stopped';
 
 export type MemorySource = 'user' | 'introspection';
 
@@ -139,21 +150,24 @@ export type DiagnosticSeverity = 'error' | 'warning' | 'information' | 'hint';
 
 export type ApprovalMode = 'ask' | 'auto_edits' | 'never_ask';
 
-export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode;
+export type DomainErrorCode = ErrorCode | SessionErrorCode | MemoryErrorCode | WorkingDirErrorCode;
 
 export type SessionErrorCode =
   'session_not_found' | 'session_busy' | 'session_ended' | 'session_running_elsewhere';
 
 export type MemoryErrorCode = 'memory_conflict';
 
+export type WorkingDirErrorCode = 'broad_working_dir';
+
 // ---- method params and results ------------------------------------------------------------------
 
-/** `relavium/startSession`. */
+/** `relavium/startSession`: open a new session, or reopen one (get-or-create, seed 003). */
 export interface StartSessionParams {
+  sessionId?: string;
   agentRef?: string;
   context?: PartialSessionContext;
   title?: string;
-  source?: string;
+  source?: SessionSource | string;
   description?: string;
   metadata?: Record<string, unknown>;
   allowBroadWorkingDir?: boolean;
@@ -166,6 +180,7 @@ export interface StartSessionResult {
   model?: string;
   context: SessionContext;
   status: SessionStatus;
+  created: boolean;
 }
 
 /** `relavium/sendMessage`. */
@@ -225,11 +240,12 @@ export interface ListSessionsResult {
   nextCursor?: string;
 }
 
-/** `relavium/getTranscript`. */
+/** `relavium/getTranscript`: a page of the transcript, oldest first. */
 export interface GetTranscriptParams {
   sessionId: string;
   beforeSequence?: number;
   limit?: number;
+  agentSlug?: string;
 }
 
 /** Result of `relavium/getTranscript` (oldest first). */
@@ -278,6 +294,7 @@ export interface ExportSessionResult {
   opened: boolean;
   savedPath?: string;
   message?: string;
+  toolCassettePath?: string;
 }
 
 /** `relavium/forkSession`. */
@@ -443,6 +460,13 @@ export interface ListArtifactsResult {
   artifacts: ArtifactInfo[];
 }
 
+/** `relavium/listHandoffs`: the handoffs a session made, or one agent's among them. */
+export interface ListHandoffsParams {
+  sessionId: string;
+  agent?: string;
+  direction?: HandoffDirection;
+}
+
 /** Result of `relavium/listHandoffs`: the delegations a session made, oldest first. */
 export interface ListHandoffsResult {
   handoffs: HandoffRecord[];
@@ -482,6 +506,26 @@ export interface CheckpointSessionParams {
 /** Result of `relavium/listIntrospections`: the session's checkpoints, oldest first. */
 export interface ListIntrospectionsResult {
   checkpoints: SessionCheckpointPayload[];
+}
+
+/** `relavium/replaySession`: replay a session into a new one. */
+export interface ReplaySessionParams {
+  sessionId: string;
+  toolReplayMode?: ToolReplayMode;
+  liveTools?: string[];
+  wait?: boolean;
+}
+
+/** Result of `relavium/replaySession`. */
+export interface ReplaySessionResult {
+  replaySessionId: string;
+  turnsToReplay: number;
+  report?: ReplayReport;
+}
+
+/** Result of `relavium/listReplays`: the replays of a session (or into it), oldest first. */
+export interface ListReplaysResult {
+  replays: ReplayAuditRecord[];
 }
 
 /** `relavium/sessionModels`. */
@@ -866,6 +910,12 @@ export interface AgentHandoffPayload {
   stopReason?: StopReason;
 }
 
+/** A replay finished (on the replay session, after its last turn): how it went (§9). */
+export interface SessionReplayCompletedPayload {
+  type: 'session:replay_completed';
+  report: ReplayReport;
+}
+
 /** The session ended (the only terminal event). */
 export interface SessionCancelledPayload {
   type: 'session:cancelled';
@@ -894,6 +944,7 @@ export type EventPayload =
   | SessionCheckpointPayload
   | SessionCheckpointFailedPayload
   | AgentHandoffPayload
+  | SessionReplayCompletedPayload
   | SessionCancelledPayload;
 
 /** What the event bus adds to every payload. */
@@ -923,6 +974,15 @@ export interface Selection {
   file: string;
   startLine: number;
   endLine: number;
+}
+
+/** Who opened a session and how (seed 002's `SessionSource`). */
+export interface SessionSource {
+  kind: string;
+  interactive: boolean;
+  platform?: string;
+  triggerId?: string;
+  type?: 'direct' | 'group';
 }
 
 /** The workspace situation a session runs against. */
@@ -1015,7 +1075,7 @@ export interface AgentSessionRecord {
   modelId?: string;
   context: SessionContext;
   status: SessionStatus;
-  source: string;
+  source: SessionSource;
   totals: SessionTotals;
   messageCount: number;
   turnCount: number;
@@ -1148,6 +1208,23 @@ export interface DiffHunk {
   oldLines: number;
   newStart: number;
   newLines: number;
+}
+
+/** How a replay went: what it replayed, how tools were served, and what differed. */
+export interface ReplayReport {
+  sessionId: string;
+  replaySessionId: string;
+  mode: ToolReplayMode;
+  cassette: CassetteSource;
+  turnsReplayed: number;
+  skippedTurnSequences: number[];
+  skippedSystemMessages: number;
+  liveToolCalls: number;
+  recordedToolCalls: number;
+  missingRecordings: number;
+  differences: string[];
+  matches: boolean;
+  stopped: boolean;
 }
 
 /** One entry of `relavium/listAgents`. */
@@ -1299,6 +1376,23 @@ export interface PeerDelivery {
   reply?: string;
   error?: string;
   updatedAt: string;
+}
+
+/** One replay of a session (every replay writes one; `relavium/listReplays`). */
+export interface ReplayAuditRecord {
+  id: string;
+  sessionId: string;
+  replaySessionId?: string;
+  mode: ToolReplayMode;
+  status: ReplayStatus;
+  turnsReplayed: number;
+  differences: number;
+  liveToolCalls: number;
+  recordedToolCalls: number;
+  cassette: CassetteSource;
+  detail?: string;
+  createdAt: string;
+  finishedAt?: string;
 }
 
 /** One model a session may ask first: `id` is `<provider>/<model>`. */

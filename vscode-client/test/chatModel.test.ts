@@ -486,6 +486,32 @@ describe('ChatModel: turn completion and errors', () => {
     assert.match(nth(model, 'notice').text, /7 tool outputs cleared .* 12 messages summarised/);
   });
 
+  it('says how a replay went when it completes', () => {
+    const model = fresh();
+    const report = {
+      sessionId: 'original',
+      replaySessionId: SESSION,
+      mode: 'auto' as const,
+      cassette: 'stored' as const,
+      turnsReplayed: 2,
+      skippedTurnSequences: [],
+      skippedSystemMessages: 0,
+      liveToolCalls: 1,
+      recordedToolCalls: 3,
+      missingRecordings: 0,
+      differences: ['message 3 (tool): content differs'],
+      matches: false,
+      stopped: false,
+    };
+    feed(model, stampAll(1, [{ type: 'session:replay_completed', report }]));
+    const notice = nth(model, 'notice');
+    assert.match(
+      notice.text,
+      /Replay \(auto\) finished: 2 turn\(s\), 1 difference\(s\); tool calls: 3 from the recording, 1 run again/,
+    );
+    assert.equal(notice.tone, 'warning');
+  });
+
   it('notes an answer cut off by the output limit', () => {
     const model = fresh();
     feed(model, stampAll(1, [turnStarted(1), token('abc'), turnCompleted({ stopReason: 'length' })]));

@@ -77,7 +77,7 @@ export function record(overrides: Partial<AgentSessionRecord> = {}): AgentSessio
     modelId: 'test-model',
     context: { workingDir: '/work', fsScopeTier: 'sandboxed' },
     status: 'idle',
-    source: 'vscode',
+    source: { kind: 'vscode', interactive: true },
     totals: { inputTokens: 100, outputTokens: 50, costMicrocents: 1234 },
     messageCount: 2,
     turnCount: 1,

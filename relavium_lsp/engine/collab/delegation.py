@@ -82,7 +82,10 @@ class ChildSessions:
                 context=parent.record.context,
                 agent_ref=request.agent,
                 title=_title(request),
-                source=parent.record.source,
+                # Started by the parent's agent, not by a person (seed 002's source).
+                source=parent.record.source.model_copy(
+                    update={"interactive": False, "trigger_id": parent.id}
+                ),
                 parent_session_id=parent.id,
                 cost_cap=remaining,
             )

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from relavium_lsp.config import WorkspaceConfig
-    from relavium_lsp.contracts.session import AgentSessionRecord, SessionContext
+    from relavium_lsp.contracts.session import (
+        AgentSessionRecord,
+        SessionContext,
+        SessionSource,
+    )
     from relavium_lsp.engine.sessions.session import AgentSession
     from relavium_lsp.store.rows.leases import Lease
 
@@ -45,7 +49,7 @@ class SessionDirectory(Protocol):
         context: SessionContext,
         agent_ref: str | None,
         title: str | None,
-        source: str,
+        source: SessionSource,
         parent_session_id: str | None = None,
         cost_cap: int | None = None,
     ) -> AgentSession:

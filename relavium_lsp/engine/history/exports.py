@@ -33,11 +33,18 @@ from relavium_lsp.export.documents import (
     fork_record,
     render_export,
 )
-from relavium_lsp.export.jsonl import import_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
+from relavium_lsp.export.tool_cassette import (
+    ToolCassette,
+    parse_tool_cassette,
+    render_tool_cassette,
+)
 from relavium_lsp.export.turns import message_text
 from relavium_lsp.export.workflow_yaml import ChildExport
-from relavium_lsp.store.rows.event_reads import latest_plan, list_checkpoints
+from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.event_reads import latest_plan, timeline_events
 from relavium_lsp.store.rows.peer_messages import list_messages
+from relavium_lsp.store.rows.replays import save_tool_cassette, tool_durations
 from relavium_lsp.store.sessions import SessionStore
 
 
@@ -58,7 +65,12 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
     rolled_back = await services.store.run(lambda s: s.rolled_back_turns(session_id))
     handoffs = await services.store.run(lambda s: s.list_handoffs(session_id))
     children = await _children(services, handoffs)
-    checkpoints = await services.store.run(lambda s: list_checkpoints(s.connection, session_id))
+    timeline = await services.store.run(lambda s: timeline_events(s.connection, session_id))
+    durations = (
+        await services.store.run(lambda s: tool_durations(s.connection, session_id))
+        if fmt == "jsonl"
+        else None
+    )
     peers = await services.store.run(lambda s: list_messages(s.connection, session_id))
     changes = await changes_by_turn(services, record, services.host) if fmt == "markdown" else None
     return await asyncio.to_thread(
@@ -71,9 +83,10 @@ async def render(services: EngineServices, session_id: str, fmt: ExportFormat) -
             rolled_back=rolled_back,
             children=children,
             handoffs=handoffs,
-            checkpoints=checkpoints,
+            timeline=timeline,
             peer_messages=peers,
             changes=changes,
+            tool_durations=durations,
         )
     )
 
@@ -133,8 +146,14 @@ async def announce(
     session_id: str,
     fmt: ExportFormat,
     location: str = UNTITLED,
+    tool_cassette: ToolCassette | None = None,
 ) -> None:
-    """Record where an export went and emit ``session:exported``."""
+    """Record where an export went and emit ``session:exported``.
+
+    A JSONL export's ``tool_cassette`` is kept in the history, for later replays to read.
+    """
+    if tool_cassette is not None:
+        await store_tool_cassette(services, session_id, tool_cassette)
     if fmt == "workflow":
         await services.store.run(lambda s: s.set_exported_path(session_id, location))
         served = live.served(session_id)
@@ -177,8 +196,42 @@ async def fork(services: EngineServices, source: AgentSessionRecord, at_sequence
     return record.id
 
 
-async def import_transcript(services: EngineServices, text: str) -> str:
-    """Create a new session from a JSONL transcript (validated first; all or nothing)."""
-    record, messages = await asyncio.to_thread(import_jsonl, text)
-    await services.store.run(lambda s: s.import_session(record, messages))
-    return record.id
+async def store_tool_cassette(
+    services: EngineServices, session_id: str, cassette: ToolCassette
+) -> None:
+    """Keep a session's tool cassette in the history (replacing the one kept before)."""
+    text = await asyncio.to_thread(render_tool_cassette, cassette)
+    await services.store.run(
+        lambda s: save_tool_cassette(
+            s.connection, session_id, text, len(cassette.calls), utc_timestamp()
+        )
+    )
+
+
+async def import_transcript(
+    services: EngineServices, text: str, tool_cassette: str | None = None
+) -> str:
+    """Create a new session from a JSONL transcript (validated first; all or nothing).
+
+    Everything the file carries but its peer messages comes back: the visible messages, the
+    rolled-back turns, handoffs, checkpoints and progress writes (docs/design.md §9). A tool
+    cassette exported beside it is validated too and kept for the new session's replays.
+    """
+    imported = await asyncio.to_thread(import_jsonl, text)
+    cassette = (
+        None
+        if tool_cassette is None
+        else await asyncio.to_thread(parse_tool_cassette, tool_cassette)
+    )
+    await services.store.run(
+        lambda s: s.import_session(
+            imported.record,
+            imported.messages,
+            rolled_back=imported.rolled_back,
+            handoffs=imported.handoffs,
+            events=imported.events,
+        )
+    )
+    if cassette is not None:
+        await store_tool_cassette(services, imported.record.id, cassette)
+    return imported.record.id

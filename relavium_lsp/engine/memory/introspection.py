@@ -5,7 +5,7 @@ over the visible messages since the previous checkpoint, with the previous worki
 its starting point. The answer is a one-line description (it becomes the session's
 description, source ``introspection``) and the new working memory, which every later turn of
 the session is given with its system prompt. The checkpoint itself is a ``session:checkpoint``
-event: the durable log is its record, ``relavium/listCheckpoints`` reads it back, and exports
+event: the durable log is its record, ``relavium/listIntrospections`` reads it back, and exports
 carry it. Like compaction it holds the session's lease while it runs and is refused while a
 turn runs.
 """

@@ -25,7 +25,12 @@ from relavium_lsp.config.trust import SCOPE_ORDER
 from relavium_lsp.contracts.agent import DEFAULT_AGENT, AgentDefinition
 from relavium_lsp.contracts.config import ApprovalMode
 from relavium_lsp.contracts.events import SessionStarted
-from relavium_lsp.contracts.session import AgentSessionRecord, FsScopeTier, SessionContext
+from relavium_lsp.contracts.session import (
+    AgentSessionRecord,
+    FsScopeTier,
+    SessionContext,
+    SessionSource,
+)
 from relavium_lsp.engine.collab.delegation import ChildSessions, reload_child, with_child_cap
 from relavium_lsp.engine.collab.peers import PeerMessenger
 from relavium_lsp.engine.scope import EngineServices
@@ -39,8 +44,9 @@ from relavium_lsp.engine.sessions.session import AgentSession
 from relavium_lsp.engine.sessions.state import TurnWatch
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.secret_shapes import secret_reason
+from relavium_lsp.secret_shapes import Finder, detector_rules, secret_reason
 from relavium_lsp.store.models import utc_timestamp
+from relavium_lsp.store.rows.learned_window import load_learned_window
 from relavium_lsp.store.rows.leases import Lease, LeaseClock, this_host
 
 ChainResolver = Callable[[AgentDefinition, WorkspaceConfig], Sequence[ChainEntry]]
@@ -85,6 +91,8 @@ class LiveSessions:
         self.peers = PeerMessenger(services, self)
         # Told around every turn of every session (set by open_engine; None: nobody).
         self.turn_watch: TurnWatch | None = None
+        # The secret detector's rules, loaded on a worker thread once a session is served.
+        self.detector_warmup: asyncio.Future[tuple[Finder, ...]] | None = None
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
@@ -117,27 +125,32 @@ class LiveSessions:
         context: SessionContext,
         agent_ref: str | None,
         title: str | None,
-        source: str,
+        source: SessionSource,
         description: str | None = None,
         metadata: dict[str, Any] | None = None,
         parent_session_id: str | None = None,
         cost_cap: int | None = None,
+        config: WorkspaceConfig | None = None,
+        chain: Sequence[ChainEntry] | None = None,
     ) -> AgentSession:
         """Open a new session for an agent, persist its row and announce it.
 
         A delegated child names its ``parent_session_id`` and may spend at most ``cost_cap``
-        (what is left under its parent's cap) before its turn fails.
+        (what is left under its parent's cap) before its turn fails. A replay brings its own
+        ``config`` and model ``chain`` (its recordings) instead of the workspace's.
         """
         for name, value in (context.variables or {}).items():
             # Every front end (the LSP answers InvalidParams before it gets here).
             reason = secret_reason(value)
             if reason is not None:
                 raise InvalidInput(f"context variable {name!r} was refused because {reason}")
-        config = await self.workspace_config(context.working_dir)
+        if config is None:
+            config = await self.workspace_config(context.working_dir)
         if cost_cap is not None:
             config = with_child_cap(config, cost_cap)
         agent = pick_agent(config, agent_ref)
-        chain = await self.chain_for(agent, config)
+        if chain is None:
+            chain = await self.chain_for(agent, config)
         tier = effective_scope_tier(context, config.policy.fs_scope)
         if tier != context.fs_scope_tier:
             context = context.model_copy(update={"fs_scope_tier": tier})
@@ -193,6 +206,11 @@ class LiveSessions:
                 # Served here: follow what other windows write to it too (docs/design.md §3.1).
                 await self._services.bus.watch(session_id)
                 session = self._make_live(record, agent, config, chain)
+                # A window a provider showed before a restart (§2.3): not refused again.
+                model = chain[0].model
+                session.learned_context_window = await self._services.store.run(
+                    lambda s: load_learned_window(s.connection, session_id, model)
+                )
                 # What its delegated children spent counts toward its cap (§2.5).
                 session.governor.children_microcents = await self._services.store.run(
                     lambda s: s.descendants_cost(session_id)
@@ -244,7 +262,18 @@ class LiveSessions:
         session.turn_watch = self.turn_watch
         self._live[record.id] = session
         self._evict_idle()
+        self._warm_secret_detector()
         return session
+
+    def _warm_secret_detector(self) -> None:
+        """Load the secret detector's rules off the loop when the first session is served.
+
+        Importing ``detect-secrets`` takes a few tenths of a second (it brings ``requests``):
+        left to the first secret check, it lands on the loop at a turn's first file write.
+        Not at start-up, so the server's cold start does not pay for it.
+        """
+        if self.detector_warmup is None:
+            self.detector_warmup = asyncio.ensure_future(asyncio.to_thread(detector_rules))
 
     def _evict_idle(self) -> None:
         """Keep at most :data:`MAX_LIVE_SESSIONS` in memory: drop the least recently used.

@@ -61,6 +61,7 @@ from relavium_lsp.errors import (
     StoreError,
 )
 from relavium_lsp.store.rows.event_reads import latest_checkpoint
+from relavium_lsp.store.rows.learned_window import save_learned_window
 from relavium_lsp.store.rows.leases import LeaseClock
 from relavium_lsp.store.rows.tail_walk import TailWalk
 from relavium_lsp.store.sessions import SessionStore
@@ -279,11 +280,25 @@ class AgentSession(SessionLease):
             self.last_input_tokens = runner.last_input_tokens or self.last_input_tokens
             learnt = runner.window.context_window
             if learnt is not None and learnt != self.context_window():
-                # A provider refused a request as too large: later turns plan for its window.
+                # A provider refused a request as too large: later turns plan for its window,
+                # here and after a restart.
                 self.learned_context_window = learnt
+                await self._keep_learned_window(learnt)
         if synced is not None:
             await _wait_for_disk(synced)
         return await self._settle(result)
+
+    async def _keep_learned_window(self, tokens: int) -> None:
+        """Store the window learnt for the session's first model (kept across restarts)."""
+        if self._lease_lost:
+            return  # another process owns the session's row now
+        model = self.chain[0].model
+        try:
+            await self.scope.store.run(
+                lambda s: save_learned_window(s.connection, self.id, model, tokens)
+            )
+        except StoreError as error:  # only an optimisation: the next refusal teaches it again
+            _log.warning("could not keep the learnt context window: %s", error.message)
 
     async def _roll_back(self, result: TurnResult, from_sequence: int) -> TurnResult:
         """Hide a failed or aborted turn that changed no file, from its user message on."""

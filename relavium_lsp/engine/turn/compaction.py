@@ -69,7 +69,22 @@ class Compactor:
         tokens_before = sum(estimate_tokens(message.content) for message in visible)
         if mode == "summarize":
             scope.emit(SessionCompacting(reason=reason))
-            summary = await self._summarize(visible, chain)
+            try:
+                summary = await self._summarize(visible, chain)
+            except BaseException:
+                # Aborted while the summary was written: nothing changed, and whoever saw
+                # session:compacting sees it end.
+                scope.emit(
+                    SessionCompacted(
+                        reason=reason,
+                        messages_before=messages_before,
+                        messages_after=messages_before,
+                        tokens_before=tokens_before,
+                        tokens_after=tokens_before,
+                        boundary_sequence=0,
+                    )
+                )
+                raise
             if summary:
                 newest = max(message.sequence_number for message in visible)
                 marker = await self._append_marker(summary, newest, "summarize")

@@ -321,7 +321,7 @@ class TurnRunner:
                 token_usage=usage,
                 cost_microcents=cost_microcents,
                 parent_message_id=parent_message_id,
-                agent_slug=self._plan.agent_slug if role == "assistant" else None,
+                agent_slug=self._plan.agent_slug,  # the agent is the author of both roles
             )
             s.keep_reasoning_signatures(message.id, signatures)
             return message

@@ -214,14 +214,20 @@ class TurnWindow:
         scope.emit(SessionCompacting(reason="context_window"))
         target = fixed + int((trigger - fixed) * TARGET_SHARE)
         work = _Compaction(list(view.entries))
-        await self._clear_results(work, request_for, target)
-        if self.estimate(request_for(_messages(work.entries))) > target:
-            await self._summarize(work, request_for, target)
-        if work.covered == 0:
-            # Nothing could be taken out (one huge round): the call goes as it is.
-            scope.emit(_compacted(view, view, before, before, 0, work))
-            return view
-        compacted, marker_sequence = await self._store_view(work)
+        try:
+            await self._clear_results(work, request_for, target)
+            if self.estimate(request_for(_messages(work.entries))) > target:
+                await self._summarize(work, request_for, target)
+            if work.covered == 0:
+                # Nothing could be taken out (one huge round): the call goes as it is.
+                scope.emit(_compacted(view, view, before, before, 0, work))
+                return view
+            compacted, marker_sequence = await self._store_view(work)
+        except BaseException:
+            # Aborted (or failed) mid-way, e.g. while the summary was written: this turn's view
+            # is as it was, and whoever saw session:compacting sees it end.
+            scope.emit(_compacted(view, view, before, before, 0, _Compaction(view.entries)))
+            raise
         after = self.estimate(request_for(compacted.messages()))
         scope.emit(_compacted(view, compacted, before, after, marker_sequence, work))
         return compacted

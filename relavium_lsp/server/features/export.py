@@ -80,7 +80,10 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
             types.ShowMessageParams(type=types.MessageType.Info, message=message)
         )
     location = str(saved) if saved is not None else UNTITLED
-    await engine.announce_export(outcome.session_id, outcome.format, location)
+    cassette_path = await _write_cassette_beside(outcome, saved)
+    await engine.announce_export(
+        outcome.session_id, outcome.format, location, tool_cassette=outcome.tool_cassette
+    )
     return ExportSessionResult(
         format=outcome.format,
         content=outcome.content,
@@ -88,6 +91,7 @@ async def export_session(ls: RelaviumServer, params: ExportSessionParams) -> Res
         opened=opened,
         saved_path=str(saved) if saved is not None else None,
         message=message,
+        tool_cassette_path=str(cassette_path) if cassette_path is not None else None,
     )
 
 
@@ -129,6 +133,25 @@ async def _write_copy(outcome: ExportOutcome, root: str, folder: Path) -> Path |
         # The text still goes back in the result; only the convenience of a file is lost.
         message = error.message if isinstance(error, ExportError) else str(error.strerror)
         _log.warning("export of %s not written to %s: %s", outcome.session_id, root, message)
+        return None
+
+
+async def _write_cassette_beside(outcome: ExportOutcome, saved: Path | None) -> Path | None:
+    """A JSONL export written to disk gets its tool cassette beside it (same folder, name)."""
+    from relavium_lsp.engine.api import TOOL_CASSETTE_SUFFIX
+    from relavium_lsp.export.files import write_export_file
+
+    text = outcome.tool_cassette_text()
+    if saved is None or text is None:
+        return None
+    stem = saved.name.removesuffix(outcome.suffix)
+    try:
+        return await asyncio.to_thread(
+            write_export_file, str(saved.parent), stem, TOOL_CASSETTE_SUFFIX, text, folder=Path()
+        )
+    except (ExportError, OSError) as error:
+        message = error.message if isinstance(error, ExportError) else str(error.strerror)
+        _log.warning("tool cassette of %s not written: %s", outcome.session_id, message)
         return None
 
 

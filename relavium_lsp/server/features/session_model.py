@@ -16,6 +16,7 @@ from relavium_lsp.contracts.session_ops import (
     CheckpointSessionParams,
     ListArtifactsParams,
     ListArtifactsResult,
+    ListHandoffsParams,
     ListHandoffsResult,
     ListIntrospectionsResult,
     PurgeSessionResult,
@@ -39,7 +40,7 @@ def setup(server: RelaviumServer) -> None:
     register_request(server, methods.RESTORE_SESSION, SessionRefParams, restore_session)
     register_request(server, methods.PURGE_SESSION, SessionRefParams, purge_session)
     register_request(server, methods.LIST_ARTIFACTS, ListArtifactsParams, list_artifacts)
-    register_request(server, methods.LIST_HANDOFFS, SessionRefParams, list_handoffs)
+    register_request(server, methods.LIST_HANDOFFS, ListHandoffsParams, list_handoffs)
     register_request(server, methods.SEND_PEER_MESSAGE, SendPeerMessageParams, send_peer_message)
     register_request(server, methods.LIST_PEER_MESSAGES, ListPeerMessagesParams, list_peer_messages)
     register_request(
@@ -88,10 +89,12 @@ async def list_artifacts(ls: RelaviumServer, params: ListArtifactsParams) -> Res
     return ListArtifactsResult(artifacts=artifacts)
 
 
-async def list_handoffs(ls: RelaviumServer, params: SessionRefParams) -> Result:
-    """The delegations the session made, and the audit of their resumes and replays."""
+async def list_handoffs(ls: RelaviumServer, params: ListHandoffsParams) -> Result:
+    """The delegations the session made (one agent's, if asked), and their audit rows."""
     engine = await get_engine(ls)
-    handoffs = await engine.list_handoffs(params.session_id)
+    handoffs = await engine.list_handoffs(
+        params.session_id, agent=params.agent, direction=params.direction
+    )
     audit = await engine.list_handoff_audit(params.session_id)
     return ListHandoffsResult(handoffs=handoffs, audit=audit)
 

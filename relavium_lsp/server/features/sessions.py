@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from relavium_lsp.contracts.session import SessionSource
 from relavium_lsp.contracts.wire import (
     AbortTurnParams,
     AbortTurnResult,
@@ -67,14 +68,19 @@ def setup(server: RelaviumServer) -> None:
 
 
 async def start_session(ls: RelaviumServer, params: StartSessionParams) -> Result:
-    """Open a session in the detected (and overridden) context."""
-    session = await open_session(ls, params)
+    """Reopen the session ``sessionId`` names, else open one in the detected context."""
+    if params.session_id is not None:
+        engine = await get_engine(ls)
+        session = await engine.reopen(params.session_id, metadata=params.metadata)
+    else:
+        session = await open_session(ls, params)
     return StartSessionResult(
         session_id=session.id,
         agent_ref=session.agent.id,
         model=session.model,
         context=session.record.context,
         status=session.record.status,
+        created=params.session_id is None,
     )
 
 
@@ -90,7 +96,7 @@ async def open_session(ls: RelaviumServer, params: StartSessionParams) -> Sessio
         context=context,
         agent_ref=params.agent_ref or ls.state.options.default_agent,
         title=params.title,
-        source=params.source or client_source(ls),
+        source=requested_source(ls, params.source),
         description=params.description,
         metadata=params.metadata,
         allow_broad_working_dir=params.allow_broad_working_dir,
@@ -177,7 +183,10 @@ async def list_sessions(ls: RelaviumServer, params: ListSessionsParams) -> Resul
 async def get_transcript(ls: RelaviumServer, params: GetTranscriptParams) -> Result:
     """A page of the transcript, oldest first."""
     messages, has_more = await (await get_engine(ls)).transcript(
-        params.session_id, before_sequence=params.before_sequence, limit=params.limit
+        params.session_id,
+        before_sequence=params.before_sequence,
+        limit=params.limit,
+        agent_slug=params.agent_slug,
     )
     return GetTranscriptResult(messages=messages, has_more=has_more)
 
@@ -240,11 +249,25 @@ async def list_agents(ls: RelaviumServer, params: EmptyParams) -> Result:
     )
 
 
-def client_source(ls: RelaviumServer) -> str:
-    """Who opened the session: from initializationOptions.clientName, else clientInfo."""
+def requested_source(ls: RelaviumServer, given: SessionSource | str | None) -> SessionSource:
+    """The source a start request gives (a plain string is its kind), else the client's."""
+    if isinstance(given, SessionSource):
+        return given
+    if given is not None:
+        return SessionSource.of_kind(given)
+    return client_source(ls)
+
+
+def client_source(ls: RelaviumServer) -> SessionSource:
+    """Who opened the session: from initializationOptions.clientName, else clientInfo.
+
+    The kind is ``vscode``, ``neovim`` or the client's name in short; ``platform`` is the
+    program's own name as it reported it.
+    """
     name = ls.state.options.client_name or ls.state.client_info_name or "lsp"
+    platform = ls.state.client_info_name[:100] if ls.state.client_info_name else None
     lowered = name.lower()
-    for marker, source in _KNOWN_SOURCES.items():
-        if marker in lowered:
-            return source
-    return "".join(ch for ch in lowered if ch.isalnum() or ch in "-_")[:32] or "lsp"
+    kind = next((source for marker, source in _KNOWN_SOURCES.items() if marker in lowered), None)
+    if kind is None:
+        kind = "".join(ch for ch in lowered if ch.isalnum() or ch in "-_")[:32] or "lsp"
+    return SessionSource(kind=kind, interactive=True, platform=platform)

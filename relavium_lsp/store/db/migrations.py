@@ -20,12 +20,17 @@ from relavium_lsp.store.db.schema_steps import (
     add_cache_token_columns,
     add_event_inbox,
     add_file_checkpoints,
+    add_inactive_status,
+    add_learned_context_window,
     add_leases_and_changes,
     add_memory_proposals,
+    add_message_author_check,
     add_model_choice,
     add_peers,
     add_reasoning_signatures,
+    add_replays_and_tool_cassettes,
     add_session_model,
+    add_session_source_object,
     add_turn_reviews,
     add_workspace_memory,
     create_initial_schema,
@@ -56,6 +61,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         11, "providers' reasoning signatures, kept with their message", add_reasoning_signatures
     ),
     Migration(12, "workspace-memory proposals awaiting the user", add_memory_proposals),
+    Migration(13, "the session source as an object", add_session_source_object),
+    Migration(14, "the inactive session status", add_inactive_status),
+    Migration(15, "exactly one author per message", add_message_author_check),
+    Migration(16, "replay audit rows and stored tool cassettes", add_replays_and_tool_cassettes),
+    Migration(
+        17, "the context window a provider showed a session's model has", add_learned_context_window
+    ),
 )
 
 

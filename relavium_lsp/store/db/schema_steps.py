@@ -6,6 +6,10 @@ append a new one.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store.db.connection import Connection
 
 
@@ -535,3 +539,162 @@ def add_memory_proposals(connection: Connection) -> None:
         "CREATE INDEX workspace_memory_proposals_by_workspace"
         " ON workspace_memory_proposals (workspace, status, created_at)"
     )
+
+
+def add_session_source_object(connection: Connection) -> None:
+    """Version 13: ``agent_sessions.source`` holds seed 002's source object as JSON.
+
+    Older rows hold the kind alone (``vscode``, ``cli``, …); each becomes ``{kind,
+    interactive}``: a replay and a delegated child are not interactive, every other source
+    was a person at an editor or a terminal. A row already holding an object is left alone.
+    """
+    connection.execute(
+        "UPDATE agent_sessions SET source = json_object('kind', source, 'interactive',"
+        " json(CASE WHEN source = 'replay' OR parent_session_id IS NOT NULL"
+        " THEN 'false' ELSE 'true' END))"
+        " WHERE NOT (json_valid(source) AND json_type(source) = 'object'"
+        " AND json_type(source, '$.kind') = 'text')"
+    )
+
+
+def add_inactive_status(connection: Connection) -> None:
+    """Version 14: the ``inactive`` status (a session nobody touched for a long time)."""
+    _rebuild_table(
+        connection,
+        "agent_sessions",
+        lambda sql: _replace_once(sql, "'failed', 'ended')", "'failed', 'ended', 'inactive')"),
+    )
+
+
+def add_message_author_check(connection: Connection) -> None:
+    """Version 15: every message has exactly one author, or none for a system row (seed 001).
+
+    The author of a message is the agent named by ``agent_slug`` or, for a user message
+    without one, the user. An assistant message and a tool result always name their agent
+    (the session's, for rows written before they did), a system row names none; a user
+    message names an agent when one wrote it (a delegated task, a peer message). SQLite adds
+    a ``CHECK`` only by rebuilding the table, so the rows are completed first.
+    """
+    connection.execute(
+        "UPDATE session_messages SET agent_slug = (SELECT agent_slug FROM agent_sessions"
+        " WHERE agent_sessions.id = session_messages.session_id)"
+        " WHERE role IN ('assistant', 'tool') AND agent_slug IS NULL"
+    )
+    connection.execute(
+        "UPDATE session_messages SET agent_slug = NULL"
+        " WHERE role = 'system' AND agent_slug IS NOT NULL"
+    )
+    _rebuild_table(
+        connection,
+        "session_messages",
+        lambda sql: _add_table_constraint(sql, _AUTHOR_CHECK),
+    )
+
+
+_AUTHOR_CHECK = (
+    "CONSTRAINT session_messages_one_author CHECK ("
+    "(role = 'system' AND agent_slug IS NULL)"
+    " OR (role IN ('assistant', 'tool') AND agent_slug IS NOT NULL)"
+    " OR role = 'user')"
+)
+
+
+def add_replays_and_tool_cassettes(connection: Connection) -> None:
+    """Version 16: one audit row per replay, and the tool cassettes exports wrote (§9)."""
+    for statement in _REPLAY_STATEMENTS:
+        connection.execute(statement)
+
+
+# session_replays: every replay of a session (which session it replayed into, the tool
+# replay mode, how it went). session_tool_cassettes: the tool cassette the newest export of
+# a session wrote (relavium-tool-cassette/1.0 text, encrypted with the rest of the history);
+# a later replay reads it back. Neither has foreign keys: purge erases them with the session.
+_REPLAY_STATEMENTS = (
+    """
+    CREATE TABLE session_replays (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        replay_session_id TEXT,
+        mode TEXT NOT NULL CHECK (mode IN ('auto', 'live', 'recorded', 'mixed')),
+        status TEXT NOT NULL CHECK (status IN ('running', 'matched', 'differed', 'stopped')),
+        turns_replayed INTEGER NOT NULL DEFAULT 0,
+        differences INTEGER NOT NULL DEFAULT 0,
+        live_tool_calls INTEGER NOT NULL DEFAULT 0,
+        recorded_tool_calls INTEGER NOT NULL DEFAULT 0,
+        cassette TEXT NOT NULL CHECK (cassette IN ('stored', 'transcript')),
+        detail TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    )
+    """,
+    "CREATE INDEX session_replays_session ON session_replays (session_id, created_at)",
+    "CREATE INDEX session_replays_replay ON session_replays (replay_session_id)",
+    """
+    CREATE TABLE session_tool_cassettes (
+        session_id TEXT PRIMARY KEY,
+        content TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        written_at TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def _rebuild_table(connection: Connection, table: str, change: Callable[[str], str]) -> None:
+    """Change a table's constraints the way SQLite documents: create, copy, drop, rename.
+
+    The new table is the current one's ``CREATE`` statement passed through ``change``, so
+    columns other migrations added (in whatever order branches land) come along. Indexes and
+    triggers on the table, and views and triggers that name it, are dropped around the swap
+    and made again from their own SQL. Foreign keys are off while migrating (``migrate``).
+    """
+    row = connection.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"cannot rebuild {table}: the table does not exist")
+    rebuilt = f"{table}_rebuilt"
+    head = re.compile(rf'^\s*CREATE\s+TABLE\s+("?){re.escape(table)}\1\s*\(', re.IGNORECASE)
+    created, found = head.subn(f"CREATE TABLE {rebuilt} (", change(str(row[0])), count=1)
+    if found != 1:
+        raise StoreError(f"cannot rebuild {table}: its CREATE statement was not recognised")
+    names = re.compile(rf"\b{re.escape(table)}\b")
+    dependents = [
+        (str(kind), str(name), str(sql))
+        for kind, name, tbl_name, sql in connection.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master"
+            " WHERE type IN ('index', 'trigger', 'view') AND sql IS NOT NULL"
+            " ORDER BY CASE type WHEN 'view' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name"
+        )
+        if tbl_name == table or (kind != "index" and names.search(str(sql)))
+    ]
+    connection.execute(created)
+    connection.execute(f"INSERT INTO {rebuilt} SELECT * FROM {table}")  # noqa: S608
+    for kind, name, _sql in reversed(dependents):
+        connection.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    connection.execute(f"DROP TABLE {table}")
+    connection.execute(f"ALTER TABLE {rebuilt} RENAME TO {table}")
+    for _kind, _name, sql in dependents:
+        connection.execute(sql)
+
+
+def _replace_once(sql: str, old: str, new: str) -> str:
+    if sql.count(old) != 1:
+        raise StoreError(f"cannot change the schema: expected {old!r} once in {sql[:80]!r}…")
+    return sql.replace(old, new)
+
+
+def _add_table_constraint(sql: str, constraint: str) -> str:
+    body_end = sql.rstrip().rfind(")")
+    if body_end < 0:
+        raise StoreError("cannot change the schema: a CREATE TABLE without a column list")
+    return f"{sql[:body_end].rstrip()},\n    {constraint}\n)"
+
+
+def add_learned_context_window(connection: Connection) -> None:
+    """Version 17: the context window a provider's refusal showed a session's model has.
+
+    ``{"model": ..., "tokens": ...}`` (``store/rows/learned_window.py``); NULL: none learnt. A
+    resumed session plans for it instead of hitting the same refusal again (issue 38).
+    """
+    connection.execute("ALTER TABLE agent_sessions ADD COLUMN learned_context_window TEXT")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from relavium_lsp.contracts.events import SessionCheckpoint
+from relavium_lsp.contracts.events import EVENT_PAYLOAD_ADAPTER, SessionCheckpoint, StampedEvent
 from relavium_lsp.contracts.plan import AgentPlanUpdated
 from relavium_lsp.store.db.connection import Connection
 
@@ -59,6 +59,27 @@ def latest_plan(connection: Connection, session_id: str) -> AgentPlanUpdated | N
     if row is None:
         return None
     return AgentPlanUpdated.model_validate(json.loads(row[0]))
+
+
+def timeline_events(connection: Connection, session_id: str) -> list[StampedEvent]:
+    """The session's checkpoints and plan writes as logged (numbers and times), oldest first.
+
+    What a JSONL export places by time (``checkpoint`` and ``progress-write`` records).
+    """
+    rows = connection.execute(
+        "SELECT sequence_number, timestamp, payload FROM session_events"
+        " WHERE session_id = ? AND type IN (?, ?) ORDER BY sequence_number",
+        (session_id, CHECKPOINT_EVENT, PLAN_EVENT),
+    ).fetchall()
+    return [
+        StampedEvent(
+            session_id=session_id,
+            sequence_number=int(row[0]),
+            timestamp=str(row[1]),
+            payload=EVENT_PAYLOAD_ADAPTER.validate_json(row[2]),
+        )
+        for row in rows
+    ]
 
 
 TURN_COMPLETED_EVENT = "session:turn_completed"

@@ -60,25 +60,31 @@ def record_handoff(
     )
     with write_transaction(connection):
         require_session(connection, session_id)
-        connection.execute(
-            f"INSERT INTO session_handoffs ({_COLUMNS})"  # noqa: S608 - constant columns
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.session_id,
-                record.child_session_id,
-                record.from_agent,
-                record.to_agent,
-                record.reason,
-                record.sequence_number,
-                record.call_id,
-                record.created_at,
-                record.cost_cap_microcents,
-                None if input_filter is None else json.dumps(input_filter.to_wire()),
-                record.context_messages,
-            ),
-        )
+        insert_handoff(connection, record)
     return record
+
+
+def insert_handoff(connection: Connection, record: HandoffRecord) -> None:
+    """Write one handoff row as given (inside the caller's transaction; imports keep ids)."""
+    input_filter = record.input_filter
+    connection.execute(
+        f"INSERT INTO session_handoffs ({_COLUMNS})"  # noqa: S608 - constant columns
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            record.session_id,
+            record.child_session_id,
+            record.from_agent,
+            record.to_agent,
+            record.reason,
+            record.sequence_number,
+            record.call_id,
+            record.created_at,
+            record.cost_cap_microcents,
+            None if input_filter is None else json.dumps(input_filter.to_wire()),
+            record.context_messages,
+        ),
+    )
 
 
 def list_handoffs(connection: Connection, session_id: str) -> list[HandoffRecord]:
@@ -92,10 +98,14 @@ def list_handoffs(connection: Connection, session_id: str) -> list[HandoffRecord
 
 
 def child_handoff(connection: Connection, child_session_id: str) -> HandoffRecord | None:
-    """The handoff that started a delegated child session (``None`` for any other session)."""
+    """The handoff that started a delegated child session (``None`` for any other session).
+
+    An imported transcript's copy of a handoff names the same child: the row written first
+    (the delegation itself) is the one that started it.
+    """
     row = connection.execute(
         f"SELECT {_COLUMNS} FROM session_handoffs WHERE child_session_id = ?"  # noqa: S608
-        " ORDER BY created_at LIMIT 1",
+        " ORDER BY created_at, rowid LIMIT 1",
         (child_session_id,),
     ).fetchone()
     return None if row is None else _handoff(row)

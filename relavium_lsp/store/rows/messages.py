@@ -33,6 +33,7 @@ from relavium_lsp.contracts.content import (
     plain_text,
 )
 from relavium_lsp.contracts.session import (
+    AGENT_AUTHORED_ROLES,
     CompactionMarker,
     InterruptionMarker,
     MessageRole,
@@ -79,6 +80,14 @@ def require_session(connection: Connection, session_id: str) -> None:
         raise SessionNotFound(f"no session with id {session_id!r}")
 
 
+def session_agent(connection: Connection, session_id: str) -> str | None:
+    """The agent a session runs (``None`` for an unknown id)."""
+    row = connection.execute(
+        "SELECT agent_slug FROM agent_sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def append_message(
     connection: Connection,
     session_id: str,
@@ -97,6 +106,8 @@ def append_message(
 
     Without ``parent_message_id`` the message threads onto the newest visible message (what
     it follows in the conversation); the turn names the parent of a tool result explicitly.
+    An assistant message or tool result without ``agent_slug`` is the session's agent's: every
+    message but a system row has exactly one author (migration 15's ``CHECK``).
     """
     parts, content_json = durable_content(content)
     text = plain_text(parts)
@@ -108,6 +119,8 @@ def append_message(
     interruption_json = None if interruption is None else _marker_json(interruption)
     with write_transaction(connection):
         require_session(connection, session_id)
+        if role in AGENT_AUTHORED_ROLES and agent_slug is None:
+            agent_slug = session_agent(connection, session_id)
         sequence = connection.execute(
             "SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM session_messages"
             " WHERE session_id = ?",
@@ -274,15 +287,26 @@ def _walk(
 
 
 def get_transcript(
-    connection: Connection, session_id: str, *, before_sequence: int | None, limit: int
+    connection: Connection,
+    session_id: str,
+    *,
+    before_sequence: int | None,
+    limit: int,
+    agent_slug: str | None = None,
 ) -> tuple[list[SessionMessage], bool]:
-    """A page of visible messages older than ``before_sequence``, oldest first, and has_more."""
+    """A page of visible messages older than ``before_sequence``, oldest first, and has_more.
+
+    ``agent_slug`` keeps only the messages that agent wrote (seed 004: a transcript by agent).
+    """
     bound = _NO_UPPER_BOUND if before_sequence is None else before_sequence
     page_size = max(1, limit)
+    agent_clause = "" if agent_slug is None else " AND agent_slug = ?"
+    agent_args: tuple[str, ...] = () if agent_slug is None else (agent_slug,)
     rows = connection.execute(
         _SELECT_MESSAGES + " WHERE session_id = ?"
-        " AND sequence_number < ? AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT ?",
-        (session_id, bound, page_size + 1),
+        " AND sequence_number < ? AND rolled_back = 0" + agent_clause + " ORDER BY"
+        " sequence_number DESC LIMIT ?",
+        (session_id, bound, *agent_args, page_size + 1),
     ).fetchall()
     has_more = len(rows) > page_size
     return [message_from_row(row) for row in reversed(rows[:page_size])], has_more

@@ -44,6 +44,8 @@ _TABLES_BY_SESSION = (
     "session_handoffs",
     "session_handoff_audit",
     "workspace_memory_proposals",
+    "session_replays",
+    "session_tool_cassettes",
 )
 
 
@@ -54,6 +56,40 @@ class PurgeReport:
     sessions: int
     messages: int
     orphaned_media: list[str]
+
+
+# Settled statuses: nothing runs or waits, so an untouched session may become inactive.
+_SETTLED = ("idle", "ended", "failed")
+
+
+def mark_inactive(connection: Connection, touched_before: str) -> list[str]:
+    """Mark settled sessions untouched since ``touched_before`` inactive; returns their ids.
+
+    ``updated_at`` is left as it was: it still says when the session was last touched. The
+    write lock is taken only when there is something to mark (this runs on every listing);
+    the update checks the conditions again, so a session touched meanwhile stays as it is.
+    """
+    condition = "deleted_at IS NULL AND updated_at < ? AND status IN (?, ?, ?)"
+    arguments = (touched_before, *_SETTLED)
+    found = [
+        str(row[0])
+        for row in connection.execute(
+            f"SELECT id FROM agent_sessions WHERE {condition}",  # noqa: S608 - constant
+            arguments,
+        )
+    ]
+    if not found:
+        return []
+    with write_transaction(connection):
+        marked = [
+            session_id
+            for session_id in found
+            if connection.execute(
+                f"UPDATE agent_sessions SET status = 'inactive' WHERE id = ? AND {condition}",  # noqa: S608
+                (session_id, *arguments),
+            ).rowcount
+        ]
+    return marked
 
 
 def restore_session(connection: Connection, session_id: str) -> None:

@@ -16,11 +16,15 @@ from typing import Any
 
 from relavium_lsp.contracts.base import compact_json
 from relavium_lsp.contracts.content import estimate_tokens, plain_text
+from relavium_lsp.contracts.events import StampedEvent
 from relavium_lsp.contracts.session import (
+    AGENT_AUTHORED_ROLES,
     AgentSessionRecord,
     CompactionMarker,
     ForkOrigin,
+    HandoffRecord,
     InterruptionMarker,
+    RolledBackTurn,
     SessionMessage,
 )
 from relavium_lsp.errors import InvalidInput, StoreError
@@ -34,30 +38,46 @@ from relavium_lsp.store.models import (
     session_from_row,
     session_to_row,
 )
+from relavium_lsp.store.rows import event_log
+from relavium_lsp.store.rows.handoffs import insert_handoff
 from relavium_lsp.store.rows.messages import iter_messages, require_session
 from relavium_lsp.store.rows.model_choice import copy_model_choice
 
 _INSERT_MESSAGE = (
     "INSERT INTO session_messages (id, session_id, sequence_number, role, content, model_id,"
     " compaction, interruption, plain_text, token_estimate, visible_ordinal,"
-    " cumulative_tokens, timestamp, token_usage, cost_microcents, parent_message_id,"
-    " agent_slug) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " cumulative_tokens, rolled_back, timestamp, token_usage, cost_microcents,"
+    " parent_message_id, agent_slug) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _BATCH = 512
 
 
 def import_session(
-    connection: Connection, record: AgentSessionRecord, messages: Sequence[SessionMessage]
+    connection: Connection,
+    record: AgentSessionRecord,
+    messages: Sequence[SessionMessage],
+    *,
+    rolled_back: Sequence[RolledBackTurn] = (),
+    handoffs: Sequence[HandoffRecord] = (),
+    events: Sequence[StampedEvent] = (),
 ) -> None:
     """Create ``record`` with ``messages`` exactly as given (ids, sequence numbers, times).
 
     ``message_count`` and ``last_message_preview`` are derived from ``messages``; every other
-    field of the row is taken from ``record``.
+    field of the row is taken from ``record``. ``rolled_back`` turns are stored hidden, as a
+    rollback leaves them; ``handoffs`` and ``events`` (numbered, stamped) as given.
     """
+    hidden = [message for turn in rolled_back for message in turn.messages]
     _check_messages(record.id, messages)
+    _check_messages(record.id, sorted(hidden, key=lambda m: m.sequence_number))
+    if {m.sequence_number for m in hidden} & {m.sequence_number for m in messages}:
+        raise StoreError("a rolled-back message reuses a visible sequence number")
     with write_transaction(connection):
         _insert_session(connection, record, messages)
-        _insert_messages(connection, messages)
+        _insert_messages(connection, messages, record.agent_slug, hidden=hidden)
+        for handoff in handoffs:
+            insert_handoff(connection, handoff.model_copy(update={"session_id": record.id}))
+        event_log.insert(connection, events)
 
 
 def fork_session(
@@ -107,7 +127,7 @@ def fork_session(
         new_record = new_record.model_copy(update={"forked_from": origin})
         turns = sum(1 for message in copies if message.role == "user")
         _insert_session(connection, new_record.model_copy(update={"turn_count": turns}), copies)
-        _insert_messages(connection, copies)
+        _insert_messages(connection, copies, new_record.agent_slug)
         copy_model_choice(connection, source_id, new_record.id)  # a retry asks the same model
     return len(copies)
 
@@ -173,13 +193,37 @@ def _newest_preview(messages: Sequence[SessionMessage]) -> str | None:
     return None
 
 
-def _insert_messages(connection: Connection, messages: Sequence[SessionMessage]) -> None:
-    cumulative = 0
+def _insert_messages(
+    connection: Connection,
+    messages: Sequence[SessionMessage],
+    agent_slug: str,
+    *,
+    hidden: Sequence[SessionMessage] = (),
+) -> None:
+    """Insert whole messages; an assistant or tool row without an author is ``agent_slug``'s.
+
+    ``hidden`` rows (rolled-back turns) go in flagged, with the running totals they had when
+    they were appended: counted from the visible rows before them, never moving those on.
+    """
+    hidden_ids = {message.id for message in hidden}
+    ordinal, cumulative = 0, 0
+    hidden_ordinal: int | None = None
+    hidden_cumulative = 0
     rows: list[tuple[Any, ...]] = []
-    for ordinal, message in enumerate(messages, start=1):
+    for message in sorted([*messages, *hidden], key=lambda m: m.sequence_number):
         parts, content_json = durable_content(message.content)
         tokens = estimate_tokens(parts)
-        cumulative += tokens
+        if message.id in hidden_ids:
+            if hidden_ordinal is None:  # the first row of a rolled-back turn
+                hidden_ordinal, hidden_cumulative = ordinal, cumulative
+            hidden_ordinal += 1
+            hidden_cumulative += tokens
+            row_ordinal, row_cumulative = hidden_ordinal, hidden_cumulative
+        else:
+            hidden_ordinal = None
+            ordinal += 1
+            cumulative += tokens
+            row_ordinal, row_cumulative = ordinal, cumulative
         rows.append(
             (
                 message.id,
@@ -192,26 +236,33 @@ def _insert_messages(connection: Connection, messages: Sequence[SessionMessage])
                 _marker(message.interruption),
                 plain_text(parts),
                 tokens,
-                ordinal,
-                cumulative,
+                row_ordinal,
+                row_cumulative,
+                int(message.id in hidden_ids),
                 message.timestamp,
                 json_column(message.token_usage),
                 message.cost_microcents,
                 message.parent_message_id,
-                message.agent_slug,
+                _author(message, agent_slug),
             )
         )
         if len(rows) >= _BATCH:
             _flush(connection, rows)
     _flush(connection, rows)
     if messages:
-        # One statement indexes every new row: the FTS rowid is the message's own rowid.
+        # One statement indexes every new visible row: the FTS rowid is the message's own.
         connection.execute(
             "INSERT INTO session_messages_fts (rowid, plain_text, session_id)"
             " SELECT message_rowid, plain_text, session_id FROM session_messages"
-            " WHERE session_id = ?",
+            " WHERE session_id = ? AND rolled_back = 0",
             (messages[0].session_id,),
         )
+
+
+def _author(message: SessionMessage, session_agent: str) -> str | None:
+    if message.role in AGENT_AUTHORED_ROLES and message.agent_slug is None:
+        return session_agent  # older files and rows named no author (migration 15)
+    return None if message.role == "system" else message.agent_slug
 
 
 def _flush(connection: Connection, rows: list[tuple[Any, ...]]) -> None:

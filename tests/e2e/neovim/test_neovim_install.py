@@ -84,6 +84,31 @@ def test_a_pack_start_clone_installs_its_server_and_is_healthy(
         ]
 
 
+def test_without_uv_the_build_step_installs_with_pipx(tmp_path: Path) -> None:
+    # The route of a user who has pipx but not uv: pipx's own directories under their home.
+    home = tmp_path / "home"
+    data = home / "xdg-data" / "nvim"
+    clone_plugin(data / "site" / "pack" / "relavium" / "start" / "relavium-lsp")
+    installing = subprocess.run(
+        [nvim_executable(), "--headless", "+RelaviumInstall", "+qa"],
+        cwd=make_git_workspace(tmp_path / "repo"),
+        env=editor_env(home, path_with(tmp_path, "pipx"), TOOL_ENV),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert installing.returncode == 0, installing.stderr
+    record = json.loads((data / "relavium" / "server.json").read_text(encoding="utf-8"))
+    assert (record["method"], record["version"]) == ("pipx", __version__)
+    installed = Path(record["command"])
+    assert installed.is_relative_to(home) and installed.parent != data / "relavium" / "venv" / "bin"
+    reported = subprocess.run(
+        [str(installed), "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert __version__ in reported
+
+
 def test_checkhealth_says_what_to_do_without_a_server(tmp_path: Path) -> None:
     workspace = make_git_workspace(tmp_path / "repo")
     home = tmp_path / "home"

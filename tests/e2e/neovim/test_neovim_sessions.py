@@ -124,3 +124,24 @@ def test_export_opens_an_unnamed_yaml_buffer_that_parses(tmp_path: Path) -> None
                 "T.chat_text():find('── exported (workflow) to untitled ──', 1, true) ~= nil",
                 "the export event in the chat",
             )
+
+
+def test_replay_opens_the_replay_session_in_a_chat(tmp_path: Path) -> None:
+    workspace = make_git_workspace(tmp_path / "repo")
+    home = tmp_path / "home"
+    with LoopbackServer() as model:
+        configure_loopback_provider(home, workspace, model.url + "/v1")
+        model.script(openai_stream(text=["Because ", "it uses ", "minus."], usage=(40, 5)))
+        with neovim(workspace, home) as nvim:
+            session_id = first_session(nvim)
+            nvim.api.command("RelaviumReplay recorded")
+            nvim.wait_until(
+                f"T.chat() and T.chat().session_id ~= '{session_id}'"
+                " and T.chat_text():find('── replay (recorded)', 1, true) ~= nil",
+                "the replay chat and its report",
+            )
+            text = nvim.chat_text()
+            # The replayed turn streamed into the new chat, from the recording alone.
+            assert QUESTION in text and ANSWER in text
+            assert "1 turn(s), identical to the original" in text
+            assert len(model.requests) == 1

@@ -64,7 +64,10 @@ def test_a_chosen_workspace_virtualenv_runs_and_init_options_arrive(
                 return { agent = started.agentRef, source = resumed.session.source }
                 """
             )
-            assert started == {"agent": "coder", "source": "neovim"}
+            assert started == {
+                "agent": "coder",
+                "source": {"kind": "neovim", "interactive": True, "platform": "Neovim"},
+            }
 
 
 def test_commands_exist_and_bad_options_are_refused(tmp_path: Path) -> None:
@@ -108,3 +111,35 @@ def test_a_server_that_dies_at_startup_is_reported_in_the_chat(tmp_path: Path) -
             "the startup failure in the chat",
         )
         assert "the relavium server exited before it was ready" in nvim.chat_text()
+
+
+def test_a_chat_at_home_asks_once_and_the_option_allows_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    question = (
+        "return vim.tbl_filter(function(s) return s.kind == 'relavium_broad_working_dir' end,"
+        " T.selects)"
+    )
+    # Neovim opened in the home directory: the server refuses the session until the user says so.
+    with neovim(home, home) as nvim:
+        nvim.setup()
+        nvim.api.command("RelaviumChat")  # the picker is dismissed: no session
+        nvim.wait_until("T.chat_text():find('no session started', 1, true)", "the refusal")
+        assert nvim.lua("return T.chat().session_id") is None
+        asked = nvim.lua(question)
+        assert len(asked) == 1 and str(home) in asked[0]["prompt"], asked
+        nvim.lua("T.select_choice = 1")  # "Allow it for this Neovim"
+        nvim.api.command("RelaviumChat")
+        nvim.wait_until("T.chat() and T.chat().session_id ~= nil", "the allowed session")
+        first = nvim.session_id()
+        nvim.api.command("RelaviumChat")  # the same directory is not asked about again
+        nvim.wait_until(
+            f"T.chat() and T.chat().session_id and T.chat().session_id ~= '{first}'",
+            "the second session",
+        )
+        assert len(nvim.lua(question)) == 2
+    with neovim(home, home) as nvim:
+        nvim.setup(allow_broad_working_dir=True)
+        nvim.api.command("RelaviumChat")
+        nvim.wait_until("T.chat() and T.chat().session_id ~= nil", "the session the option allows")
+        assert nvim.lua(question) == []

@@ -843,6 +843,35 @@ describe('VS Code: Relavium chat view', () => {
       await workbench.screenshot('20-markdown-export');
     });
 
+    step('"Restore to here" puts the files back on disk, and its Undo brings them back again', async () => {
+      const chat = workbench.chat();
+      const first = path.join(workspace, NOTES[0].path);
+      const second = path.join(workspace, NOTES[1].path);
+      assert.equal(readFileSync(first, 'utf8'), NOTES[0].content, 'kept by the review');
+      const asked = chat.locator('.message.user', { hasText: NOTES_PROMPT }).last();
+      await asked.hover();
+      await asked.locator('button:has-text("Restore to here")').click();
+      // VS Code's modal confirmation (sessionActions.ts: rewindToItem).
+      const dialog = workbench.page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ timeout: 30_000 });
+      await workbench.screenshot('21-restore-confirm');
+      await dialog.getByRole('button', { name: 'Restore', exact: true }).click();
+      const notice = chat.locator('.notice', { hasText: 'Restored to before that message' }).last();
+      await notice.waitFor({ timeout: 60_000 });
+      // The turn created the kept note: restoring to before it removes the file.
+      await until(() => !existsSync(first), `${NOTES[0].path} removed by the restore`);
+      assert.ok(!existsSync(second), 'the note the review undid stays absent');
+      await workbench.screenshot('22-restored');
+      await notice.locator('button.notice-action', { hasText: 'Undo' }).click();
+      await chat.locator('.notice', { hasText: 'Restore undone' }).last().waitFor({ timeout: 60_000 });
+      await until(
+        () => existsSync(first) && readFileSync(first, 'utf8') === NOTES[0].content,
+        `${NOTES[0].path} back as the agent wrote it`,
+      );
+      assert.ok(!existsSync(second), 'the undo puts back only what the restore changed');
+      await workbench.screenshot('23-restore-undone');
+    });
+
     step('two fast Enters never drop a message: the second waits in the composer, then goes', async () => {
       await workbench.viewAction('New Chat');
       const chat = workbench.chat();
@@ -864,6 +893,22 @@ describe('VS Code: Relavium chat view', () => {
       await chat.locator('.composer:not(.locked)').waitFor({ timeout: 60_000 });
       assert.equal(await chat.locator('.message.user').count(), 2);
       assert.equal(await chat.locator('.message.assistant').count(), 2, 'both were answered');
+    });
+
+    step('replays the chat from its recordings into a new chat that says how it went', async () => {
+      await workbench.runCommand('Relavium: Replay Chat from Its Recordings');
+      const row = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+        hasText: 'Serve every tool call from the recording',
+      });
+      await row.first().waitFor({ timeout: 30_000 });
+      await row.first().click();
+      const chat = workbench.chat();
+      await chat
+        .locator('.notice', { hasText: 'Replay (recorded) finished: 2 turn(s), identical to the original' })
+        .waitFor({ timeout: 60_000 });
+      await workbench.viewTitle('(replay)');
+      assert.equal(await chat.locator('.message.user', { hasText: 'Second quick question?' }).count(), 1);
+      assert.equal(await chat.locator('.message.assistant').count(), 2, 'both answers replayed');
     });
   }
 });

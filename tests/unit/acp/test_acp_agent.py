@@ -94,6 +94,26 @@ async def test_requests_before_initialize_and_bad_params_are_clean_errors(
         assert fork.value.code == -32601
 
 
+async def test_a_cwd_at_home_is_refused_with_what_to_do_until_meta_allows_it(
+    isolated_home: Path,
+) -> None:
+    async with connect_in_process(RecordingClient()) as (conn, _):
+        with pytest.raises(RequestError) as refused:
+            await conn.new_session(cwd=str(isolated_home), mcp_servers=[])
+        assert refused.value.code == -32007
+        assert refused.value.data == {
+            "code": "broad_working_dir",
+            "workingDir": str(isolated_home),
+            "reason": "the home directory",
+        }
+        assert "Open a project folder" in str(refused.value)
+        assert '"allowBroadWorkingDir": true' in str(refused.value)
+        allowed = await conn.new_session(
+            cwd=str(isolated_home), mcp_servers=[], relavium={"allowBroadWorkingDir": True}
+        )
+        assert allowed.session_id
+
+
 async def test_embedded_context_and_unsaved_buffers_reach_the_model(
     workspace: Path, isolated_home: Path
 ) -> None:

@@ -135,10 +135,13 @@ async def test_slash_commands_answer_in_the_chat_and_never_reach_the_model(
                 "model",
                 "rewind",
                 "memory",
+                "replay",
             }
             for prompt in ("one", "two", "three", "four"):
                 await conn.prompt(session_id=sid, prompt=text(prompt))
             for command in (
+                "/replay recorded",
+                "/replay sideways",
                 "/title  Parser   work ",
                 "/compact trim",
                 "/compact sideways",
@@ -155,6 +158,9 @@ async def test_slash_commands_answer_in_the_chat_and_never_reach_the_model(
     assert "/compact takes 'summarize' or 'trim'" in said
     assert "/model failed: unknown model 'nowhere/none'" in said
     assert "→ loop/gpt-4o-mini" in said
+    # /replay: into a new session, from the recordings alone (the model is not asked).
+    assert "Replayed 4 turn(s) into session " in said and "identical to the original" in said
+    assert "Usage: /replay" in said
     titles = [u.title for u in client.updates_of(sid, SessionInfoUpdate)]
     assert titles == ["one", "Parser work"]
     assert len(model.requests) == 4  # the commands never asked the model

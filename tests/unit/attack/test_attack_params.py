@@ -105,7 +105,8 @@ def test_a_working_dir_at_the_root_or_home_needs_the_explicit_flag(
     running, home = server
     working_dir = "/" if where == "root" else str(home)
     refused = running.call(methods.START_SESSION, {"context": {"workingDir": working_dir}})
-    assert refused["error"]["data"]["code"] == "validation", refused
+    assert refused["error"]["data"]["code"] == "broad_working_dir", refused
+    assert refused["error"]["data"]["workingDir"] == working_dir
     assert "allowBroadWorkingDir" in refused["error"]["message"]
     allowed = running.call(
         methods.START_SESSION,

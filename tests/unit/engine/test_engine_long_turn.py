@@ -15,11 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from relavium_lsp.engine.history.replay import replay_transcript
 from relavium_lsp.engine.turn.window import SUMMARY_HEADING
-from relavium_lsp.export.jsonl import import_jsonl
 from relavium_lsp.export.turns import group_turns
-from relavium_lsp.store.media import MediaStore
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
 from tests.unit.engine.engine_harness import agent_engine
 
@@ -107,10 +104,8 @@ async def test_a_sixty_round_turn_fits_a_16k_window_and_replays(tmp_path: Path) 
 
         # The export replays: the same transcript from the recordings alone.
         exported = (await h.engine.render_export(session, "jsonl")).content
-        imported, imported_messages = import_jsonl(exported)
-        report = await replay_transcript(
-            imported, imported_messages, media=MediaStore(tmp_path / "replay-media")
-        )
+        imported = await h.engine.import_jsonl(exported)
+        report = await h.engine.replay(imported, mode="recorded")
         assert report.matches, report.differences
         assert report.turns_replayed == 1
         assert report.recorded_tool_calls == ROUNDS

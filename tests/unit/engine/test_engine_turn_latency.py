@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from pathlib import Path
 
 import pytest
 
+from relavium_lsp.engine.sessions import live as live_module
 from relavium_lsp.engine.sessions import session as session_module
 from relavium_lsp.store import async_store
 from relavium_lsp.store.sessions import SessionStore
@@ -116,3 +118,26 @@ async def test_an_abort_while_waiting_for_the_disk_still_lets_the_turn_settle() 
     await waiting  # returns normally: the turn goes on to settle
     assert not waiting.cancelled()
     never.cancel()
+
+
+async def test_the_secret_detector_is_loaded_off_the_loop_when_a_session_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: its first load (``requests`` and all) must not land on a turn's first write."""
+    loaded_on: list[str] = []
+    real_rules = live_module.detector_rules
+
+    def recording_rules() -> object:
+        loaded_on.append(threading.current_thread().name)
+        return real_rules()
+
+    monkeypatch.setattr(live_module, "detector_rules", recording_rules)
+    async with engine(tmp_path, scripted(text_reply("fine"))) as h:
+        assert h.engine._live.detector_warmup is None  # not at start-up
+        await h.start()
+        warmup = h.engine._live.detector_warmup
+        assert warmup is not None
+        await warmup
+        await h.start()  # once per server, not per session
+        assert h.engine._live.detector_warmup is warmup
+    assert len(loaded_on) == 1 and loaded_on[0] != threading.main_thread().name

@@ -7,6 +7,7 @@ a real encrypted store. What the requests held is read from the server's side.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from relavium_lsp.contracts.content import ToolResultPart
 from relavium_lsp.engine.turn.window import SUMMARY_HEADING
 from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
-from relavium_lsp.testing.wire_scripts import openai_error
+from relavium_lsp.testing.wire_scripts import openai_error, openai_stream
 from tests.unit.engine.engine_harness import Harness, agent_engine
 
 WINDOW = 8_192
@@ -174,6 +175,34 @@ async def test_older_rounds_are_summarised_when_clearing_is_not_enough(tmp_path:
         )
 
 
+async def test_an_abort_while_the_summary_is_written_ends_the_compaction_event(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    names = _files(workspace, 8)
+    thinking = "Reading on. " * 120
+    agent = ScriptedAgent(
+        [*_reads(names, text=thinking), Step(text="done")],
+        summary_response=openai_stream(text=["Half a sum"], ending="stall"),
+    )
+    async with agent_engine(tmp_path, agent, context_window=WINDOW) as h:
+        session = (await h.start()).record.id
+        turn = asyncio.create_task(h.engine.send(session, ASK))
+        assert await asyncio.to_thread(agent.wait_for_summaries, 1)
+        assert await h.engine.abort(session)
+        assert (await turn).stop_reason == "aborted"
+        compacting = h.payloads(session, "session:compacting")
+        compacted = h.payloads(session, "session:compacted")
+        assert compacting and len(compacted) == len(compacting)
+        ended = compacted[-1]  # the summary's compaction: nothing taken out
+        assert ended.boundary_sequence == 0 and ended.tokens_after == ended.tokens_before
+        transcript = await _transcript(h, session)
+        assert not any(
+            m.compaction is not None and m.compaction.mode == "summarize" for m in transcript
+        )
+
+
 async def test_a_failed_summary_call_leaves_a_digest_of_the_calls(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -211,6 +240,24 @@ async def test_a_context_length_refusal_compacts_and_retries_once(tmp_path: Path
         assert compacted[0].tokens_after < 9_100 * 0.6
         # Later turns plan for the window the provider showed, not the configured one.
         assert (await h.engine.session(session)).context_window == 9_100
+
+
+async def test_the_window_a_refusal_showed_is_kept_across_a_restart(tmp_path: Path) -> None:
+    key = DbKey(os.urandom(32), "env")
+    stored = {"context_window": 64_000, "db_path": tmp_path / "home" / "history.db", "key": key}
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    names = _files(workspace, 3)
+    refusal = openai_error(400, OVERFLOW, code="context_length_exceeded")
+    agent = ScriptedAgent([*_reads(names), Step(response=refusal), Step(text="done")])
+    async with agent_engine(tmp_path, agent, **stored) as h:
+        session = (await h.start()).record.id
+        assert (await h.engine.send(session, ASK)).text.strip() == "done"
+    # Another engine over the same database: a restart plans for the window the provider
+    # showed, not the configured 64,000 that was refused.
+    async with agent_engine(tmp_path, agent, **stored) as again:
+        snapshot = await again.engine.session(session)
+        assert snapshot.context_window == 9_100 and snapshot.context_window_known
 
 
 async def test_a_second_refusal_ends_the_turn_with_a_clear_error(tmp_path: Path) -> None:

@@ -156,8 +156,14 @@ def test_import_fork_replay_delete(seeded: Seeded, tmp_path: Path) -> None:
     assert [m["sequenceNumber"] for m in fork["messages"]] == [1, 2]
     assert seeded.snapshot(seeded.counting) == before
 
-    replayed = _ok(seeded.run("replay", seeded.tools))
-    assert "identical to the original" in replayed and "1 from the recording" in replayed
+    # The export wrote the tool cassette beside the transcript and kept it for replays.
+    cassette = tmp_path / "tools.tool-cassette.jsonl"
+    assert cassette.read_text(encoding="utf-8").startswith('{"format":"relavium-tool-cassette/1.0"')
+    replayed = _ok(seeded.run("replay", seeded.tools, "--tool-replay-mode", "recorded"))
+    assert "identical to the original" in replayed
+    assert "1 from the stored tool cassette, 0 re-run live" in replayed
+    auto = _ok(seeded.run("replay", seeded.tools))
+    assert "0 from the stored tool cassette, 1 re-run live" in auto
     report = json.loads(_ok(seeded.run("replay", seeded.counting, "--json", "--live-tools")))
     assert report["matches"] is True and report["turnsReplayed"] == 2
 

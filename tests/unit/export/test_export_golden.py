@@ -90,3 +90,16 @@ def test_what_the_goldens_say() -> None:
     # The compaction boundary is not a turn; user text in metadata keeps its braces.
     assert chain["template_braces"] == ["input", "turn-1", "turn-2", "output"]
     assert "Why does {{ctx.workingDir}} render empty?" in braces
+
+
+def test_a_relavium_session_1_0_export_stays_readable() -> None:
+    """The release before ``1.1`` wrote this file; it imports, and exports again as ``1.1``."""
+    from relavium_lsp.export.jsonl_import import import_jsonl
+
+    old = (GOLDEN / "tool_rounds.v1_0.jsonl").read_text(encoding="utf-8")
+    assert old.startswith('{"format":"relavium-session/1.0"')
+    imported = import_jsonl(old)
+    record, messages = SCENARIOS["tool_rounds"]()
+    assert [m.content for m in imported.messages] == [m.content for m in messages]
+    again = export_jsonl(imported.record.model_copy(update={"id": record.id}), imported.messages)
+    assert again == (GOLDEN / "tool_rounds.jsonl").read_text(encoding="utf-8")

@@ -11,7 +11,8 @@ import pytest
 
 from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import ExportError
-from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
+from relavium_lsp.export.jsonl import export_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.store.sessions import SessionStore
 from tests.unit.export.export_scenarios import SCENARIOS, tool_rounds
@@ -25,7 +26,8 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
 
 
 def _stored(store: SessionStore, text: str) -> str:
-    record, messages = import_jsonl(text)
+    read = import_jsonl(text)
+    record, messages = read.record, read.messages
     store.import_session(record, messages)
     snapshot = store.export_snapshot(record.id)
     assert snapshot is not None
@@ -54,10 +56,14 @@ def test_export_import_export_is_identical_apart_from_the_session_id(
 
 def test_the_same_file_imports_twice_as_two_sessions(store: SessionStore) -> None:
     text = export_jsonl(*tool_rounds())
-    first, _ = import_jsonl(text)
-    second, _ = import_jsonl(text)
-    store.import_session(*import_jsonl(text))
-    store.import_session(*import_jsonl(text))
+    read = import_jsonl(text)
+    first, _ = read.record, read.messages
+    read = import_jsonl(text)
+    second, _ = read.record, read.messages
+    read = import_jsonl(text)
+    store.import_session(read.record, read.messages)
+    read = import_jsonl(text)
+    store.import_session(read.record, read.messages)
     assert first.id != second.id
     page = store.list_sessions(query="Friday")
     assert len(page.sessions) == 2
@@ -71,6 +77,7 @@ def test_trailing_tool_calls_become_records_and_come_back_in_place() -> None:
     kinds = [line["record"] for line in lines]
     assert kinds == [
         "session-open",
+        "agent-registered",
         "message",
         "message",
         "tool-call",
@@ -85,14 +92,15 @@ def test_trailing_tool_calls_become_records_and_come_back_in_place() -> None:
         "message",
         "session-close",
     ]
-    assert lines[3] == {
+    assert lines[4] == {
         "args": {"path": "notes.txt"},
         "callId": "call-1",
         "name": "read_file",
         "record": "tool-call",
         "sequenceNumber": 2,
     }
-    _, imported = import_jsonl(export_jsonl(record, messages))
+    read = import_jsonl(export_jsonl(record, messages))
+    _, imported = read.record, read.messages
     assert [m.content for m in imported] == [m.content for m in messages]
     assert [m.sequence_number for m in imported] == [m.sequence_number for m in messages]
     assert [m.timestamp for m in imported] == [m.timestamp for m in messages]
@@ -104,7 +112,8 @@ def test_a_wider_filesystem_scope_is_narrowed_on_import() -> None:
     wide = record.model_copy(
         update={"context": SessionContext(working_dir="/", fs_scope_tier="full")}
     )
-    imported, _ = import_jsonl(export_jsonl(wide, messages))
+    read = import_jsonl(export_jsonl(wide, messages))
+    imported, _ = read.record, read.messages
     assert imported.context.fs_scope_tier == "sandboxed"
     assert imported.status == "idle" and imported.turn_count == wide.turn_count
 
@@ -125,8 +134,8 @@ BAD_FILES = {
     "not json": (lambda: "\n".join([*_lines()[:4], "{oops", *_lines()[5:]]), 5, "not valid JSON"),
     "empty line": (lambda: "\n".join([*_lines()[:2], "", *_lines()[2:]]), 3, "not valid JSON"),
     "unknown field": (lambda: _edit(2, {"extra": 1}), 2, "extra"),
-    "unknown record": (lambda: _edit(3, {"record": "agent-registered"}), 3, "record"),
-    "wrong type": (lambda: _edit(2, {"sequenceNumber": "1"}), 2, "sequenceNumber"),
+    "unknown record": (lambda: _edit(3, {"record": "no-such-record"}), 3, "record"),
+    "wrong type": (lambda: _edit(3, {"sequenceNumber": "1"}), 3, "sequenceNumber"),
     "signature smuggled in": (
         lambda: _edit(3, {"content": [{"type": "reasoning", "text": "x", "signature": "s"}]}),
         3,
@@ -134,7 +143,7 @@ BAD_FILES = {
     ),
     "inline media": (
         lambda: _edit(
-            2,
+            3,
             {
                 "content": [
                     {
@@ -145,12 +154,12 @@ BAD_FILES = {
                 ]
             },
         ),
-        2,
+        3,
         "source",
     ),
-    "sequence goes back": (lambda: _edit(5, {"sequenceNumber": 1}), 5, "does not follow"),
-    "orphan tool call": (lambda: _edit(4, {"sequenceNumber": 7}), 4, "tool-call record"),
-    "tool role as message": (lambda: _edit(2, {"role": "tool"}), 2, "tool-result"),
+    "sequence goes back": (lambda: _edit(6, {"sequenceNumber": 1}), 6, "does not follow"),
+    "orphan tool call": (lambda: _edit(5, {"sequenceNumber": 7}), 5, "tool-call record"),
+    "tool role as message": (lambda: _edit(3, {"role": "tool"}), 3, "tool-result"),
     "wrong format": (lambda: _edit(1, {"format": "relavium-session/2.0"}), 1, "format"),
     "bad agent snapshot": (
         lambda: _edit(
@@ -170,16 +179,16 @@ BAD_FILES = {
         1,
         "agentSnapshot",
     ),
-    "count mismatch": (lambda: _edit(14, {"messageCount": 8}), 14, "messageCount"),
-    "truncated": (lambda: "\n".join(_lines()[:-1]) + "\n", 13, "truncated"),
+    "count mismatch": (lambda: _edit(15, {"messageCount": 8}), 15, "messageCount"),
+    "truncated": (lambda: "\n".join(_lines()[:-1]) + "\n", 14, "truncated"),
     "starts mid-file": (lambda: "\n".join(_lines()[1:]) + "\n", 1, "session-open"),
-    "after the close": (lambda: "\n".join([*_lines(), _lines()[1]]) + "\n", 15, "follow"),
+    "after the close": (lambda: "\n".join([*_lines(), _lines()[2]]) + "\n", 16, "follow"),
     "duplicate key": (
-        lambda: "\n".join([*_lines()[:1], _lines()[1][:-1] + ',"role":"user"}', *_lines()[2:]]),
-        2,
+        lambda: "\n".join([*_lines()[:2], _lines()[2][:-1] + ',"role":"user"}', *_lines()[3:]]),
+        3,
         "duplicate key",
     ),
-    "NaN": (lambda: _edit(4, {"args": float("nan")}), 4, "NaN"),
+    "NaN": (lambda: _edit(5, {"args": float("nan")}), 5, "NaN"),
     "empty file": (lambda: "", 1, "empty"),
 }
 
@@ -188,7 +197,8 @@ BAD_FILES = {
 def test_a_bad_line_is_named_and_nothing_is_written(store: SessionStore, case: str) -> None:
     build, line, fragment = BAD_FILES[case]
     with pytest.raises(ExportError) as raised:
-        store.import_session(*import_jsonl(build()))
+        read = import_jsonl(build())
+        store.import_session(read.record, read.messages)
     assert raised.value.line == line
     assert fragment in raised.value.message
     assert raised.value.message.startswith(f"line {line}: ")

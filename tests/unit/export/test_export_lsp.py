@@ -126,7 +126,11 @@ async def test_export_writes_and_shows_a_file_otherwise(editor: Editor) -> None:
     assert editor.shown == [written.as_uri()] and editor.untitled == []
     quiet = await editor.request("relavium/exportSession", {"sessionId": session_id, "open": False})
     assert quiet.opened is False and len(editor.shown) == 1
-    assert sorted(p.name for p in written.parent.iterdir()) == [f"{session_id}.jsonl"]
+    # Beside the JSONL file: its tool cassette (seed 004), named in the answer.
+    cassette = written.parent / f"{session_id}.tool-cassette.jsonl"
+    assert result.toolCassettePath == str(cassette)
+    assert cassette.read_text(encoding="utf-8").startswith('{"format":"relavium-tool-cassette/1.0"')
+    assert sorted(p.name for p in written.parent.iterdir()) == sorted([cassette.name, written.name])
 
 
 async def test_fork_and_its_errors(editor: Editor) -> None:

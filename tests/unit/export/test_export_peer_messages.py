@@ -6,7 +6,8 @@ import json
 
 from relavium_lsp.contracts.peers import PeerDelivery, PeerMessage
 from relavium_lsp.export.documents import render_export
-from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
+from relavium_lsp.export.jsonl import export_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.export.workflow_yaml import parse_workflow
 from tests.unit.export.export_support import SESSION_ID, Transcript, make_record
 
@@ -82,7 +83,8 @@ def test_the_jsonl_export_carries_sent_and_received_messages_and_still_imports()
     assert peers[0]["message"]["deliveries"][0]["reply"] == "It does."
     assert [d["status"] for d in peers[1]["message"]["deliveries"]] == ["delivered", "failed"]
     assert records[-1]["record"] == "session-close"  # still the last line
-    imported, imported_messages = import_jsonl(text)
+    read = import_jsonl(text)
+    imported, imported_messages = read.record, read.messages
     assert len(imported_messages) == len(messages)  # kept for the record, not restored
     assert imported.id != record.id
     # Without peer messages the document is exactly what it was before.

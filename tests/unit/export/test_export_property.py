@@ -23,7 +23,8 @@ from relavium_lsp.contracts.session import (
     MessageRole,
     SessionMessage,
 )
-from relavium_lsp.export.jsonl import export_jsonl, import_jsonl
+from relavium_lsp.export.jsonl import export_jsonl
+from relavium_lsp.export.jsonl_import import import_jsonl
 from relavium_lsp.export.turns import completed_turns
 from relavium_lsp.export.workflow_yaml import (
     export_workflow_yaml,
@@ -142,7 +143,8 @@ def test_jsonl_round_trips_apart_from_the_session_id(
 ) -> None:
     record = make_record(title=title, turn_count=len(messages))
     exported = export_jsonl(record, messages)
-    imported, imported_messages = import_jsonl(exported)
+    read = import_jsonl(exported)
+    imported, imported_messages = read.record, read.messages
     assert imported.id != record.id
     assert [m.content for m in imported_messages] == [m.content for m in messages]
     again = export_jsonl(imported, imported_messages)

@@ -183,3 +183,39 @@ def test_no_user_query_can_break_the_search(fuzz_store: SessionStore, query: str
 )
 def test_fts_syntax_in_user_text_is_just_text(fuzz_store: SessionStore, query: str) -> None:
     assert [s.id for s in fuzz_store.list_sessions(query=query).sessions] == ["fuzz"]
+
+
+def test_only_settled_sessions_untouched_since_the_cutoff_become_inactive(
+    store: SessionStore,
+) -> None:
+    old, new = _stamp(1), _stamp(50)
+    for session_id, status, updated_at in (
+        ("idle-old", "idle", old),
+        ("ended-old", "ended", old),
+        ("failed-old", "failed", old),
+        ("streaming-old", "streaming", old),
+        ("awaiting-old", "awaiting_approval", old),
+        ("peer-old", "awaiting_peer", old),
+        ("idle-new", "idle", new),
+        ("deleted-old", "idle", old),
+    ):
+        store.create_session(make_record(session_id, status=status, updated_at=updated_at))
+    store.soft_delete_session("deleted-old")
+    store.connection.execute(
+        "UPDATE agent_sessions SET updated_at = ? WHERE id = 'deleted-old'", (old,)
+    )
+    marked = store.mark_inactive(_stamp(10))
+    assert sorted(marked) == ["ended-old", "failed-old", "idle-old"]
+    assert store.mark_inactive(_stamp(10)) == []  # nothing left to mark: no write
+    statuses = {s.id: s.status for s in store.list_sessions(limit=50).sessions}
+    assert statuses == {
+        "idle-old": "inactive",
+        "ended-old": "inactive",
+        "failed-old": "inactive",
+        "streaming-old": "streaming",
+        "awaiting-old": "awaiting_approval",
+        "peer-old": "awaiting_peer",
+        "idle-new": "idle",
+    }
+    kept = store.get_session("idle-old")
+    assert kept is not None and kept.updated_at == old  # still when it was last touched

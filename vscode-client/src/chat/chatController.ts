@@ -8,6 +8,7 @@
  */
 
 import * as vscode from 'vscode';
+import { BroadDirNotAllowed, BroadWorkingDirConsent } from '../model/broadWorkingDir';
 import { ChatModel, type ModelEffect } from '../model/chatModel';
 import { toTextPart, type ContextAttachment } from '../model/contextParts';
 import { describeRewind } from '../model/format';
@@ -31,6 +32,7 @@ import {
 import type { RelaviumServer } from '../server/relaviumServer';
 import { ServerRequestError } from '../server/relaviumServer';
 import type { HostToWebview } from '../shared/webviewMessages';
+import { broadDirPrompt } from './broadDirPrompt';
 import { ImplicitContext } from './implicitContext';
 import { OutputTerminals } from './outputTerminals';
 import { switchModel } from './pickers';
@@ -69,7 +71,7 @@ const RUNNING_TURN_LOOKBACK = 2000;
 
 /** A user-presentable description of a failed request. */
 export function describeError(error: unknown): { code: string; message: string } {
-  if (error instanceof ServerRequestError) {
+  if (error instanceof ServerRequestError || error instanceof BroadDirNotAllowed) {
     return { code: error.code, message: error.message };
   }
   return { code: 'internal', message: error instanceof Error ? error.message : String(error) };
@@ -88,6 +90,8 @@ export class ChatController implements vscode.Disposable {
   readonly review = new TurnReview(this);
   private view: ChatView | undefined;
   private viewReady = false;
+  /** Asks before a session opens at `/` or home; a yes is kept in the workspace state. */
+  private readonly broadDirs: BroadWorkingDirConsent;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private pendingDraft: string | undefined;
   /** The history overlay was asked for before the view's page was ready. */
@@ -100,6 +104,7 @@ export class ChatController implements vscode.Disposable {
     private readonly workspaceState: vscode.Memento,
   ) {
     this.model.setConnection(server.state.state, server.state.reason);
+    this.broadDirs = new BroadWorkingDirConsent(workspaceState, broadDirPrompt);
   }
 
   // ---- view plumbing ---------------------------------------------------------------------
@@ -388,11 +393,14 @@ export class ChatController implements vscode.Disposable {
     const { nextAgent, nextModel } = this.model.header;
     const agent = nextAgent ?? vscode.workspace.getConfiguration('relavium').get<string>('agent', '').trim();
     const title = truncate(firstMessage.split('\n', 1)[0]?.trim() ?? '', 80);
-    const result = await this.server.request<StartSessionResult>(Methods.startSession, {
-      source: 'vscode',
-      title: title === '' ? undefined : title,
-      agentRef: agent === '' ? undefined : agent,
-    });
+    const result = await this.broadDirs.start((allowBroadWorkingDir) =>
+      this.server.request<StartSessionResult>(Methods.startSession, {
+        source: 'vscode',
+        title: title === '' ? undefined : title,
+        agentRef: agent === '' ? undefined : agent,
+        ...(allowBroadWorkingDir ? { allowBroadWorkingDir } : {}),
+      }),
+    );
     this.loadToken += 1;
     this.run(this.model.startFresh(result.sessionId, result.agentRef, result.model));
     if (title !== '') {

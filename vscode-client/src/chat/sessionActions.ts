@@ -11,15 +11,20 @@ import {
   type ExportFormat,
   type ExportSessionResult,
   type ForkSessionResult,
+  type ListReplaysResult,
   type ListSessionsResult,
   type OpenUntitledParams,
   type OpenUntitledResult,
+  type ReplaySessionParams,
+  type ReplaySessionResult,
   type RewindResult,
+  type ToolReplayMode,
 } from '../protocol';
 import type { ContextAttachment } from '../model/contextParts';
 import type { ChatController } from './chatController';
 import { describeError } from './chatController';
 import { describeRewind } from '../model/format';
+import { REPLAY_REPORT_NOTICE } from '../model/turnEvents';
 import { sessionFacts } from '../model/sessionFacts';
 
 const PICKER_DEBOUNCE_MS = 200;
@@ -151,6 +156,79 @@ export async function renameSession(
     }
   } catch (error) {
     showFailure('rename', error);
+  }
+}
+
+const REPLAY_MODES: { label: ToolReplayMode; detail: string }[] = [
+  { label: 'auto', detail: 'Run pure and read-only tools again; serve the rest from the recording' },
+  { label: 'recorded', detail: 'Serve every tool call from the recording' },
+  { label: 'live', detail: 'Also run tools that read the editor or a remote server' },
+  { label: 'mixed', detail: 'Run the tools you name; serve the rest from the recording' },
+];
+
+/**
+ * Replay the current chat against its recordings into a new session, and open that session
+ * in the chat view: its turns stream like any chat's (side-effecting tools never run).
+ */
+export async function replayCurrent(controller: ChatController): Promise<void> {
+  const sessionId = controller.model.sessionId;
+  if (sessionId === undefined) {
+    void vscode.window.showInformationMessage('Relavium: there is no chat to replay yet.');
+    return;
+  }
+  const mode = await vscode.window.showQuickPick(REPLAY_MODES, {
+    placeHolder: 'Which tools run again during the replay?',
+  });
+  if (mode === undefined) {
+    return;
+  }
+  const params: ReplaySessionParams = { sessionId, toolReplayMode: mode.label };
+  if (mode.label === 'mixed') {
+    const names = await vscode.window.showInputBox({
+      prompt: 'Tools to run again (comma-separated names, e.g. read_file, grep)',
+      validateInput: (value) => (value.trim() === '' ? 'Name at least one tool.' : undefined),
+    });
+    if (names === undefined) {
+      return;
+    }
+    params.liveTools = names
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+  }
+  try {
+    const result = await controller.server.request<ReplaySessionResult>(Methods.replaySession, params);
+    await controller.openSession(result.replaySessionId);
+    controller.model.pushNotice(
+      `Replay (${mode.label}) of ${result.turnsToReplay} turn(s) from the recordings: a new chat.`,
+    );
+    // A short replay may have ended before the chat followed it: its audit row says how it
+    // went (the row is written before the event, so one of the two always shows).
+    const audit = await controller.server.request<ListReplaysResult>(Methods.listReplays, {
+      sessionId: result.replaySessionId,
+    });
+    const row = audit.replays.find((replay) => replay.replaySessionId === result.replaySessionId);
+    if (
+      row !== undefined &&
+      row.status !== 'running' &&
+      controller.model.sessionId === result.replaySessionId
+    ) {
+      const verdict =
+        row.status === 'matched'
+          ? 'identical to the original'
+          : row.status === 'stopped'
+            ? 'stopped before its last turn'
+            : `${row.differences} difference(s)`;
+      controller.model.pushNotice(
+        `Replay (${row.mode}) finished: ${row.turnsReplayed} turn(s), ${verdict}; tool calls: ` +
+          `${row.recordedToolCalls} from the recording, ${row.liveToolCalls} run again.`,
+        row.status === 'matched' ? 'info' : 'warning',
+        REPLAY_REPORT_NOTICE,
+      );
+    }
+    controller.changed();
+  } catch (error) {
+    showFailure('replay', error);
   }
 }
 

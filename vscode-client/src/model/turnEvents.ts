@@ -223,6 +223,8 @@ function compactionText(event: SessionEvent): string | undefined {
 
 /** How much of a running command's output a tool card shows (its last characters). */
 export const LIVE_OUTPUT_CHARS = 4000;
+/** The one notice a replay session's outcome takes (its event, or its audit row). */
+export const REPLAY_REPORT_NOTICE = 'notice-replay-report';
 
 function liveTail(text: string): string {
   return text.length <= LIVE_OUTPUT_CHARS ? text : '…' + text.slice(text.length - LIVE_OUTPUT_CHARS);
@@ -393,6 +395,20 @@ export function applyTurnEvent(ctx: TurnContext, event: SessionEvent): ModelEffe
       // A note added without a turn (relavium/appendMessage): it shows when the transcript
       // is next loaded.
       return [];
+    case 'session:replay_completed': {
+      const report = event.report;
+      const verdict = report.matches
+        ? 'identical to the original'
+        : `${report.differences.length} difference(s)`;
+      ctx.pushNotice(
+        `Replay (${report.mode}) finished: ${report.turnsReplayed} turn(s), ${verdict}; tool calls: ` +
+          `${report.recordedToolCalls} from the recording, ${report.liveToolCalls} run again.` +
+          (report.stopped ? ' It stopped before its last turn.' : ''),
+        report.matches && !report.stopped ? 'info' : 'warning',
+        REPLAY_REPORT_NOTICE,
+      );
+      return [];
+    }
     case 'session:cancelled':
       if (ctx.turn !== undefined) {
         closeAssistantItems(ctx, ctx.turn);

@@ -67,6 +67,8 @@ export class ServerRequestError extends Error {
     message: string,
     readonly code: string,
     readonly rpcCode?: number,
+    /** The rest of the error's `data` (e.g. `workingDir` of `broad_working_dir`). */
+    readonly data: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
     this.name = 'ServerRequestError';
@@ -147,10 +149,11 @@ function isSessionsChanged(value: unknown): value is SessionsChangedParams {
 
 function toRequestError(error: unknown): Error {
   if (error instanceof ResponseError) {
-    const data = error.data as { code?: unknown } | undefined;
+    const data: unknown = error.data;
+    const details = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
     const code =
-      typeof data?.code === 'string' ? data.code : error.code === -32602 ? 'validation' : 'internal';
-    return new ServerRequestError(error.message, code, error.code);
+      typeof details.code === 'string' ? details.code : error.code === -32602 ? 'validation' : 'internal';
+    return new ServerRequestError(error.message, code, error.code, details);
   }
   return error instanceof Error ? error : new Error(String(error));
 }
