@@ -59,31 +59,32 @@ _BLOCKED_REASONS = frozenset(
 _MALFORMED_CALL = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
 
 
-# The typed fast path: most chunks hold one text part and nothing else. They are decoded into
-# these (usage kept as raw bytes, read only when needed) instead of dicts; a chunk holding
-# anything else — thoughts, signatures, calls, several parts, a finish reason — goes the
-# general way.
+# The typed fast path: most chunks hold one candidate with one text part and nothing else.
+# They are decoded into these (usage kept as raw bytes, read only when needed) instead of
+# dicts, the shape checked by the decoder itself: a chunk that does not fit — several
+# candidates or parts, a finish reason, an error, no text — is refused and goes the general
+# way, and so does a part that also holds a thought, a signature or a call.
 class _Part(msgspec.Struct, gc=False):
-    text: Any = None
+    text: str
     thought: Any = None
     thoughtSignature: Any = None
     functionCall: Any = None
 
 
 class _Content(msgspec.Struct, gc=False):
-    parts: list[_Part] = []
+    parts: tuple[_Part]  # exactly one
 
 
 class _Candidate(msgspec.Struct, gc=False):
-    content: _Content | None = None
-    finishReason: Any = None
+    content: _Content
+    finishReason: None = None
 
 
 class _Chunk(msgspec.Struct, gc=False):
-    candidates: list[_Candidate] = []
+    candidates: tuple[_Candidate]  # exactly one
     usageMetadata: msgspec.Raw = msgspec.Raw()
-    promptFeedback: Any = None
-    error: Any = None
+    promptFeedback: None = None
+    error: None = None
 
 
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
@@ -150,30 +151,18 @@ class GeminiDecoder(JsonEventDecoder):
         """The text of a chunk holding one text part and nothing else, its usage kept."""
         try:
             chunk = _decode_chunk(data)
-        except ValueError:  # not a JSON object: the general path says so
+        except ValueError:  # another shape, or not JSON: the general path reads it
             return None
+        part = chunk.candidates[0].content.parts[0]
         if (
-            len(chunk.candidates) != 1
-            or chunk.error is not None
-            or chunk.promptFeedback is not None
-        ):
-            return None
-        candidate = chunk.candidates[0]
-        content = candidate.content
-        if candidate.finishReason is not None or content is None or len(content.parts) != 1:
-            return None
-        part = content.parts[0]
-        text = part.text
-        if (
-            type(text) is not str
-            or part.thought is not None
+            part.thought is not None
             or part.thoughtSignature is not None
             or part.functionCall is not None
         ):
             return None
         if chunk.usageMetadata:
             self._usage_raw = chunk.usageMetadata
-        return text
+        return part.text
 
     def feed(self, data: bytes) -> list[LlmChunk]:
         """The chunks these bytes complete."""
