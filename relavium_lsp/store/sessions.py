@@ -339,6 +339,7 @@ class SessionStore:
                 cost_microcents=cost_microcents,
                 parent_message_id=parent_message_id,
                 agent_slug=agent_slug,
+                decode=self._decoded.decode,
             )
 
     def deliver_peer_message(

@@ -24,8 +24,10 @@ The user's messages are never cleared or summarised. Compaction is a *view*: eve
 row stays in the history; the view is stored as a ``system`` marker row whose content is
 the new view of everything at or before its ``droppedThroughSequence``, message by message
 (``CompactionMarker.view``), so the next turn — or a resume in another process — projects
-exactly the view this turn had. ``session:compacting`` / ``session:compacted`` (reason
-``context_window``, with the counts of cleared results and summarised messages) announce it.
+exactly the view this turn had (the store keeps a marker that continues the previous one's
+view as what it adds, and hands it back whole: ``store/rows/marker_views.py``).
+``session:compacting`` / ``session:compacted`` (reason ``context_window``, with the counts of
+cleared results and summarised messages) announce it.
 
 Estimates are four characters a token, corrected by what providers report: the input
 tokens of every answered call, and the count in a ``context_length`` refusal (the turn then

@@ -50,6 +50,7 @@ from relavium_lsp.store.models import (
     preview_of,
     utc_timestamp,
 )
+from relavium_lsp.store.rows import marker_views
 from relavium_lsp.store.rows.tail_walk import (
     TailWalk,
     WalkedRow,
@@ -101,16 +102,19 @@ def append_message(
     cost_microcents: int | None = None,
     parent_message_id: str | None = None,
     agent_slug: str | None = None,
+    decode: Callable[[Sequence[Any]], SessionMessage] = message_from_row,
 ) -> SessionMessage:
     """Append one message, taking the next sequence number inside ``BEGIN IMMEDIATE``.
 
     Without ``parent_message_id`` the message threads onto the newest visible message (what
     it follows in the conversation); the turn names the parent of a tool result explicitly.
     An assistant message or tool result without ``agent_slug`` is the session's agent's: every
-    message but a system row has exactly one author (migration 15's ``CHECK``).
+    message but a system row has exactly one author (migration 15's ``CHECK``). ``decode``
+    reads the earlier view marker a new one may extend (``store/rows/marker_views.py``).
     """
     parts, content_json = durable_content(content)
     text = plain_text(parts)
+    # A view marker stored as an extension still counts its whole view (marker_views.py).
     tokens = estimate_tokens(parts)
     preview = preview_of(parts) if role in ("user", "assistant") else None
     message_id = str(uuid.uuid4())
@@ -119,6 +123,13 @@ def append_message(
     interruption_json = None if interruption is None else _marker_json(interruption)
     with write_transaction(connection):
         require_session(connection, session_id)
+        if compaction is not None and compaction.view is not None:
+            column, own = marker_views.stored_form(
+                connection, session_id, compaction, parts, decode
+            )
+            compaction_json = compact_json(column)
+            own_parts, content_json = durable_content(own)
+            text = plain_text(own_parts)
         if role in AGENT_AUTHORED_ROLES and agent_slug is None:
             agent_slug = session_agent(connection, session_id)
         sequence = connection.execute(
@@ -281,7 +292,7 @@ def _walk(
         walker.take(
             row[_SEQUENCE],
             row[_TOKENS],
-            partial(decode, row),
+            partial(marker_views.resolve, connection, row, decode),
             None if compaction is None else partial(_boundary, compaction),
         )
 
@@ -309,12 +320,15 @@ def get_transcript(
         (session_id, bound, *agent_args, page_size + 1),
     ).fetchall()
     has_more = len(rows) > page_size
-    return [message_from_row(row) for row in reversed(rows[:page_size])], has_more
+    page = [marker_views.resolve(connection, row, message_from_row) for row in rows[:page_size]]
+    return page[::-1], has_more
 
 
 def iter_messages(connection: Connection, session_id: str) -> Iterator[SessionMessage]:
     """Every visible message in order, fetched in batches (for export)."""
     after = 0
+    # The newest view marker read, whole: the next one most likely extends it.
+    known: dict[int, SessionMessage] = {}
     while True:
         rows = connection.execute(
             _SELECT_MESSAGES + " WHERE session_id = ?"
@@ -322,7 +336,10 @@ def iter_messages(connection: Connection, session_id: str) -> Iterator[SessionMe
             (session_id, after, ITER_BATCH),
         ).fetchall()
         for row in rows:
-            yield message_from_row(row)
+            message = marker_views.resolve(connection, row, message_from_row, known)
+            if message.compaction is not None and message.compaction.view is not None:
+                known = {message.sequence_number: message}
+            yield message
         if len(rows) < ITER_BATCH:
             return
         after = rows[-1][2]
@@ -335,7 +352,7 @@ def last_message(connection: Connection, session_id: str) -> SessionMessage | No
         " AND rolled_back = 0 ORDER BY sequence_number DESC LIMIT 1",
         (session_id,),
     ).fetchone()
-    return None if row is None else message_from_row(row)
+    return None if row is None else marker_views.resolve(connection, row, message_from_row)
 
 
 def count_tokens_since_boundary(connection: Connection, session_id: str) -> tuple[int, int]:
@@ -414,7 +431,7 @@ def _extend_to_tool_call(
 ) -> list[SessionMessage]:
     extended = list(tail)
     for steps, row in enumerate(_walk_back(connection, session_id, tail[0].sequence_number)):
-        message = message_from_row(row)
+        message = marker_views.resolve(connection, row, message_from_row)
         extended.insert(0, message)
         if message.role != "tool" or message.compaction is not None:
             break

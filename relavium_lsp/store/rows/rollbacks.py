@@ -13,6 +13,7 @@ from typing import Any
 from relavium_lsp.contracts.session import RolledBackTurn, SessionMessage
 from relavium_lsp.store.db.connection import Connection, read_snapshot
 from relavium_lsp.store.models import MESSAGE_COLUMNS, message_from_row
+from relavium_lsp.store.rows import marker_views
 
 
 def rolled_back_turns(connection: Connection, session_id: str) -> list[RolledBackTurn]:
@@ -26,9 +27,9 @@ def rolled_back_turns(connection: Connection, session_id: str) -> list[RolledBac
         if not rows:
             return []
         outcomes = _outcomes(connection, session_id)
+        messages = [marker_views.resolve(connection, row, message_from_row) for row in rows]
     groups: list[list[SessionMessage]] = []
-    for row in rows:
-        message = message_from_row(row)
+    for message in messages:
         if message.role == "user" or not groups:
             groups.append([message])
         else:

@@ -11,20 +11,24 @@ replays. It runs in seconds.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import yaml
 
 from relavium_lsp.engine.turn.window import SUMMARY_HEADING
 from relavium_lsp.export.turns import group_turns
+from relavium_lsp.store.db.keys import DbKey
 from relavium_lsp.testing.scripted_agent import ScriptedAgent, Step
 from tests.unit.engine.engine_harness import agent_engine
 
 WINDOW = 16_384
 ROUNDS = 60
+# Large enough that clearing old results alone keeps a 120-round turn in it.
+CLEARING_WINDOW = 65_536
 FILES = 20
 ASK = "Go through every module, note what each one does, and fix the marked typos."
-USER = "[chat]\nmax_tool_turns = 100\n"
+USER = "[chat]\nmax_tool_turns = 200\n"
 
 
 def _workspace(tmp_path: Path) -> list[str]:
@@ -45,9 +49,9 @@ def _workspace(tmp_path: Path) -> list[str]:
     return names
 
 
-def _plan(names: list[str]) -> list[Step]:
+def _plan(names: list[str], rounds: int = ROUNDS) -> list[Step]:
     steps: list[Step] = []
-    for round_number in range(ROUNDS):
+    for round_number in range(rounds):
         name = names[round_number % FILES]
         if round_number % 10 == 9:
             fixed = f"# module {round_number}: typos fixed\n"
@@ -109,3 +113,52 @@ async def test_a_sixty_round_turn_fits_a_16k_window_and_replays(tmp_path: Path) 
         assert report.matches, report.differences
         assert report.turns_replayed == 1
         assert report.recorded_tool_calls == ROUNDS
+
+
+async def _stored_bytes(tmp_path: Path, rounds: int) -> tuple[int, int, int]:
+    """(bytes of marker rows, bytes of the other rows, markers) after a turn of ``rounds``.
+
+    Then another engine over the same database continues the session: its first request
+    starts with exactly the view the turn ended with, rebuilt from the stored markers.
+    """
+    tmp_path.mkdir()
+    names = _workspace(tmp_path)
+    agent = ScriptedAgent([*_plan(names, rounds), Step(text="later")], summary="Read so far.")
+    stored = {
+        "context_window": CLEARING_WINDOW,
+        "user_toml": USER,
+        "db_path": tmp_path / "home" / "history.db",
+        "key": DbKey(os.urandom(32), "env"),
+    }
+    async with agent_engine(tmp_path, agent, **stored) as h:
+        session = (await h.start(title="Long run")).record.id
+        result = await h.engine.send(session, ASK)
+        assert result.stop_reason == "stop", result.error
+        sizes = await h.store.run(
+            lambda s: s.connection.execute(
+                "SELECT compaction IS NOT NULL, SUM(LENGTH(content) + COALESCE(LENGTH(compaction),"
+                " 0)), COUNT(*) FROM session_messages WHERE session_id = ? GROUP BY 1",
+                (session,),
+            ).fetchall()
+        )
+    last = agent.requests[-1]["messages"]
+    async with agent_engine(tmp_path, agent, **stored) as again:
+        assert (await again.engine.send(session, "thanks")).text.strip() == "later"
+        assert not again.payloads(session, "session:compacting")
+    sent = agent.requests[-1]["messages"]
+    assert sent[: len(last)] == last
+    assert [m["role"] for m in sent[len(last) :]] == ["assistant", "user"]
+    by_kind = {bool(kind): (size, count) for kind, size, count in sizes}
+    return by_kind[True][0], by_kind[False][0], by_kind[True][1]
+
+
+async def test_marker_storage_grows_linearly_with_the_turn(tmp_path: Path) -> None:
+    # A marker holds the whole view so far; clearing alone keeps these turns in the window,
+    # so each marker's view starts with the one before's. Stored in full, they grew
+    # quadratically (at 120 rounds a third of the original rows, four times the share at 60).
+    short_markers, short_rows, short_count = await _stored_bytes(tmp_path / "short", ROUNDS)
+    long_markers, long_rows, long_count = await _stored_bytes(tmp_path / "long", 2 * ROUNDS)
+    assert short_count >= 2 and long_count > short_count
+    # Stored as what each adds, their share of the history stays about the same.
+    assert long_markers / long_rows < 1.5 * short_markers / short_rows
+    assert long_markers < long_rows / 10
