@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from relavium_lsp.contracts.base import WireModel, compact_json
 from relavium_lsp.contracts.content import DurableContentPart
@@ -97,7 +97,7 @@ def _common_prefix(
     return messages, offset
 
 
-def is_extension(compaction: str | None) -> bool:
+def _is_extension(compaction: str | None) -> bool:
     """Whether a compaction column holds an extension (cheap: no JSON parse of the view)."""
     return compaction is not None and f'"{EXTENDS}":' in compaction
 
@@ -113,13 +113,13 @@ def resolve(
     ``known`` (sequence → whole marker) spares re-reading a chain a reader already rebuilt,
     e.g. an export reading every marker in order.
     """
-    if not is_extension(row[_COMPACTION]):
+    if not _is_extension(row[_COMPACTION]):
         return decode(row)
     session_id = row[_SESSION]
     chain: list[tuple[SessionMessage, ViewExtension]] = []
     current = row
     while True:
-        if not is_extension(current[_COMPACTION]):
+        if not _is_extension(current[_COMPACTION]):
             whole = decode(current)
             break
         own, extension = _own(current, decode)
@@ -128,8 +128,11 @@ def resolve(
         if known is not None and base in known:
             whole = known[base]
             break
-        found = connection.execute(_SELECT_MARKER, (session_id, base)).fetchone()
-        if found is None or base >= own.sequence_number:
+        # Bases only ever go back in the history, so the walk ends.
+        found = None
+        if base < own.sequence_number:
+            found = connection.execute(_SELECT_MARKER, (session_id, base)).fetchone()
+        if found is None:
             raise StoreError(
                 f"message {own.sequence_number} of session {session_id} is unreadable:"
                 " the compaction view it extends is missing"
@@ -142,8 +145,14 @@ def resolve(
 
 def _own(row: Sequence[Any], decode: Decode) -> tuple[SessionMessage, ViewExtension]:
     """An extension row as a message of its own messages only, and what it extends."""
-    column = json.loads(row[_COMPACTION])
-    extension = ViewExtension.model_validate(column.pop(EXTENDS))
+    try:
+        column = json.loads(row[_COMPACTION])
+        extension = ViewExtension.model_validate(column.pop(EXTENDS))
+    except (ValidationError, ValueError, KeyError):
+        raise StoreError(
+            f"message {row[_SEQUENCE]} of session {row[_SESSION]} is unreadable:"
+            " its compaction view extension is malformed"
+        ) from None
     plain = (*row[:_COMPACTION], compact_json(column), *row[_COMPACTION + 1 :])
     return decode(plain), extension
 
@@ -153,10 +162,15 @@ def _extended(
 ) -> SessionMessage:
     """``own`` with the kept leading messages of ``base``'s whole view before its own."""
     base_marker, own_marker = base.compaction, own.compaction
-    if base_marker is None or base_marker.view is None or own_marker is None:
+    if (
+        base_marker is None
+        or base_marker.view is None
+        or own_marker is None
+        or len(base_marker.view) < extension.kept_messages
+    ):
         raise StoreError(
             f"message {own.sequence_number} of session {own.session_id} is unreadable:"
-            " it extends a compaction marker without a view"
+            " it extends a compaction view that does not hold what it keeps"
         )
     kept = base_marker.view[: extension.kept_messages]
     kept_parts = sum(message.parts for message in kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from store_records import text
 
 from relavium_lsp.contracts.content import (
@@ -14,6 +15,7 @@ from relavium_lsp.contracts.content import (
     estimate_tokens,
 )
 from relavium_lsp.contracts.session import CompactionMarker, SessionMessage, ViewMessage
+from relavium_lsp.errors import StoreError
 from relavium_lsp.store.sessions import SessionStore
 
 
@@ -137,3 +139,14 @@ def test_a_view_that_changed_from_the_start_is_stored_whole(
     other = _marker(store, session_id, [("user", text("Something else."))], through)
     assert '"extends"' not in _stored(store, other)[1]
     assert store.last_message(session_id) == other
+
+
+def test_an_extension_whose_base_is_gone_is_a_clear_error(
+    store: SessionStore, session_id: str
+) -> None:
+    _view, markers = _compacted_turn(store, session_id)
+    store.connection.execute(
+        "UPDATE session_messages SET compaction = NULL WHERE id = ?", (markers[1].id,)
+    )
+    with pytest.raises(StoreError, match=f"message {markers[2].sequence_number} .* unreadable"):
+        store.last_message(session_id)
