@@ -271,9 +271,14 @@ class IntrospectionTriggers:
         if config is None or not config.introspection.enabled:
             return
         settings = config.introspection
-        if turn and self._may_be_due(session, settings):
+        # A turn that began since this one settled decides when it settles in its turn: its
+        # count is in the record already, its completion not yet in the log, and remembering
+        # that mismatch would delay the next pass by one turn.
+        if turn and not self._turns.get(session_id) and self._may_be_due(session, settings):
             count = session.record.turn_count
             work = await self._pending(session_id)
+            if self._turns.get(session_id):
+                return
             self._turns_seen[session_id] = (count, work.turns)
             if pass_is_due("turn_limit", work, settings, session):
                 self._enqueue(session_id, "turn_limit")

@@ -195,6 +195,27 @@ async def test_turn_limit_every_n_turns_and_at_max_turns(tmp_path: Path) -> None
         assert len(provider.requests) == 8
 
 
+async def test_a_turn_decided_late_does_not_delay_the_next_turns_pass(tmp_path: Path) -> None:
+    """A busy machine: turn 1's decision runs only once turn 2 has begun (a CI run's hang)."""
+    inner = scripted(text_reply("one"), text_reply("two"), text_reply(MEMO))
+    provider = GatedProvider(inner, hold_call=1)
+    toml = "[introspection]\nevery_turns = 2\nidle_seconds = 0\n"
+    async with engine(
+        tmp_path, provider, user_toml=toml, auto_introspection=True, timers=FakeTimers()
+    ) as h:
+        sid = (await h.start()).record.id
+        await triggers(h).drain()  # the new session's look at earlier sessions is done
+        async with triggers(h)._deciding:  # turn 1's decision waits here...
+            await h.engine.send(sid, "1")
+            second = asyncio.ensure_future(h.engine.send(sid, "2"))
+            await provider.entered.wait()  # ...until turn 2 counts in the record, not the log
+        await triggers(h).drain(passes=False)
+        provider.gate.set()
+        assert (await second).stop_reason == "stop"
+        assert await reasons(h, sid) == ["turn_limit"]
+        assert len(provider.requests) == 3
+
+
 async def test_a_new_session_checkpoints_the_earlier_ones_once(tmp_path: Path) -> None:
     provider = scripted(text_reply("a"), text_reply(MEMO), text_reply("b"), text_reply(MEMO))
     async with engine(
