@@ -44,7 +44,7 @@ from relavium_lsp.engine.sessions.session import AgentSession
 from relavium_lsp.engine.sessions.state import TurnWatch
 from relavium_lsp.errors import InvalidInput, SessionNotFound
 from relavium_lsp.llm.fallback import ChainEntry
-from relavium_lsp.secret_shapes import detector_rules, secret_reason
+from relavium_lsp.secret_shapes import Finder, detector_rules, secret_reason
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.rows.learned_window import load_learned_window
 from relavium_lsp.store.rows.leases import Lease, LeaseClock, this_host
@@ -91,8 +91,8 @@ class LiveSessions:
         self.peers = PeerMessenger(services, self)
         # Told around every turn of every session (set by open_engine; None: nobody).
         self.turn_watch: TurnWatch | None = None
-        # The secret detector's rules, loaded once the first session is served.
-        self.detector_warmup: asyncio.Handle | None = None
+        # The secret detector's rules, loaded on a worker thread once a session is served.
+        self.detector_warmup: asyncio.Future[tuple[Finder, ...]] | None = None
 
     def __iter__(self) -> Iterator[AgentSession]:
         return iter(list(self._live.values()))
@@ -266,16 +266,14 @@ class LiveSessions:
         return session
 
     def _warm_secret_detector(self) -> None:
-        """Load the secret detector's rules once the first session is served.
+        """Load the secret detector's rules off the loop when the first session is served.
 
-        Importing ``detect-secrets`` takes about a tenth of a second (it brings ``requests``):
-        left to the first secret check, it stalls a turn at its first file write. Not at
-        start-up, so the server's cold start does not pay for it; right after the session
-        opens, before its user can have typed. On the loop, not a worker thread: a check on
-        the loop importing the same modules while the thread still did hung the server once.
+        Importing ``detect-secrets`` takes a few tenths of a second (it brings ``requests``):
+        left to the first secret check, it lands on the loop at a turn's first file write.
+        Not at start-up, so the server's cold start does not pay for it.
         """
         if self.detector_warmup is None:
-            self.detector_warmup = asyncio.get_running_loop().call_soon(detector_rules)
+            self.detector_warmup = asyncio.ensure_future(asyncio.to_thread(detector_rules))
 
     def _evict_idle(self) -> None:
         """Keep at most :data:`MAX_LIVE_SESSIONS` in memory: drop the least recently used.
