@@ -39,6 +39,7 @@ from relavium_lsp.store.media import MediaStore
 from relavium_lsp.store.models import utc_timestamp
 from relavium_lsp.store.rows.file_checkpoints import record_before
 from relavium_lsp.tools.host import ApprovalRequest, WriteOutcome
+from relavium_lsp.tools.jail import ScopeRoots
 from relavium_lsp.tools.registry import default_registry
 from relavium_lsp.tools.text_edit import minimal_edits
 
@@ -147,8 +148,15 @@ async def _one_turn(
     growth = (_database_bytes(database_path(store)) - size_before) / changed_bytes
 
     started = time.perf_counter()
+    roots = ScopeRoots.build(record.context.working_dir, "workspace", services.temp_dir)
     result = await rewind(
-        services, record, user.sequence_number, files=True, conversation=False, host=editor
+        services,
+        record,
+        user.sequence_number,
+        files=True,
+        conversation=False,
+        host=editor,
+        roots=roots,
     )
     restore = time.perf_counter() - started
     if len(result.restored) != FILES or any(editor.buffers[p] != before[p] for p in paths):

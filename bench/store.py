@@ -182,14 +182,15 @@ def _bulk_messages(store: SessionStore, session_id: str, count: int, rng: random
                 sequence,
                 cumulative,
                 now,
+                None if role == "user" else "relavium-default",  # every answer has its author
             )
         )
         fts.append((rowid, text, session_id))
     connection.execute("BEGIN IMMEDIATE")
     connection.executemany(
         "INSERT INTO session_messages (message_rowid, id, session_id, sequence_number, role,"
-        " content, plain_text, token_estimate, visible_ordinal, cumulative_tokens, timestamp)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " content, plain_text, token_estimate, visible_ordinal, cumulative_tokens, timestamp,"
+        " agent_slug) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     connection.executemany(
@@ -301,7 +302,7 @@ def bench_list(directory: Path, sessions: int, repeat: int) -> list[Row]:
                 compact_json(record.context.model_dump(mode="json", by_alias=True)),
                 record.context.working_dir,
                 record.status,
-                record.source,
+                compact_json(record.source.to_wire()),
                 record.created_at,
                 record.updated_at,
             ),

@@ -27,7 +27,7 @@ from relavium_lsp.contracts.session import SessionContext
 from relavium_lsp.errors import ToolDenied
 from relavium_lsp.tools.base import PreparedCall, ToolArgs, ToolCallContext, ToolDefinition, ToolRun
 from relavium_lsp.tools.host import FilesystemHost
-from relavium_lsp.tools.jail import ScopeRoots, resolve_in_scope
+from relavium_lsp.tools.jail import resolve_in_scope
 from relavium_lsp.tools.registry import ToolRegistry, default_registry
 
 
@@ -162,7 +162,7 @@ async def measure(scale: float) -> None:
         )
 
         print("Scope jail (per path)")
-        roots = ScopeRoots.for_call(ctx)
+        roots = ctx.scope_roots()
         jail_existing = _row(
             "existing nested file",
             _time_sync(
@@ -188,8 +188,8 @@ async def measure(scale: float) -> None:
 
         _row("refused escape (../../etc/passwd)", _time_sync(refused, n(50_000)))
         _row(
-            "ScopeRoots.for_call (per call)",
-            _time_sync(lambda: ScopeRoots.for_call(ctx), n(50_000)),
+            "ToolCallContext.scope_roots (per call)",
+            _time_sync(ctx.scope_roots, n(50_000)),
         )
 
         print("Ratios")
