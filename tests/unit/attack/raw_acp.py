@@ -11,11 +11,15 @@ import queue
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tests.unit.attack.raw_server import ANSWER_DEADLINE_S, EXIT_DEADLINE_S, server_env
+from tests.unit.attack.raw_server import (
+    ANSWER_DEADLINE_S,
+    EXIT_DEADLINE_S,
+    RawProcess,
+    server_env,
+)
 
 
 def line(message: dict[str, Any]) -> bytes:
@@ -23,17 +27,8 @@ def line(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
-@dataclass
-class RawAcpAgent:
+class RawAcpAgent(RawProcess):
     """A running ACP agent process and the messages it has sent."""
-
-    process: subprocess.Popen[bytes]
-    home: Path
-    stderr_path: Path
-    messages: queue.Queue[dict[str, Any] | None] = field(default_factory=queue.Queue)
-    answers: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    _next_id: int = 1000
-    _reader: threading.Thread = field(default_factory=threading.Thread)
 
     @classmethod
     def start(cls, home: Path) -> RawAcpAgent:
@@ -55,23 +50,6 @@ class RawAcpAgent:
         answer = agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         assert "result" in answer, answer
         return agent
-
-    @property
-    def log_path(self) -> Path:
-        """The agent's rotating log file."""
-        return self.home / ".relavium" / "logs" / "relavium-lsp.log"
-
-    def send(self, data: bytes) -> None:
-        """Write raw bytes to the agent's stdin."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(data)
-        stdin.flush()
-
-    def new_id(self) -> int:
-        """A request id not used before."""
-        self._next_id += 1
-        return self._next_id
 
     def call(self, method: str, params: Any = None, *, prefix: bytes = b"") -> dict[str, Any]:
         """Send ``prefix`` then a request; return its answer (result or error)."""
@@ -104,14 +82,6 @@ class RawAcpAgent:
     def ping(self) -> dict[str, Any]:
         """A request every live agent answers (with "method not found")."""
         return self.call("relavium-attack/ping", {})
-
-    def stderr_text(self) -> str:
-        """What the agent wrote to stderr so far."""
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
-
-    def log_text(self) -> str:
-        """The agent's log file so far."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def stop(self) -> int:
         """Close stdin and wait for the exit code (kill when the agent does not go)."""

@@ -48,8 +48,8 @@ def server_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str
 
 
 @dataclass
-class RawServer:
-    """A running server process and the messages it has sent."""
+class RawProcess:
+    """A relavium-lsp process driven over its raw stdin and stdout, and what it has sent."""
 
     process: subprocess.Popen[bytes]
     home: Path
@@ -58,6 +58,35 @@ class RawServer:
     answers: dict[Any, dict[str, Any]] = field(default_factory=dict)
     _next_id: int = 1000
     _reader: threading.Thread = field(default_factory=threading.Thread)
+
+    @property
+    def log_path(self) -> Path:
+        """The process's rotating log file."""
+        return self.home / ".relavium" / "logs" / "relavium-lsp.log"
+
+    def send(self, data: bytes) -> None:
+        """Write raw bytes to the process's stdin."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(data)
+        stdin.flush()
+
+    def new_id(self) -> int:
+        """A request id not used before."""
+        self._next_id += 1
+        return self._next_id
+
+    def stderr_text(self) -> str:
+        """What the process wrote to stderr so far."""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def log_text(self) -> str:
+        """The process's log file so far."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+class RawServer(RawProcess):
+    """A running server process and the messages it has sent."""
 
     @classmethod
     def start(
@@ -86,23 +115,6 @@ class RawServer:
         assert "result" in answer, answer
         server.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         return server
-
-    @property
-    def log_path(self) -> Path:
-        """The server's rotating log file."""
-        return self.home / ".relavium" / "logs" / "relavium-lsp.log"
-
-    def send(self, data: bytes) -> None:
-        """Write raw bytes to the server's stdin."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(data)
-        stdin.flush()
-
-    def new_id(self) -> int:
-        """A request id not used before."""
-        self._next_id += 1
-        return self._next_id
 
     def call(self, method: str, params: Any = None, *, prefix: bytes = b"") -> dict[str, Any]:
         """Send ``prefix`` then a framed request; return its answer (result or error)."""
@@ -134,14 +146,6 @@ class RawServer:
     def ping(self) -> dict[str, Any]:
         """A request every live server answers (with "method not found")."""
         return self.call("$/relavium-attack/ping", {})
-
-    def stderr_text(self) -> str:
-        """What the server wrote to stderr so far."""
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
-
-    def log_text(self) -> str:
-        """The server's log file so far."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def close_stdin(self) -> int:
         """Close the server's input and return its exit code."""
